@@ -1,0 +1,126 @@
+"""`longqa` command line: index documents, search them, ask questions."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from retrieval import DocumentError, IndexSettings, IndexStore, Searcher
+
+GRANULARITY_HELP = "chunk size in tokens (OkraLong uses 150, 256, 400; Std-RAG 512)"
+
+
+def _store(args: argparse.Namespace) -> IndexStore:
+    return IndexStore(IndexSettings.from_env(home=getattr(args, "home", None)))
+
+
+def _progress_bar(desc: str):
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc=desc, unit="unit", leave=False, file=sys.stderr)
+
+    def update(done: int, total: int) -> None:
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+
+    return bar, update
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    store = _store(args)
+    for path in args.paths:
+        document = store.load(path)
+        for granularity in args.granularity:
+            t0 = time.perf_counter()
+            already = store.is_indexed(document.doc_id, granularity)
+            bar, update = _progress_bar(f"embedding {Path(path).name} @ {granularity}")
+            with bar:
+                index = store.index(document, granularity, progress=update)
+            seconds = time.perf_counter() - t0
+            tokens = sum(c.n_tokens for c in index.chunks)
+            state = "cached" if already else "built"
+            print(f"{path}: {state} g={granularity}: {len(index.chunks)} chunks, {tokens:,} tokens, "
+                  f"{document.n_words:,} words, {seconds:.1f} s (doc {document.doc_id[:12]})")
+    return 0
+
+
+def _parse_weights(text: str) -> tuple[float, float]:
+    try:
+        dense, sparse = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"weights must look like DENSE:BM25, e.g. 3:2 (got {text!r})") from None
+    if dense < 0 or sparse < 0 or dense + sparse == 0:
+        raise argparse.ArgumentTypeError("weights must be non-negative and not both zero")
+    return dense, sparse
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    store = _store(args)
+    documents = [store.load(p) for p in args.paths]
+    searcher = Searcher(store, documents)
+    bar, update = _progress_bar("indexing")
+    with bar:
+        searcher.indexes(args.granularity, progress=update)
+    t0 = time.perf_counter()
+    results = searcher.search(args.query, k=args.k, granularity=args.granularity, weights=args.weights,
+                              depth=args.depth, mode=args.mode)
+    ms = (time.perf_counter() - t0) * 1000
+    print(f"{len(results)} chunks for {args.query!r} (mode={args.mode}, g={args.granularity}, "
+          f"weights dense:bm25={args.weights[0]:g}:{args.weights[1]:g}, {ms:.0f} ms)")
+    for rank, r in enumerate(results, 1):
+        dense = "-" if r.dense_score is None else f"{r.dense_score:.3f}"
+        bm25 = "-" if r.bm25_score is None else f"{r.bm25_score:.2f}"
+        print(f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
+              f"{r.source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)")
+        print("   " + " ".join(r.chunk.text.split())[: args.width])
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
+    parser.add_argument("--home", type=Path, default=None,
+                        help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("index", help="index documents (.txt .md .pdf .html); cached by content hash")
+    p.add_argument("paths", nargs="+", help="files to index")
+    p.add_argument("-g", "--granularity", type=int, nargs="+", default=[150], help=GRANULARITY_HELP)
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
+    p.add_argument("paths", nargs="+", help="files to search (one collection)")
+    p.add_argument("query", help="the search query")
+    p.add_argument("-k", "--k", type=int, default=5, help="chunks to return (default 5)")
+    p.add_argument("-g", "--granularity", type=int, default=150, help=GRANULARITY_HELP + " (default 150)")
+    p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
+    p.add_argument("--weights", type=_parse_weights, default=(1.0, 1.0),
+                   help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)")
+    p.add_argument("--depth", type=int, default=20, help="each retriever's top-N before fusion (default 20)")
+    p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
+    p.set_defaults(func=cmd_search)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except DocumentError as e:
+        print(f"longqa: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("longqa: interrupted (partial index discarded; it will be rebuilt next time)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""Sparse retrieval: Okapi BM25 (rank-bm25) over lower-cased word tokens without stop words."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from rank_bm25 import BM25Okapi
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+STOP_WORDS = frozenset(
+    "a an and are as at be been but by did do does for from had has have he her his how i if in into is it "
+    "its me my no not of on or our she so than that the their them then there these they this those to "
+    "was we were what when where which who whom why will with you your".split()
+)
+
+
+def bm25_tokens(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+
+
+class SparseIndex:
+    """BM25 over a list of token lists (one per chunk). Built in memory from the persisted tokens."""
+
+    def __init__(self, corpus: list[list[str]]):
+        # rank-bm25 divides by the corpus size and average length: give empty chunks a placeholder
+        self._bm25 = BM25Okapi([tokens or ["\x00"] for tokens in corpus]) if corpus else None
+        self.size = len(corpus)
+
+    def top(self, query: str, depth: int) -> list[tuple[int, float]]:
+        """(row, score) of the `depth` best rows with a positive score, best first."""
+        terms = bm25_tokens(query)
+        if self._bm25 is None or not terms:
+            return []
+        scores = self._bm25.get_scores(terms)
+        depth = min(depth, len(scores))
+        best = np.argpartition(-scores, depth - 1)[:depth]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return [(int(i), float(scores[i])) for i in best if scores[i] > 0]

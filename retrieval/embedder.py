@@ -1,0 +1,65 @@
+"""The dense embedder: the bundled all-MiniLM-L6-v2 through sentence-transformers, CPU, offline."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from .tokens import embedder_model_path
+
+log = logging.getLogger(__name__)
+
+
+class Embedder:
+    """Normalised sentence embeddings; cosine similarity is then a dot product."""
+
+    def __init__(self, model_path: str | Path, batch_size: int = 64):
+        from sentence_transformers import SentenceTransformer
+
+        self.model_path = str(model_path)
+        self.name = Path(model_path).name
+        self._model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
+        self.batch_size = batch_size
+        # [CLS] and [SEP] take two of the model's positions
+        self.max_tokens = int(self._model.max_seq_length) - 2
+        self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+        self.calls = 0  # texts embedded so far; tests use it to prove the cache avoids re-embedding
+
+    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        """Embed `texts`; `progress(n)` is called after each batch with the number just done."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        out = []
+        with self._lock:
+            for i in range(0, len(texts), self.batch_size * 8):
+                batch = texts[i : i + self.batch_size * 8]
+                out.append(self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
+                                              convert_to_numpy=True, show_progress_bar=False))
+                self.calls += len(batch)
+                if progress:
+                    progress(len(batch))
+        return np.vstack(out).astype(np.float32, copy=False)
+
+    @property
+    def dimension(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
+
+
+_lock = threading.Lock()
+
+
+@functools.cache
+def _load(path: str, batch_size: int) -> Embedder:
+    log.info("loading embedder from %s", path)
+    return Embedder(path, batch_size=batch_size)
+
+
+def get_embedder(model_path: str | Path | None = None, batch_size: int = 64) -> Embedder:
+    """The process-wide embedder (loading takes ~1 s; the model is shared by every index)."""
+    with _lock:
+        return _load(str(model_path or embedder_model_path()), batch_size)

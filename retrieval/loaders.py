@@ -1,0 +1,277 @@
+"""Load .txt, .md, .pdf and .html files (or inline text) into a `Document` with paragraphs.
+
+Tables stay whole: a markdown pipe table, a block of space/tab-aligned columns, a PDF table
+extracted in layout mode and an HTML <table> (rendered as a pipe table) each become one
+paragraph marked `is_table`, so chunking can cut between rows and the context processor can
+put a cut table back together.
+"""
+
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from .documents import Document, Paragraph, content_hash
+
+log = logging.getLogger(__name__)
+
+SUPPORTED_SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".pdf": "pdf", ".html": "html",
+                      ".htm": "html"}
+DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
+FALLBACK_ENCODING = "cp1252"
+_READ_BLOCK = 1 << 20
+
+
+class DocumentError(ValueError):
+    """A document that cannot be loaded. The message names the file and the reason."""
+
+    def __init__(self, source: str | Path, reason: str):
+        self.source = str(source)
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
+
+
+def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Document:
+    """Read a file into a Document, refusing (with `DocumentError`) what cannot be read honestly."""
+    path = Path(path)
+    if not path.exists():
+        raise DocumentError(path, "file not found")
+    if not path.is_file():
+        raise DocumentError(path, "not a regular file")
+    kind = SUPPORTED_SUFFIXES.get(path.suffix.lower())
+    if kind is None:
+        supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise DocumentError(path, f"unsupported file type '{path.suffix or '(none)'}'; supported: {supported}")
+    if path.stat().st_size == 0:
+        raise DocumentError(path, "file is empty")
+    if kind == "pdf":
+        text, encoding = _read_pdf(path, max_words), "pdf"
+    else:
+        text, encoding = _read_text_file(path, max_words)
+        if kind == "html":
+            text = html_to_text(text)
+    return document_from_text(text, source=str(path), encoding=encoding, max_words=max_words)
+
+
+def document_from_text(text: str, source: str = "<inline>", encoding: str = "utf-8",
+                       max_words: int = DEFAULT_MAX_WORDS) -> Document:
+    """Build a Document from text already in memory (used by loaders and for text passed inline)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise DocumentError(source, "no text content (empty or whitespace only)")
+    n_words = len(text.split())
+    if n_words > max_words:
+        raise DocumentError(source, f"{n_words:,} words exceeds the limit of {max_words:,} words "
+                                    "(raise LONGQA_MAX_WORDS to allow it)")
+    return Document(doc_id=content_hash(text), source=source, text=text,
+                    paragraphs=split_paragraphs(text), encoding=encoding)
+
+
+def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
+    """Stream the file in blocks, counting words as we go, so a huge file is refused before it
+    is held in memory; then decode as UTF-8, else Windows-1252 (logged), else refuse."""
+    blocks: list[bytes] = []
+    words = 0
+    with path.open("rb") as f:
+        first = True
+        carry = b""
+        while block := f.read(_READ_BLOCK):
+            if first:
+                _refuse_binary(path, block)
+                first = False
+            blocks.append(block)
+            # count words on whole-word boundaries so a word split across blocks counts once
+            data = carry + block
+            cut = max(data.rfind(b" "), data.rfind(b"\n"))
+            words += len(data[: cut + 1].split()) if cut >= 0 else 0
+            carry = data[cut + 1 :] if cut >= 0 else data
+            if words > max_words:
+                raise DocumentError(path, f"more than {max_words:,} words (read {sum(map(len, blocks)):,} bytes "
+                                          "before stopping); raise LONGQA_MAX_WORDS to allow it")
+    raw = b"".join(blocks)
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                     (codecs.BOM_UTF16_BE, "utf-16")):
+        if raw.startswith(bom):
+            return raw.decode(enc), enc
+    if b"\x00" in raw[:8192]:
+        raise DocumentError(path, "binary file (contains NUL bytes); expected text")
+    try:
+        return raw.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError as utf8_error:
+        try:
+            text = raw.decode(FALLBACK_ENCODING)
+        except UnicodeDecodeError:
+            raise DocumentError(path, f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte "
+                                      f"{utf8_error.start}) and not {FALLBACK_ENCODING}") from None
+        log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", path, utf8_error.start, FALLBACK_ENCODING)
+        return text, FALLBACK_ENCODING
+
+
+def _refuse_binary(path: Path, head: bytes) -> None:
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return
+    sample = head[:8192]
+    if b"\x00" in sample:
+        raise DocumentError(path, "binary file (contains NUL bytes); expected text")
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13))
+    if sample and control / len(sample) > 0.10:
+        raise DocumentError(path, "binary file (mostly control bytes); expected text")
+
+
+def _read_pdf(path: Path, max_words: int) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise DocumentError(path, "PDF is encrypted with a password")
+        pages: list[str] = []
+        words = 0
+        for page in reader.pages:
+            # layout mode keeps table columns aligned with spaces, so tables survive as blocks
+            page_text = page.extract_text(extraction_mode="layout") or ""
+            words += len(page_text.split())
+            if words > max_words:
+                raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
+            pages.append(_pdf_layout_to_blocks(page_text))
+    except DocumentError:
+        raise
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
+        raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {e})") from None
+    text = "\n\n".join(p for p in pages if p.strip())
+    if not text.strip():
+        raise DocumentError(path, "PDF has no extractable text (scanned images need OCR first)")
+    return text
+
+
+def _pdf_layout_to_blocks(page_text: str) -> str:
+    """Turn layout-mode lines into blank-line separated blocks: aligned-column lines stay as they
+    are (a table), prose lines are de-indented and joined into paragraphs."""
+    out: list[str] = []
+    prose: list[str] = []
+    table: list[str] = []
+
+    def flush_prose() -> None:
+        if prose:
+            out.append(" ".join(prose))
+            prose.clear()
+
+    def flush_table() -> None:
+        if table:
+            out.append("\n".join(table))
+            table.clear()
+
+    for line in page_text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            flush_prose()
+            flush_table()
+        elif _is_aligned_row(stripped):
+            flush_prose()
+            table.append(line.rstrip())
+        else:
+            flush_table()
+            prose.append(stripped)
+            if stripped.endswith((".", ":", "?", "!")) and len(stripped) < 60:
+                flush_prose()
+    flush_prose()
+    flush_table()
+    return "\n\n".join(out)
+
+
+_ALIGNED_GAP = re.compile(r"\S(?: {2,}|\t+)(?=\S)")
+
+
+def _is_aligned_row(line: str) -> bool:
+    return len(_ALIGNED_GAP.findall(line.strip())) >= 2
+
+
+def _is_pipe_row(line: str) -> bool:
+    s = line.strip()
+    return s.startswith("|") and s.count("|") >= 2
+
+
+def html_to_text(html: str) -> str:
+    """Block elements become paragraphs; <table> becomes a markdown pipe table."""
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "noscript", "template", "head"]):
+        tag.decompose()
+    blocks: list[str] = []
+    block_tags = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "dt", "dd",
+                  "caption", "figcaption", "table"]
+    for el in soup.find_all(block_tags):
+        if el.find_parent(block_tags):  # its text is already part of an enclosing block
+            continue
+        if el.name == "table":
+            blocks.append(_table_to_markdown(el))
+        elif el.name == "pre":
+            blocks.append(el.get_text().strip("\n"))
+        else:
+            text = " ".join(el.get_text(" ").split())
+            if text:
+                blocks.append(("#" * int(el.name[1]) + " " + text) if el.name in block_tags[:6] else text)
+    if not blocks:  # no block markup at all: take the visible text as lines
+        blocks = [line.strip() for line in soup.get_text("\n").splitlines() if line.strip()]
+    return "\n\n".join(b for b in blocks if b.strip())
+
+
+def _table_to_markdown(table) -> str:
+    rows = []
+    for tr in table.find_all("tr"):
+        cells = [" ".join(c.get_text(" ").split()).replace("|", "/") for c in tr.find_all(["th", "td"])]
+        if cells:
+            rows.append("| " + " | ".join(cells) + " |")
+    if len(rows) > 1:
+        n = rows[0].count("|") - 1
+        rows.insert(1, "|" + "---|" * n)
+    return "\n".join(rows)
+
+
+def split_paragraphs(text: str) -> list[Paragraph]:
+    """Blank lines separate paragraphs; inside a block, runs of table rows (pipe rows, or ≥ 2
+    consecutive lines with aligned columns) become their own table paragraph."""
+    paragraphs: list[Paragraph] = []
+    for start, end in _blocks(text):
+        for s, e, is_table in _split_tables(text, start, end):
+            paragraphs.append(Paragraph(id=len(paragraphs), start=s, end=e, is_table=is_table))
+    return paragraphs
+
+
+def _blocks(text: str) -> Iterable[tuple[int, int]]:
+    pos = 0
+    for m in re.finditer(r"\n[ \t]*\n", text):
+        yield from _trimmed(text, pos, m.start())
+        pos = m.end()
+    yield from _trimmed(text, pos, len(text))
+
+
+def _trimmed(text: str, start: int, end: int) -> Iterable[tuple[int, int]]:
+    segment = text[start:end]
+    stripped = segment.strip()
+    if stripped:
+        s = start + (len(segment) - len(segment.lstrip()))
+        yield s, s + len(stripped)
+
+
+def _split_tables(text: str, start: int, end: int) -> Iterable[tuple[int, int, bool]]:
+    lines: list[tuple[int, int, bool]] = []
+    pos = start
+    for line in text[start:end].split("\n"):
+        lines.append((pos, pos + len(line), _is_pipe_row(line) or _is_aligned_row(line)))
+        pos += len(line) + 1
+    runs: list[list[tuple[int, int, bool]]] = []
+    for line in lines:
+        if runs and runs[-1][-1][2] == line[2]:
+            runs[-1].append(line)
+        else:
+            runs.append([line])
+    for run in runs:
+        # a single aligned-looking line inside prose is not a table
+        is_table = run[0][2] and (len(run) >= 2 or _is_pipe_row(text[run[0][0]:run[0][1]]))
+        yield from ((s, e, is_table) for s, e in _trimmed(text, run[0][0], run[-1][1]))

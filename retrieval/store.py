@@ -1,0 +1,301 @@
+"""The persisted index: Chroma for dense vectors, BM25 tokens and chunk offsets on local disk.
+
+Layout under `IndexSettings.home`:
+    chroma/                             embedded Chroma (unused when a Chroma server is configured)
+    index/<doc_id>/document.json        the loaded document (text + paragraphs)
+    index/<doc_id>/g<granularity>/      chunks.json, bm25.json, manifest.json (manifest written last)
+    collections/<name>.json             named sets of documents
+
+An index is keyed by the document's content hash and the granularity. A build writes its files
+into a temporary directory that is renamed into place only after the Chroma collection holds
+every vector and is marked complete, so an interrupted build (exception, Ctrl-C, kill) is never
+served: the next request finds no manifest, or an unmarked collection, and builds again.
+
+Dense scoring rule: all-MiniLM-L6-v2 reads at most 256 word pieces (254 after [CLS]/[SEP]). A
+chunk that fits is embedded whole. A longer chunk is cut into consecutive units of at most 254
+word pieces, each embedded; the chunk's dense score is the best (max) cosine similarity of its
+units. No text is ever silently truncated out of dense scoring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from .bm25 import SparseIndex, bm25_tokens
+from .chunking import chunk_document
+from .config import IndexSettings
+from .documents import Chunk, Document
+from .embedder import Embedder, get_embedder
+from .loaders import load_document
+from .tokens import TokenCounter, default_counter, wordpiece_counter
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 1
+_ADD_BATCH = 2000  # vectors per Chroma add() call
+
+
+class ChunkIndex:
+    """One document at one granularity: its chunks, a BM25 index and a Chroma collection of units."""
+
+    def __init__(self, document: Document, granularity: int, chunks: list[Chunk], tokens: list[list[str]],
+                 collection, n_units: int, max_units: int):
+        self.document = document
+        self.granularity = granularity
+        self.chunks = chunks
+        self.tokens = tokens
+        self.collection = collection
+        self.n_units = n_units
+        self.max_units = max_units  # most units any chunk has; how deep to query Chroma
+        self.sparse = SparseIndex(tokens)
+
+    def dense_top(self, query_vector: np.ndarray, depth: int) -> list[tuple[int, float]]:
+        """(chunk index, cosine similarity) of the best `depth` chunks, each scored by its best unit."""
+        n = min(self.n_units, depth * self.max_units)
+        if n == 0:
+            return []
+        res = self.collection.query(query_embeddings=[query_vector.tolist()], n_results=n,
+                                    include=["metadatas", "distances"])
+        best: dict[int, float] = {}
+        for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=True):
+            ci, sim = int(meta["chunk"]), 1.0 - float(dist)
+            if sim > best.get(ci, -2.0):
+                best[ci] = sim
+        return sorted(best.items(), key=lambda kv: -kv[1])[:depth]
+
+
+class IndexStore:
+    """Builds, persists, loads and caches ChunkIndexes. Safe to share between threads."""
+
+    def __init__(self, settings: IndexSettings | None = None, embedder: Embedder | None = None,
+                 counter: TokenCounter | None = None):
+        self.settings = settings or IndexSettings.from_env()
+        self._embedder = embedder
+        self.counter = counter or default_counter()
+        self._client = None
+        self._lock = threading.RLock()
+        self._build_locks: dict[tuple[str, int], threading.Lock] = {}
+        self._indexes: dict[tuple[str, int], ChunkIndex] = {}
+        self._documents: dict[tuple[str, int, int], Document] = {}
+
+    # -- resources -------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = get_embedder(batch_size=self.settings.embed_batch_size)
+        return self._embedder
+
+    @property
+    def client(self):
+        with self._lock:
+            if self._client is None:
+                self._client = make_chroma_client(self.settings)
+            return self._client
+
+    def doc_dir(self, doc_id: str) -> Path:
+        return self.settings.home / "index" / doc_id
+
+    # -- documents -------------------------------------------------------------------------
+    def load(self, path: str | Path) -> Document:
+        """Load a file (memoised on path, size and mtime) and persist it under its content hash."""
+        p = Path(path).expanduser().resolve()
+        try:
+            st = p.stat()
+            key = (str(p), st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+        if key and key in self._documents:
+            return self._documents[key]
+        document = load_document(p, max_words=self.settings.max_words)
+        self.remember(document)
+        if key:
+            self._documents[key] = document
+        return document
+
+    def remember(self, document: Document) -> None:
+        """Persist a document's text so it can later be named by its id (collections, servers)."""
+        target = self.doc_dir(document.doc_id) / "document.json"
+        if not target.exists():
+            _atomic_write(target, document.model_dump_json())
+
+    def document(self, doc_id: str) -> Document:
+        target = self.doc_dir(doc_id) / "document.json"
+        if not target.exists():
+            raise KeyError(f"no indexed document with id {doc_id}")
+        return Document.model_validate_json(target.read_text("utf-8"))
+
+    # -- indexes ---------------------------------------------------------------------------
+    def index(self, document: Document, granularity: int,
+              progress: Callable[[int, int], None] | None = None) -> ChunkIndex:
+        """The index of `document` at `granularity`: from memory, else from disk, else built.
+        `progress(done, total)` reports embedding progress in units."""
+        key = (document.doc_id, granularity)
+        with self._lock:
+            if key in self._indexes:
+                return self._indexes[key]
+            build_lock = self._build_locks.setdefault(key, threading.Lock())
+        with build_lock, _file_lock(self.doc_dir(document.doc_id) / f"g{granularity}.lock"):
+            if key in self._indexes:
+                return self._indexes[key]
+            index = self._open(document, granularity) or self._build(document, granularity, progress)
+            with self._lock:
+                self._indexes[key] = index
+            return index
+
+    def is_indexed(self, doc_id: str, granularity: int) -> bool:
+        return (self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").exists()
+
+    def _collection_name(self, doc_id: str, granularity: int) -> str:
+        return f"longqa-{doc_id[:32]}-g{granularity}"
+
+    def _open(self, document: Document, granularity: int) -> ChunkIndex | None:
+        gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
+        manifest_file = gdir / "manifest.json"
+        if not manifest_file.exists():
+            return None
+        manifest = json.loads(manifest_file.read_text("utf-8"))
+        if manifest.get("format") != INDEX_FORMAT or manifest.get("tokenizer") != self.counter.name \
+                or manifest.get("embedder") != self.embedder.name:
+            log.info("index %s was built with other settings; rebuilding", gdir)
+            return None
+        name = self._collection_name(document.doc_id, granularity)
+        try:
+            collection = self.client.get_collection(name)
+        except Exception as e:  # noqa: BLE001 - chroma raises NotFoundError/ValueError by version
+            if "does not exist" not in str(e) and "not found" not in str(e).lower():
+                raise
+            log.info("vector collection %s missing in this Chroma store; rebuilding", name)
+            return None
+        meta = collection.metadata or {}
+        if not meta.get("complete") or collection.count() != manifest["n_units"]:
+            log.warning("vector collection %s is incomplete (interrupted build); rebuilding", name)
+            return None
+        chunk_rows = json.loads((gdir / "chunks.json").read_text("utf-8"))
+        chunks = [Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=pids, n_tokens=n,
+                        text=document.text[s:e]) for i, (s, e, pids, n) in enumerate(chunk_rows)]
+        tokens = json.loads((gdir / "bm25.json").read_text("utf-8"))
+        return self._make(document, granularity, chunks, tokens, collection, manifest)
+
+    def _make(self, document, granularity, chunks, tokens, collection, manifest) -> ChunkIndex:
+        return ChunkIndex(document, granularity, chunks, tokens, collection, manifest["n_units"],
+                          manifest["max_units"])
+
+    def _build(self, document: Document, granularity: int,
+               progress: Callable[[int, int], None] | None) -> ChunkIndex:
+        self.remember(document)
+        chunks = chunk_document(document, granularity, self.counter)
+        units = dense_units(chunks, self.embedder.max_tokens)
+        tokens = [bm25_tokens(c.text) for c in chunks]
+        max_units = max(Counter(u[0] for u in units).values(), default=1)
+        gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
+        gdir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".g{granularity}.tmp-", dir=gdir.parent))
+        try:
+            (tmp / "chunks.json").write_text(
+                json.dumps([[c.start, c.end, c.paragraph_ids, c.n_tokens] for c in chunks]), "utf-8")
+            (tmp / "bm25.json").write_text(json.dumps(tokens), "utf-8")
+            collection = self._fill_collection(document.doc_id, granularity, units, progress)
+            manifest = {"format": INDEX_FORMAT, "doc_id": document.doc_id, "granularity": granularity,
+                        "n_chunks": len(chunks), "n_units": len(units), "max_units": max_units,
+                        "n_tokens": sum(c.n_tokens for c in chunks), "tokenizer": self.counter.name,
+                        "embedder": self.embedder.name, "source": document.source}
+            (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), "utf-8")
+            if gdir.exists():
+                shutil.rmtree(gdir)
+            os.replace(tmp, gdir)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+        return self._make(document, granularity, chunks, tokens, collection, manifest)
+
+    def _fill_collection(self, doc_id: str, granularity: int, units: list[tuple[int, int, str]],
+                         progress: Callable[[int, int], None] | None):
+        name = self._collection_name(doc_id, granularity)
+        with contextlib.suppress(Exception):  # absent is the normal case
+            self.client.delete_collection(name)
+        collection = self.client.create_collection(
+            name, metadata={"doc_id": doc_id, "granularity": granularity, "complete": False},
+            configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+        done = 0
+        for i in range(0, len(units), _ADD_BATCH):
+            batch = units[i : i + _ADD_BATCH]
+            vectors = self.embedder.embed([u[2] for u in batch])
+            collection.add(ids=[f"{c}:{u}" for c, u, _ in batch], embeddings=vectors,
+                           metadatas=[{"chunk": c, "unit": u} for c, u, _ in batch])
+            done += len(batch)
+            if progress:
+                progress(done, len(units))
+        collection.modify(metadata={"doc_id": doc_id, "granularity": granularity, "complete": True})
+        return collection
+
+
+def dense_units(chunks: list[Chunk], max_tokens: int) -> list[tuple[int, int, str]]:
+    """(chunk index, unit number, text): each chunk cut into consecutive pieces of at most
+    `max_tokens` embedder word pieces (the rule in this module's docstring)."""
+    wp = wordpiece_counter()
+    counts = wp.count_many([c.text for c in chunks])
+    units: list[tuple[int, int, str]] = []
+    for chunk, n in zip(chunks, counts, strict=True):
+        if n <= max_tokens:
+            units.append((chunk.index, 0, chunk.text))
+            continue
+        spans = wp.spans(chunk.text)
+        for u, i in enumerate(range(0, len(spans), max_tokens)):
+            window = spans[i : i + max_tokens]
+            units.append((chunk.index, u, chunk.text[window[0][0] : window[-1][1]]))
+    return units
+
+
+def make_chroma_client(settings: IndexSettings):
+    """An HttpClient when a Chroma server is configured, else an embedded PersistentClient.
+    Telemetry is always off."""
+    import chromadb
+    from chromadb.config import Settings
+
+    chroma_settings = Settings(anonymized_telemetry=False)
+    if settings.chroma_host:
+        return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port,
+                                   settings=chroma_settings)
+    path = settings.home / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def _atomic_write(target: Path, text: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """Serialise builds of one index across processes (two CLI runs, a server and a CLI)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: in-process locking only
+        yield
+        return
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
