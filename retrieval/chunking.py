@@ -10,11 +10,11 @@ import re
 from dataclasses import dataclass
 
 from .documents import Chunk, Document
-from .tokens import TokenCounter, default_counter
+from .tokens import TokenCounter, default_counter, word_windows
 
 # a sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
 # line breaks inside a paragraph (list items, headings, table rows) always end an atom
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+|\n+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,8 @@ def sentence_atoms(document: Document) -> list[Atom]:
         body = text[p.start : p.end]
         splitter = re.finditer(r"\n+", body) if p.is_table else _SENTENCE_END.finditer(body)
         for m in splitter:
-            end = p.start + m.start()
+            closing = m.group(1) if m.re.groups else None  # closing quotes/brackets stay in the sentence
+            end = p.start + m.start() + len(closing or "")
             if text[pos:end].strip():
                 atoms.append(Atom(pos, end, p.id))
             pos = p.start + m.end()
@@ -48,7 +49,10 @@ def chunk_document(document: Document, granularity: int, counter: TokenCounter |
         raise ValueError(f"granularity must be at least 8 tokens, got {granularity}")
     counter = counter or default_counter()
     atoms = sentence_atoms(document)
-    sizes = counter.count_many([document.text[a.start : a.end] for a in atoms])
+    # count each atom with the whitespace before it: a chunk's text includes the breaks between its
+    # atoms, and some tokenizers (tiktoken) count line breaks as tokens
+    gap_starts = [a.start for a in atoms[:1]] + [a.end for a in atoms[:-1]]
+    sizes = counter.count_many([document.text[g : a.end] for g, a in zip(gap_starts, atoms, strict=True)])
     spans: list[tuple[int, int, set[int]]] = []  # (start, end, paragraph ids) per chunk
     cur_start, cur_end, cur_tokens, cur_pids = -1, -1, 0, set()
 
@@ -82,11 +86,10 @@ def chunk_document(document: Document, granularity: int, counter: TokenCounter |
 
 
 def _split_long_atom(text: str, atom: Atom, granularity: int, counter: TokenCounter) -> list[tuple[int, int]]:
-    """Cut a sentence longer than the granularity at token boundaries."""
+    """Cut a sentence longer than the granularity at token boundaries (between words where it can)."""
     spans = counter.spans(text[atom.start : atom.end])
     pieces = []
-    for i in range(0, len(spans), granularity):
-        window = spans[i : i + granularity]
+    for window in word_windows(text[atom.start : atom.end], spans, granularity):
         s, e = atom.start + window[0][0], atom.start + window[-1][1]
         while s < e and text[s].isspace():
             s += 1

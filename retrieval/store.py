@@ -38,7 +38,7 @@ from .config import IndexSettings
 from .documents import Chunk, Document
 from .embedder import Embedder, get_embedder
 from .loaders import load_document
-from .tokens import TokenCounter, default_counter, wordpiece_counter
+from .tokens import TokenCounter, default_counter, word_windows, wordpiece_counter
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +134,18 @@ class IndexStore:
         if not target.exists():
             raise KeyError(f"no indexed document with id {doc_id}")
         return Document.model_validate_json(target.read_text("utf-8"))
+
+    # -- named collections (several documents searched as one) ----------------------------
+    def save_collection(self, name: str, doc_ids: list[str]) -> None:
+        if not name or not all(ch.isalnum() or ch in "-_." for ch in name):
+            raise ValueError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+        _atomic_write(self.settings.home / "collections" / f"{name}.json", json.dumps(sorted(set(doc_ids))))
+
+    def collection(self, name: str) -> list[str]:
+        target = self.settings.home / "collections" / f"{name}.json"
+        if not name or not all(ch.isalnum() or ch in "-_." for ch in name) or not target.exists():
+            raise KeyError(f"no collection named {name!r} (create one with `longqa index --collection`)")
+        return json.loads(target.read_text("utf-8"))
 
     # -- indexes ---------------------------------------------------------------------------
     def index(self, document: Document, granularity: int,
@@ -251,8 +263,7 @@ def dense_units(chunks: list[Chunk], max_tokens: int) -> list[tuple[int, int, st
             units.append((chunk.index, 0, chunk.text))
             continue
         spans = wp.spans(chunk.text)
-        for u, i in enumerate(range(0, len(spans), max_tokens)):
-            window = spans[i : i + max_tokens]
+        for u, window in enumerate(word_windows(chunk.text, spans, max_tokens)):
             units.append((chunk.index, u, chunk.text[window[0][0] : window[-1][1]]))
     return units
 

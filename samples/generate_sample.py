@@ -20,6 +20,8 @@ SEED = 2025
 OUT = Path(__file__).resolve().parent / "harbor_annual_report.md"
 MIN_WORDS, MAX_WORDS = 22_000, 30_000
 
+# Data and section content are laid out by hand for reading; keep the formatter off them.
+# fmt: off
 # ---------------------------------------------------------------- fixed data (all invented)
 YEARS = (2023, 2024, 2025)
 CARGO = {  # thousand tonnes, (2023, 2024, 2025)
@@ -185,6 +187,7 @@ TEMPLATES = [  # filler sentences; {Slot} capitalises, {slot2} draws a second di
     "Discussions with {partner} about {issue} continued into the new year.", "The practical test is simple: whether we can {aim} year after year, not just once.",
     "Given {issue}, {actor} also {did} {object2} as a precaution.",
 ]
+# fmt: on
 SLOT = re.compile(r"\{([A-Za-z]+)(\d?)\}")
 
 
@@ -204,7 +207,9 @@ class Prose:
 
         def sub(m: re.Match) -> str:
             key = m.group(1).lower()
-            pool = [c for c in (TOPICS[topic].get(key) or COMMON[key]).split("|") if c not in picked.get(key, [])]
+            pool = [
+                c for c in (TOPICS[topic].get(key) or COMMON[key]).split("|") if c not in picked.get(key, [])
+            ]
             fresh = [c for c in pool if c not in self.para.get(key, ())]
             val = self.rng.choice(fresh or pool)
             picked.setdefault(key, []).append(val)
@@ -241,10 +246,17 @@ def fmt(v) -> str:
 def md_table(headers: list[str], rows: list[list], total: bool = True) -> str:
     rows = [list(r) for r in rows]
     if total:
-        sums = [sum(r[i] for r in rows) if isinstance(rows[0][i], int) else "" for i in range(1, len(headers))]
+        sums = [
+            sum(r[i] for r in rows) if isinstance(rows[0][i], int) else "" for i in range(1, len(headers))
+        ]
         rows.append(["Total", *sums])
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if isinstance(c, (int, float)) else "---" for c in rows[0]) + "|"]
-    lines += ["| " + " | ".join(fmt(c) if isinstance(c, (int, float)) else str(c) for c in r) + " |" for r in rows]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if isinstance(c, (int, float)) else "---" for c in rows[0]) + "|",
+    ]
+    lines += [
+        "| " + " | ".join(fmt(c) if isinstance(c, (int, float)) else str(c) for c in r) + " |" for r in rows
+    ]
     return "\n".join(lines)
 
 
@@ -264,6 +276,7 @@ def pct(a: float, b: float) -> float:
 
 
 # ---------------------------------------------------------------- document
+# fmt: off
 def build_sections() -> list[tuple[str, str, list]]:
     """(heading, filler topic, blocks); a block is literal markdown (str) or a count of filler paragraphs (int)."""
     cargo_tot = [sum(v[i] for v in CARGO.values()) for i in range(3)]
@@ -305,11 +318,8 @@ def build_sections() -> list[tuple[str, str, list]]:
         risk_blocks += [f"### {title}", text, ("fill", topic, 2)]
     glossary = [
         ("Allision", "A moving vessel striking a fixed object such as a quay or a moored ship."),
-        ("Berth", "A place at a quay where a vessel moors to load or discharge."),
-        ("Bollard pull", "The static pulling force of a tug, usually quoted in tonnes."),
         ("Breakbulk", "Cargo carried in individual pieces, bundles or crates rather than in containers or in bulk."),
         ("Bunkering", "Supplying fuel to ships for their own use."),
-        ("Draught", "The depth of a vessel's hull below the waterline."),
         ("Feeder service", "A smaller container ship linking a port to a larger hub port."),
         ("Gross tonnage (GT)", "A measure of a ship's overall internal volume, used as the basis for port dues."),
         ("Linkspan", "An adjustable bridge that lets vehicles drive between a quay and a ro-ro vessel at any state of the tide."),
@@ -322,7 +332,6 @@ def build_sections() -> list[tuple[str, str, list]]:
         ("Shore power", "An electrical supply from the quay that lets a berthed ship switch off its auxiliary engines."),
         ("Straddle carrier", "A wheeled machine that lifts and carries containers between the quay and the stacks."),
         ("TEU", "Twenty-foot equivalent unit, the standard measure of container capacity."),
-        ("Turning basin", "A widened area of water where ships can turn before or after berthing."),
         ("Vessel traffic services (VTS)", "A shore-based service that monitors shipping movements and gives information and advice to vessels."),
         ("Wharfage", "A charge levied on cargo passing over a quay."),
     ]
@@ -459,6 +468,7 @@ def build_sections() -> list[tuple[str, str, list]]:
             "### Note 3: Borrowings", "Borrowings comprise fixed-rate loans repayable between 2027 and 2040.", 2]),
         ("Glossary", "port", ["\n".join(f"- **{t}**: {d}" for t, d in glossary)]),
     ]
+# fmt: on
 
 
 def render(rng: random.Random) -> str:
@@ -522,11 +532,11 @@ def check(text: str) -> dict:
     for chain in chains:
         for a, b in zip(chain, chain[1:], strict=False):
             assert abs(at(a) - at(b)) >= 2000, (a, b, at(a), at(b))
-    for once in ("Penmorrow", "Thornbury Wells", "Ingrid Vallance", "opened in 1974", "Agnes Holloway founded"):
+    for once in ("Penmorrow", "Thornbury Wells", "Ingrid Vallance", "Agnes Holloway founded"):
         assert text.count(once) == 1, once
     sections = len(re.findall(r"^## ", text, re.M))
     assert 25 <= sections <= 40, sections
-    return {"words": len(words), "sections": sections, "pipe_tables": pipe_tables, "plain_tables": plain_tables}
+    return dict(words=len(words), sections=sections, pipe_tables=pipe_tables, plain_tables=plain_tables)
 
 
 def main() -> None:

@@ -1,0 +1,113 @@
+"""OkraLong's organizer as a pure function: `plan(analysis, settings, strategy) -> Plan`.
+
+The plan is data; conditional edges read it. Fixed baselines (Std-RAG, long context, Self-Route,
+LongRAG) are presets that ignore the analysis, so every strategy runs through the same nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from analyzer.schema import Analysis
+
+from .settings import Settings, Strategy
+
+Workflow = Literal["direct", "split", "stepwise", "long_context"]
+
+
+class Plan(BaseModel):
+    strategy: str
+    workflow: Workflow
+    k: int = 5
+    granularity: int = 150
+    weights: tuple[float, float] = Field(default=(1.0, 1.0), description="(dense, bm25) fusion weights")
+    mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
+    extend_tokens: int = 0
+    recover_tables: bool = True
+    extract: bool = False
+    filter: bool = False
+    fallback: bool = False
+    allow_unanswerable: bool = True
+    max_hops: int = 4
+    reasons: list[str] = Field(default_factory=list)
+
+
+# Which LongRAG perspectives each question type gets (adaptive strategies), and why.
+PERSPECTIVES: dict[str, tuple[bool, bool, str]] = {
+    # type: (extract, filter, reason)
+    "extractive": (False, True, "a single fact: the CoT filter drops distractor chunks; global context adds little"),
+    "arithmetic": (False, False, "numbers sit in table rows and years: filtering or paraphrasing can lose one"),
+    "summarizing": (True, False, "a conclusion needs the global view; filtering would cut needed context"),
+    "multi-source": (False, True, "each sub-question pulls its own chunks, many irrelevant to the others"),
+    "multi-bridge": (True, False, "source paragraphs keep the bridge entity's context (LongRAG's largest gain "
+                                  "is on MuSiQue); the reasoner already picks evidence per hop"),
+}
+
+
+def weights_toward(pattern: str, settings: Settings) -> tuple[float, float]:
+    """(dense, bm25): 3:2 toward the preferred pattern, 1:1 for 'same'."""
+    hi, lo = settings.preferred_weight, settings.other_weight
+    return {"semantic": (hi, lo), "exact": (lo, hi)}.get(pattern, (1.0, 1.0))
+
+
+def preset(strategy: Strategy, settings: Settings) -> Plan | None:
+    """The fixed plans; None for the adaptive strategies."""
+    base = {"strategy": strategy, "max_hops": settings.max_hops}
+    longrag = {"workflow": "direct", "k": 7, "granularity": 256, "mode": "hybrid", "allow_unanswerable": False}
+    presets: dict[str, Plan] = {
+        # Std-RAG in OkraLong's comparison: top-5 chunks of 512 tokens, dense retrieval
+        "rag": Plan(**base, workflow="direct", k=5, granularity=512, mode="dense", recover_tables=False,
+                    allow_unanswerable=False, reasons=["Std-RAG: top-5 x 512 tokens, dense"]),
+        "lc": Plan(**base, workflow="long_context", allow_unanswerable=True,
+                   reasons=["long context: the whole document, capped to the window"]),
+        # Self-Route: RAG with the option to decline, then the long context
+        "self-route": Plan(**base, workflow="direct", k=5, granularity=400, mode="dense", recover_tables=False,
+                           fallback=True, reasons=["Self-Route: top-5 ~300-word chunks, unanswerable -> LC"]),
+        "longrag": Plan(**base, **longrag, extract=True, filter=True, reasons=["LongRAG E&F"]),
+        "longrag-ext": Plan(**base, **longrag, extract=True, reasons=["LongRAG extractor only"]),
+        "longrag-fil": Plan(**base, **longrag, filter=True, reasons=["LongRAG filter only"]),
+    }
+    return presets.get(strategy)
+
+
+def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = None) -> Plan:
+    """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies; presets otherwise."""
+    strategy = strategy or settings.strategy
+    fixed = preset(strategy, settings)
+    if fixed is not None:
+        return fixed
+    qtype = analysis.question_type
+    reasons: list[str] = []
+    contextual = qtype == "summarizing"
+    k = settings.contextual_k if contextual else settings.factoid_k
+    reasons.append(f"{'contextual' if contextual else 'factoid'} question: k={k}")
+    if analysis.evidence == "no":
+        granularity = settings.absent_contextual_granularity if contextual else settings.absent_factoid_granularity
+        reasons.append(f"evidence absent: granularity grows to {granularity} tokens")
+    else:
+        granularity = settings.base_granularity
+    workflow: Workflow = "direct"
+    extend_tokens = 0
+    pattern = analysis.info_pattern
+    if qtype == "multi-source":
+        workflow, k = "split", settings.sub_question_k
+        reasons.append(f"multi-source: split into sub-questions, {k} chunks each, then aggregate")
+    elif qtype == "multi-bridge":
+        workflow, k = "stepwise", settings.hop_k
+        reasons.append(f"multi-bridge: step-wise reasoning, {k} chunks per hop, at most {settings.max_hops} hops")
+    elif qtype == "arithmetic":
+        pattern, extend_tokens = "exact", settings.extension_tokens
+        reasons.append(f"arithmetic: exact-weighted retrieval, context extended by {extend_tokens} tokens")
+    weights = weights_toward(pattern, settings)
+    reasons.append(f"fusion dense:bm25 = {weights[0]:g}:{weights[1]:g} ({pattern})")
+    extract, filter_, why = PERSPECTIVES[qtype]
+    reasons.append(f"extract={'on' if extract else 'off'}, filter={'on' if filter_ else 'off'}: {why}")
+    fallback = strategy == "adaptive-precise"
+    if fallback:
+        reasons.append("precise mode: an unanswerable answer falls back to the long context")
+    return Plan(strategy=strategy, workflow=workflow, k=k, granularity=granularity, weights=weights,
+                mode="hybrid", extend_tokens=extend_tokens, recover_tables=True, extract=extract,
+                filter=filter_, fallback=fallback, allow_unanswerable=True, max_hops=settings.max_hops,
+                reasons=reasons)

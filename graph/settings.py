@@ -1,0 +1,94 @@
+"""Every setting of a run, typed, with defaults and descriptions; read by nodes through
+LangGraph's runtime context (`StateGraph(..., context_schema=Settings)`).
+
+Defaults come from the environment where a variable is named (`LONGQA_*`, `CHROMA_*`,
+`OPENAI_BASE_URL`), so a server can be configured without code; a run's `context` overrides
+them. The OkraLong numbers default to the paper's appendix C.3 values.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from retrieval import IndexSettings
+from retrieval.config import default_home
+
+Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive",
+                   "adaptive-precise"]
+STRATEGIES: tuple[str, ...] = Strategy.__args__
+
+
+def _env(name: str, default: object = None):
+    return lambda: os.environ.get(name, default)
+
+
+def _env_int(name: str, default: int | None):
+    def read() -> int | None:
+        value = os.environ.get(name)
+        return int(value) if value else default
+
+    return read
+
+
+class Settings(BaseModel):
+    # -- the model ------------------------------------------------------------------------------
+    model: str | None = Field(default_factory=_env("LONGQA_MODEL"), description=(
+        "chat model as an init_chat_model string, e.g. 'openai:gpt-4o-mini'; 'scripted' selects the offline "
+        "scripted test model (not a real LLM); unset = evidence-only (no LLM call, no answer)"))
+    base_url: str | None = Field(default_factory=lambda: os.environ.get("LONGQA_BASE_URL")
+                                 or os.environ.get("OPENAI_BASE_URL"),
+                                 description="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI)")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    temperature: float = Field(default=0.0, description="sampling temperature")
+    timeout_s: float = Field(default=60.0, description="per-call timeout in seconds")
+    max_retries: int = Field(default=2, description="retries per LLM call after a failure")
+    context_window: int | None = Field(default_factory=_env_int("LONGQA_CONTEXT_WINDOW", None), description=(
+        "the model's context window in tokens; unset = the model's own profile, else 32768"))
+    max_answer_tokens: int = Field(default=512, description="output budget reserved in the long-context step")
+
+    # -- what to run ----------------------------------------------------------------------------
+    strategy: Strategy = Field(default_factory=_env("LONGQA_STRATEGY", "adaptive-precise"),
+                               description="preset plan; adaptive ones use the analyzer + organizer")
+    analyzer: Literal["auto", "llm", "local"] = Field(default_factory=_env("LONGQA_ANALYZER", "auto"), description=(
+        "'llm' = OkraLong table 8 prompt; 'local' = no LLM call; 'auto' = llm when a model is set"))
+
+    # -- OkraLong numbers (appendix C.3) --------------------------------------------------------
+    primary_k: int = Field(default=3, description="chunks in the primary retrieval")
+    primary_granularity: int = Field(default=150, description="tokens per chunk in the primary retrieval")
+    factoid_k: int = Field(default=5, description="chunks for factoid questions (extractive, arithmetic)")
+    contextual_k: int = Field(default=8, description="chunks for contextual questions (summarizing)")
+    base_granularity: int = Field(default=150, description="chunk tokens when evidence is present")
+    absent_factoid_granularity: int = Field(default=256, description="chunk tokens, evidence absent, factoid")
+    absent_contextual_granularity: int = Field(default=400, description="chunk tokens, evidence absent, contextual")
+    fusion_depth: int = Field(default=20, description="each retriever's top-N before min-max fusion")
+    preferred_weight: float = Field(default=3.0, description="fusion weight of the preferred pattern (3:2)")
+    other_weight: float = Field(default=2.0, description="fusion weight of the other pattern")
+    sub_question_k: int = Field(default=3, description="chunks per sub-question (split-aggregate)")
+    hop_k: int = Field(default=3, description="chunks per step-wise hop")
+    max_hops: int = Field(default=4, description="most step-wise reasoning rounds")
+    max_sub_questions: int = Field(default=5, description="most sub-questions kept from the splitter")
+    extension_tokens: int = Field(default=64, description="context extension each side (arithmetic)")
+    paragraph_cap_tokens: int = Field(default=3000, description="token cap of source paragraphs for the extractor")
+    lc_top_chunks: int = Field(default=200, description="chunks kept when the document exceeds the window")
+
+    # -- where documents and indexes live -------------------------------------------------------
+    home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
+    chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
+    chroma_port: int = Field(default_factory=_env_int("CHROMA_PORT", 8000), description="Chroma server port")
+    documents_root: Path | None = Field(default_factory=_env("LONGQA_DOCUMENTS_ROOT"), description=(
+        "if set, document paths must lie under this directory (server runs must set it)"))
+
+    def index_settings(self) -> IndexSettings:
+        return IndexSettings.from_env(home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port)
+
+    @property
+    def has_llm(self) -> bool:
+        return bool(self.model)
+
+    @property
+    def is_scripted(self) -> bool:
+        return (self.model or "").split(":")[0] == "scripted"

@@ -1,0 +1,157 @@
+"""The graph's state: a small input face, a working state, and an output face.
+
+Values are plain JSON-able dicts and lists (records typed as TypedDicts) so the state crosses
+checkpointers, the LangGraph server and Studio unchanged; pydantic models (`Plan`, `Analysis`)
+validate at the node boundaries. Lists written by parallel branches (retrieve per sub-question,
+filter per chunk) or appended to by every LLM call carry reducers; `prepare` clears them with
+LangGraph's `Overwrite` at the start of each turn of a thread.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any, Literal, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+from .settings import Strategy
+
+
+class Hit(TypedDict):
+    """A retrieved chunk."""
+
+    doc_id: str
+    source: str
+    index: int
+    granularity: int
+    start: int
+    end: int
+    paragraph_ids: list[int]
+    n_tokens: int
+    text: str
+    score: float
+    dense_score: float | None
+    bm25_score: float | None
+    query: str
+
+
+class Evidence(TypedDict):
+    """A passage shown to the model (merged/extended chunks), cited as `id` (E1, E2, ...)."""
+
+    id: str
+    doc_id: str
+    source: str
+    start: int
+    end: int
+    text: str
+    score: float
+    query: str
+
+
+class Verdict(TypedDict):
+    evidence_id: str
+    keep: bool
+    parsed: bool
+
+
+class Step(TypedDict):
+    hop: int
+    query: str
+    evidence: str
+    next_query: str | None
+    answer: str | None
+
+
+class LLMCall(TypedDict):
+    node: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    seconds: float
+    estimated: bool
+
+
+class Usage(TypedDict):
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: int  # OkraLong's weighting: input + 4 x output
+    estimated: bool
+    seconds: float
+
+
+def _merge_hits(old: list[Hit], new: list[Hit]) -> list[Hit]:
+    """Parallel retrieves append; the same chunk found twice is kept once with its best score."""
+    merged: dict[tuple[str, int, int], Hit] = {}
+    for hit in [*(old or []), *new]:
+        key = (hit["doc_id"], hit["granularity"], hit["index"])
+        if key not in merged or hit["score"] > merged[key]["score"]:
+            merged[key] = hit
+    return list(merged.values())
+
+
+Ledger = Annotated[list[LLMCall], operator.add]
+
+
+class InputState(TypedDict, total=False):
+    """What a caller (CLI, SDK, Studio form, parent graph) passes in."""
+
+    question: str
+    documents: list[str]  # file paths (under the configured documents root)
+    texts: list[str]  # document texts passed inline
+    collection: str  # a named collection of indexed documents
+    strategy: Strategy | None
+    messages: Annotated[list[AnyMessage], add_messages]  # chat input: the last human message is the question
+
+
+class OutputState(TypedDict, total=False):
+    answer: str | None
+    status: Literal["answered", "unanswerable", "evidence-only", "error"]
+    citations: list[Evidence]
+    evidence: list[Evidence]
+    plan: dict[str, Any]
+    analysis: dict[str, Any]
+    route: Annotated[list[str], operator.add]  # nodes in the order they ran
+    usage: Ledger
+    totals: Usage
+    model: str | None
+    error: str | None
+    trace: Annotated[list[str], operator.add]
+    messages: Annotated[list[AnyMessage], add_messages]
+
+
+class State(InputState, OutputState, total=False):
+    """The working state."""
+
+    doc_ids: list[str]
+    primary: list[Hit]
+    sub_questions: list[str]
+    hits: Annotated[list[Hit], _merge_hits]
+    steps: Annotated[list[Step], operator.add]
+    hops: int
+    paragraphs: list[Evidence]
+    global_info: str | None
+    cot: str | None
+    verdicts: Annotated[list[Verdict], operator.add]
+    draft: str | None  # answer proposed by the step-wise reasoner
+
+
+class RetrieveTask(TypedDict):
+    """What `retrieve` receives through `Send`: one query and how to search for it."""
+
+    query: str
+    doc_ids: list[str]
+    k: int
+    granularity: int
+    weights: tuple[float, float]
+    mode: Literal["hybrid", "dense", "bm25"]
+    hop: int
+
+
+class FilterTask(TypedDict):
+    """What `filter` receives through `Send`: one chunk to judge against the CoT."""
+
+    question: str
+    cot: str
+    evidence: Evidence

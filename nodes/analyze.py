@@ -1,0 +1,75 @@
+"""analyze: OkraLong's analyzer (§3.2). From the question and the primary retrieval it judges the
+question type, the information pattern and whether evidence is present.
+
+Backends: the LLM with OkraLong table 8's prompt, or the local analyzer (no LLM call) when no
+model is configured or `analyzer="local"`. A reply that cannot be parsed yields the recorded
+safe default (extractive / same / no) field by field; a failed LLM call falls back to the local
+analyzer, and the analysis says so.
+"""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from analyzer import SAFE_DEFAULT, Analysis, analyze_rules
+from analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
+from graph.settings import Settings
+from graph.state import State
+from llm.calls import LLMError, call_llm
+from llm.parsing import parse_dict
+from prompts import okralong
+
+from .resources import settings_of
+
+# spellings models use for the five types; table 8 itself calls summarizing "abstractive"
+_TYPE_ALIASES = {"abstractive": "summarizing", "summarising": "summarizing", "summary": "summarizing",
+                 "multisource": "multi-source", "multi source": "multi-source", "comparison": "multi-source",
+                 "multibridge": "multi-bridge", "multi bridge": "multi-bridge", "multi-hop": "multi-bridge",
+                 "multihop": "multi-bridge", "factoid": "extractive", "numerical": "arithmetic"}
+
+
+def parse_analysis(reply: str) -> Analysis:
+    """Tolerant parse of table 8's dictionary; each unreadable field takes the safe default."""
+    data = parse_dict(reply)
+    if data is None:
+        return SAFE_DEFAULT.model_copy(update={"backend": "llm", "note": "unparseable reply; safe default"})
+    fields = {str(k).strip().lower().replace("_", "-"): str(v).strip().lower() for k, v in data.items()}
+    qtype = fields.get("question-type", fields.get("type", ""))
+    qtype = _TYPE_ALIASES.get(qtype, qtype)
+    pattern = fields.get("info-type", fields.get("info-pattern", ""))
+    containing = fields.get("containing", fields.get("evidence", ""))
+    containing = {"true": "yes", "false": "no"}.get(containing, containing)
+    defaulted = [name for name, ok in (("question-type", qtype in QUESTION_TYPES),
+                                       ("info-type", pattern in INFO_PATTERNS),
+                                       ("containing", containing in ("yes", "no"))) if not ok]
+    return Analysis(question_type=qtype if qtype in QUESTION_TYPES else SAFE_DEFAULT.question_type,
+                    info_pattern=pattern if pattern in INFO_PATTERNS else SAFE_DEFAULT.info_pattern,
+                    evidence=containing if containing in ("yes", "no") else SAFE_DEFAULT.evidence,
+                    backend="llm", used_default=bool(defaulted),
+                    note=f"safe default for {', '.join(defaulted)}" if defaulted else "")
+
+
+def analyze(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    question = state["question"]
+    contexts = [h["text"] for h in state.get("primary") or []]
+    use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
+    update: dict = {"route": ["analyze"]}
+    if use_llm and settings.has_llm:
+        messages = [SystemMessage(okralong.ANALYZER_SYSTEM),
+                    HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question))]
+        try:
+            reply, record = call_llm(settings, "analyze", messages)
+            analysis = parse_analysis(reply)
+            update["usage"] = [record]
+        except LLMError as e:
+            analysis = analyze_rules(question, contexts)
+            analysis.note = f"LLM analyzer failed ({e}); used the local analyzer"
+    else:
+        analysis = analyze_rules(question, contexts)
+        if settings.analyzer == "llm":
+            analysis.note = "analyzer=llm but no model is configured; used the local analyzer"
+    trace = (f"analyze[{analysis.backend}]: {analysis.question_type} / {analysis.info_pattern} / evidence "
+             f"{analysis.evidence}" + (f" ({analysis.note})" if analysis.note else ""))
+    return {**update, "analysis": analysis.model_dump(), "trace": [trace]}

@@ -1,0 +1,28 @@
+"""extract: LongRAG's LLM-augmented information extractor. The retrieved chunks are mapped back
+to their source paragraphs (f_m, in process_context) and the LLM writes the global information
+I_g needed to answer (slides table 16's instruction)."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import State
+from llm.calls import LLMError, call_llm
+from prompts import longrag
+
+from .resources import settings_of
+
+
+def extract(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    paragraphs = state.get("paragraphs") or state.get("evidence") or []
+    content = "\n\n".join(p["text"] for p in paragraphs)
+    prompt = longrag.EXTRACTOR.format(content=content, question=state["question"])
+    try:
+        reply, record = call_llm(settings, "extract", [HumanMessage(prompt)])
+    except LLMError as e:
+        return {"global_info": None, "route": ["extract"], "trace": [f"extract: {e}; answering without I_g"]}
+    return {"global_info": reply.strip(), "usage": [record], "route": ["extract"],
+            "trace": [f"extract: I_g of {len(reply.split())} words from {len(paragraphs)} paragraph(s)"]}

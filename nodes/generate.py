@@ -1,0 +1,74 @@
+"""generate: LongRAG's LLM-augmented generator (table 18) over both perspectives — the global
+information I_g (extract) and the chunks the CoT filter kept (I_d) — with Self-Route's option to
+answer "unanswerable" when the plan allows a fallback. Answers are concise and cite the passages
+used (E1, E2, ...). An answer the step-wise reasoner already gave is taken as it is."""
+
+from __future__ import annotations
+
+import re
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graph.organizer import Plan
+from graph.settings import Settings
+from graph.state import Evidence, State
+from llm.calls import LLMError, call_llm
+from prompts import generation, longrag, self_route
+
+from .filter import kept_evidence
+from .resources import settings_of
+
+_SOURCES = re.compile(r"^\s*sources?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+
+
+def is_unanswerable(answer: str | None) -> bool:
+    return bool(answer) and re.sub(r"[^a-z]", "", answer.lower()).startswith("unanswerable")
+
+
+def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evidence], bool]:
+    """(answer text, cited passages, whether the model named them). Unknown ids are ignored;
+    when none is named, every passage shown is cited."""
+    match = _SOURCES.search(reply)
+    answer = (reply[: match.start()] if match else reply).strip()
+    ids = set(re.findall(r"[EP]\d+", match.group(1))) if match else set()
+    cited = [e for e in evidence if e["id"] in ids]
+    return answer, (cited or evidence), bool(cited)
+
+
+def build_prompt(question: str, evidence: list[Evidence], global_info: str | None, steps: list,
+                 allow_unanswerable: bool) -> str:
+    parts = []
+    if global_info:
+        parts.append(generation.GLOBAL_INFO_HEADER.format(global_info=global_info))
+    if steps:
+        lines = "\n".join(f"- {s['evidence']}" for s in steps if s["evidence"])
+        parts.append(generation.REASONING_HEADER.format(steps=lines))
+    blocks = "\n\n".join(f"[{e['id']}] ({e['source']})\n{e['text']}" for e in evidence)
+    parts.append(generation.EVIDENCE_HEADER.format(evidence=blocks))
+    extra = (" " + self_route.UNANSWERABLE_CLAUSE if allow_unanswerable else "") + "\n" + generation.CITE_INSTRUCTION
+    return longrag.GENERATOR.format(content="".join(parts), extra=extra, question=question)
+
+
+def generate(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    plan = Plan.model_validate(state["plan"])
+    evidence = state.get("evidence") or []
+    if state.get("draft"):
+        return {"answer": state["draft"], "citations": evidence, "route": ["generate"],
+                "trace": ["generate: the step-wise reasoner's answer"]}
+    kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
+    prompt = build_prompt(state["question"], kept, state.get("global_info"), state.get("steps") or [],
+                          plan.allow_unanswerable)
+    trace = [note] if note else []
+    try:
+        reply, record = call_llm(settings, "generate", [HumanMessage(prompt)])
+    except LLMError as e:
+        return {"answer": None, "status": "error", "error": str(e), "citations": kept, "route": ["generate"],
+                "trace": [*trace, f"generate: {e}"]}
+    answer, cited, named = split_citations(reply, kept)
+    if is_unanswerable(answer):
+        answer, cited = "unanswerable", []
+    trace.append(f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
+                 + ("" if named or not cited else "; no sources named, citing all passages shown"))
+    return {"answer": answer, "citations": cited, "usage": [record], "route": ["generate"], "trace": trace}

@@ -1,0 +1,63 @@
+"""long_context: the long-context reader (Self-Route's second step; the `lc` baseline; OkraLong's
+precise mode). The whole document when it fits the model's window; otherwise the top chunks by
+dense similarity (200 by default), put back in document order and cut to the window."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import Evidence, State
+from llm.calls import LLMError, call_llm
+from llm.models import context_window
+from prompts import self_route
+from retrieval.tokens import default_counter
+
+from .generate import is_unanswerable
+from .resources import searcher_for, settings_of
+
+PROMPT_OVERHEAD_TOKENS = 200  # the instructions around the context, generously
+
+
+def select_context(state: State, settings: Settings, budget: int) -> tuple[list[Evidence], str]:
+    """(spans, how they were chosen): whole documents if they fit `budget` tokens, else top chunks."""
+    searcher = searcher_for(settings, state["doc_ids"])
+    counter = default_counter()
+    sizes = counter.count_many([d.text for d in searcher.documents])
+    if sum(sizes) <= budget:
+        spans = [Evidence(id=f"L{i}", doc_id=d.doc_id, source=d.source, start=0, end=len(d.text), text=d.text,
+                          score=1.0, query="") for i, d in enumerate(searcher.documents, 1)]
+        return spans, f"whole document(s), {sum(sizes):,} tokens"
+    results = searcher.search(state["question"], k=settings.lc_top_chunks, granularity=settings.primary_granularity,
+                              depth=settings.lc_top_chunks, mode="dense")
+    chosen, used = [], 0
+    for r in results:  # best first until the window is full, then back into document order
+        if used + r.chunk.n_tokens > budget:
+            break
+        chosen.append(r)
+        used += r.chunk.n_tokens
+    order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
+    chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
+    spans = [Evidence(id=f"L{i}", doc_id=r.chunk.doc_id, source=r.source, start=r.chunk.start, end=r.chunk.end,
+                      text=r.chunk.text, score=round(r.score, 6), query=state["question"])
+             for i, r in enumerate(chosen, 1)]
+    return spans, (f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
+                   f"{len(results)} dense chunks, {used:,} tokens, in document order")
+
+
+def long_context(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    question = state["question"]
+    budget = (context_window(settings) - settings.max_answer_tokens - PROMPT_OVERHEAD_TOKENS
+              - default_counter().count(question))
+    spans, how = select_context(state, settings, max(budget, 0))
+    context = "\n\n".join(f"Passage {i}:\n{s['text']}" for i, s in enumerate(spans, 1))
+    prompt = self_route.LONG_CONTEXT.format(context=context, question=question)
+    try:
+        reply, record = call_llm(settings, "long_context", [HumanMessage(prompt)])
+    except LLMError as e:
+        return {"error": str(e), "route": ["long_context"], "trace": [f"long_context: {how}; {e}"]}
+    answer = "unanswerable" if is_unanswerable(reply) else reply.strip()
+    return {"answer": answer, "citations": [] if answer == "unanswerable" else spans, "usage": [record],
+            "route": ["long_context"], "trace": [f"long_context: {how}"]}

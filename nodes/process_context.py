@@ -1,0 +1,79 @@
+"""process_context: OkraLong's context processor (appendix C.3) and LongRAG's chunk→paragraph
+mapping f_m. Retrieved chunks become passages: neighbours merged, extended by the plan's
+tokens (arithmetic), cut tables recovered, ordered by document position and labelled E1, E2, ...
+When the plan runs the extractor, the chunks are also mapped to their whole source paragraphs
+(capped in tokens) for it."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from graph.organizer import Plan
+from graph.settings import Settings
+from graph.state import Evidence, Hit, State
+from retrieval import Passage, extend, merge_chunks, recover_tables, source_paragraphs
+
+from .resources import searcher_for, settings_of, to_scored
+
+
+def _evidence(passages: list[Passage], hits: list[Hit], prefix: str) -> list[Evidence]:
+    out = []
+    for i, p in enumerate(passages, 1):
+        inside = [h for h in hits if h["doc_id"] == p.doc_id and p.start <= h["start"] and h["end"] <= p.end]
+        best = max(inside, key=lambda h: h["score"], default=None)
+        out.append(Evidence(id=f"{prefix}{i}", doc_id=p.doc_id, source=p.source, start=p.start, end=p.end,
+                            text=p.text, score=round(best["score"] if best else p.score, 6),
+                            query=best["query"] if best else ""))
+    return out
+
+
+def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[Passage], int]:
+    """Merge, extend, recover tables, merge again (extension can make passages touch)."""
+    passages = merge_chunks([to_scored(h) for h in hits], documents)
+    recovered = 0
+    if plan.extend_tokens or plan.recover_tables:
+        grown = []
+        for p in passages:
+            document = documents[p.doc_id]
+            if plan.extend_tokens:
+                p = extend(p, document, plan.extend_tokens, plan.extend_tokens)
+            if plan.recover_tables:
+                p = recover_tables(p, document)
+                recovered += p.tables_recovered
+            grown.append(p)
+        passages = _merge_passages(grown, documents)
+    return passages, recovered
+
+
+def _merge_passages(passages: list[Passage], documents: dict) -> list[Passage]:
+    order = {d: i for i, d in enumerate(documents)}
+    out: list[Passage] = []
+    for p in sorted(passages, key=lambda p: (order.get(p.doc_id, 0), p.start)):
+        last = out[-1] if out else None
+        if last and last.doc_id == p.doc_id and not documents[p.doc_id].text[last.end : p.start].strip():
+            end = max(last.end, p.end)
+            out[-1] = last.model_copy(update={"end": end, "text": documents[p.doc_id].text[last.start : end],
+                                              "chunk_indexes": sorted(set(last.chunk_indexes + p.chunk_indexes)),
+                                              "score": max(last.score, p.score)})
+        else:
+            out.append(p)
+    return out
+
+
+def process_context(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    plan = Plan.model_validate(state["plan"])
+    hits = state.get("hits") or []
+    documents = {d.doc_id: d for d in searcher_for(settings, state["doc_ids"]).documents}
+    passages, recovered = build_passages(hits, documents, plan)
+    evidence = _evidence(passages, hits, "E")
+    update: dict = {"evidence": evidence, "route": ["process_context"]}
+    note = f"process_context: {len(hits)} chunk(s) -> {len(evidence)} passage(s)"
+    if recovered:
+        note += f", {recovered} table(s) recovered"
+    if plan.extract:
+        ranked = sorted(hits, key=lambda h: -h["score"])
+        paragraphs = source_paragraphs([to_scored(h) for h in ranked], documents, settings.paragraph_cap_tokens)
+        update["paragraphs"] = _evidence(paragraphs, hits, "P")
+        note += f", {len(paragraphs)} source paragraph(s) for the extractor"
+    return {**update, "trace": [note]}

@@ -1,0 +1,63 @@
+"""Process-wide resources the nodes share: the index store (one per index location) and the
+settings of the current run (the runtime context, or the environment defaults)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import Hit
+from retrieval import Chunk, IndexSettings, IndexStore, ScoredChunk, Searcher
+
+_lock = threading.Lock()
+
+
+def settings_of(runtime: Runtime[Settings] | None) -> Settings:
+    context = getattr(runtime, "context", None)
+    if isinstance(context, Settings):
+        return context
+    if isinstance(context, dict):  # a caller that bypassed the schema's coercion
+        return Settings(**context)
+    return Settings()
+
+
+def store_for(settings: Settings) -> IndexStore:
+    index = settings.index_settings()
+    return _store(index.home, index.chroma_host, index.chroma_port, index.max_words)
+
+
+@functools.cache
+def _store(home, chroma_host, chroma_port, max_words) -> IndexStore:
+    return IndexStore(IndexSettings(home=home, chroma_host=chroma_host, chroma_port=chroma_port,
+                                    max_words=max_words))
+
+
+def searcher_for(settings: Settings, doc_ids: Sequence[str]) -> Searcher:
+    store = store_for(settings)
+    with _lock:
+        return _searcher(store, tuple(doc_ids))
+
+
+@functools.lru_cache(maxsize=64)
+def _searcher(store: IndexStore, doc_ids: tuple[str, ...]) -> Searcher:
+    return Searcher(store, [store.document(d) for d in doc_ids])
+
+
+def to_scored(hit: Hit) -> ScoredChunk:
+    chunk = Chunk(doc_id=hit["doc_id"], index=hit["index"], start=hit["start"], end=hit["end"],
+                  paragraph_ids=hit["paragraph_ids"], n_tokens=hit["n_tokens"], text=hit["text"])
+    return ScoredChunk(chunk=chunk, score=hit["score"], dense_score=hit["dense_score"],
+                       bm25_score=hit["bm25_score"], granularity=hit["granularity"], source=hit["source"])
+
+
+def to_hit(result: ScoredChunk, query: str) -> Hit:
+    c = result.chunk
+    return Hit(doc_id=c.doc_id, source=result.source, index=c.index, granularity=result.granularity,
+               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens, text=c.text, score=round(result.score, 6),
+               dense_score=result.dense_score, bm25_score=result.bm25_score, query=query)
+
+

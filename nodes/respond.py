@@ -1,0 +1,57 @@
+"""respond: close the run — status, usage totals (cost = input + 4 x output, OkraLong's weighting)
+and an AI message with the answer and its citations for chat callers. Without a model the run is
+evidence-only: the passages are returned with citations and `answer` stays None."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import State, Usage
+from llm.scripted import LABEL as SCRIPTED_LABEL
+
+from .generate import is_unanswerable
+from .resources import settings_of
+
+
+def usage_totals(records: list[dict]) -> Usage:
+    inp = sum(r["input_tokens"] for r in records)
+    out = sum(r["output_tokens"] for r in records)
+    return Usage(calls=len(records), input_tokens=inp, output_tokens=out, cost=inp + 4 * out,
+                 estimated=any(r["estimated"] for r in records),
+                 seconds=round(sum(r["seconds"] for r in records), 3))
+
+
+def _cite(e: dict) -> str:
+    return f"[{e['id']}] {e['source']} chars {e['start']}-{e['end']}"
+
+
+def respond(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    answer = state.get("answer")
+    if state.get("status") == "error" and not answer:
+        status = "error"
+    elif not settings.has_llm:
+        status = "evidence-only"
+    elif is_unanswerable(answer):
+        status = "unanswerable"
+    elif answer:
+        status = "answered"
+    else:
+        status = "error"
+    citations = state.get("citations") or ([] if settings.has_llm else state.get("evidence") or [])
+    if status == "evidence-only":
+        body = (f"Evidence only (no LLM configured): {len(citations)} passage(s) retrieved for the question; "
+                "no answer was generated.")
+    elif status == "error":
+        body = f"Error: {state.get('error') or 'no answer was produced'}"
+    else:
+        body = answer or ""
+    if settings.is_scripted and status in ("answered", "unanswerable"):
+        body = f"[{SCRIPTED_LABEL}] {body}"
+    if citations:
+        body += "\n\nSources:\n" + "\n".join(_cite(e) for e in citations)
+    model = f"{settings.model} - {SCRIPTED_LABEL}" if settings.is_scripted else settings.model
+    return {"status": status, "citations": citations, "totals": usage_totals(state.get("usage") or []),
+            "model": model, "messages": [AIMessage(content=body, name="longqa")], "route": ["respond"]}

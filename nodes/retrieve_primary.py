@@ -1,0 +1,19 @@
+"""retrieve_primary: OkraLong's primary retrieval before analysis — three chunks of 150 tokens
+(appendix C.3), hybrid with uniform 1:1 fusion since no pattern is known yet."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import State
+
+from .resources import searcher_for, settings_of, to_hit
+
+
+def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    searcher = searcher_for(settings, state["doc_ids"])
+    results = searcher.search(state["question"], k=settings.primary_k, granularity=settings.primary_granularity,
+                              weights=(1.0, 1.0), depth=settings.fusion_depth)
+    return {"primary": [to_hit(r, state["question"]) for r in results], "route": ["retrieve_primary"]}

@@ -1,0 +1,41 @@
+"""split_question: OkraLong's question splitter (table 9). A question spanning several entities
+becomes sub-questions, each retrieved separately (in parallel, one `Send` each) and merged."""
+
+from __future__ import annotations
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from graph.settings import Settings
+from graph.state import State
+from llm.calls import LLMError, call_llm
+from prompts import okralong
+
+from .resources import settings_of
+
+
+def parse_sub_questions(reply: str, limit: int) -> list[str]:
+    """One sub-question per line; numbering, bullets and blank lines dropped; duplicates folded."""
+    subs: list[str] = []
+    for line in reply.splitlines():
+        line = line.strip().lstrip("-*•").strip()
+        line = line.split(". ", 1)[1] if line[:3].rstrip(".").isdigit() and ". " in line[:4] else line
+        if len(line) > 3 and line.lower() not in (s.lower() for s in subs):
+            subs.append(line)
+    return subs[:limit]
+
+
+def split_question(state: State, runtime: Runtime[Settings]) -> dict:
+    settings = settings_of(runtime)
+    question = state["question"]
+    messages = [SystemMessage(okralong.SPLITTER_SYSTEM), HumanMessage(okralong.SPLITTER_DEMO_USER),
+                AIMessage(okralong.SPLITTER_DEMO_ASSISTANT), HumanMessage(okralong.SPLITTER_USER.format(
+                    question=question))]
+    try:
+        reply, record = call_llm(settings, "split_question", messages)
+    except LLMError as e:
+        return {"sub_questions": [question], "route": ["split_question"],
+                "trace": [f"split_question: {e}; retrieving the whole question instead"]}
+    subs = parse_sub_questions(reply, settings.max_sub_questions) or [question]
+    return {"sub_questions": subs, "usage": [record], "route": ["split_question"],
+            "trace": [f"split_question: {len(subs)} sub-question(s): " + " | ".join(subs)]}

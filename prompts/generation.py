@@ -1,0 +1,9 @@
+"""The generator's prompt: LongRAG table 18 over the two perspectives (I_g and the kept chunks),
+with Self-Route's option to decline and a request to name the evidence used (our addition, so
+answers carry citations)."""
+
+GLOBAL_INFO_HEADER = "Global information (extracted from the source paragraphs):\n{global_info}\n\n"
+EVIDENCE_HEADER = "Retrieved passages:\n{evidence}"
+REASONING_HEADER = "Reasoning steps so far:\n{steps}\n\n"
+CITE_INSTRUCTION = ('After the answer, on a new last line, write "Sources:" followed by the ids of the passages '
+                    'you used, e.g. "Sources: E1, E3".')
