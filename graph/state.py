@@ -3,13 +3,14 @@
 Values are plain JSON-able dicts and lists (records typed as TypedDicts) so the state crosses
 checkpointers, the LangGraph server and Studio unchanged; pydantic models (`Plan`, `Analysis`)
 validate at the node boundaries. Lists written by parallel branches (retrieve per sub-question,
-filter per chunk) or appended to by every LLM call carry reducers; `prepare` clears them with
-LangGraph's `Overwrite` at the start of each turn of a thread.
+filter per chunk) or appended to by every LLM call carry reducers. An update that starts with
+`None` (see `fresh`) replaces the list instead: `prepare` starts each turn of a thread that way,
+so one turn's hits, usage and route never leak into the next. (LangGraph's `Overwrite` does the
+same but is not JSON-serialisable in streamed updates.)
 """
 
 from __future__ import annotations
 
-import operator
 from typing import Annotated, Any, Literal, TypedDict
 
 from langchain_core.messages import AnyMessage
@@ -81,17 +82,30 @@ class Usage(TypedDict):
     seconds: float
 
 
-def _merge_hits(old: list[Hit], new: list[Hit]) -> list[Hit]:
+def fresh(*items: Any) -> list:
+    """An update that replaces a reduced list (a new turn) instead of extending it."""
+    return [None, *items]
+
+
+def _extend(old: list | None, new: list | None) -> list:
+    if new and new[0] is None:
+        return list(new[1:])
+    return [*(old or []), *(new or [])]
+
+
+def _merge_hits(old: list[Hit] | None, new: list[Hit] | None) -> list[Hit]:
     """Parallel retrieves append; the same chunk found twice is kept once with its best score."""
+    if new and new[0] is None:
+        old, new = [], new[1:]
     merged: dict[tuple[str, int, int], Hit] = {}
-    for hit in [*(old or []), *new]:
+    for hit in [*(old or []), *(new or [])]:
         key = (hit["doc_id"], hit["granularity"], hit["index"])
         if key not in merged or hit["score"] > merged[key]["score"]:
             merged[key] = hit
     return list(merged.values())
 
 
-Ledger = Annotated[list[LLMCall], operator.add]
+Ledger = Annotated[list[LLMCall], _extend]
 
 
 class InputState(TypedDict, total=False):
@@ -112,12 +126,12 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]
     plan: dict[str, Any]
     analysis: dict[str, Any]
-    route: Annotated[list[str], operator.add]  # nodes in the order they ran
+    route: Annotated[list[str], _extend]  # nodes in the order they ran
     usage: Ledger
     totals: Usage
     model: str | None
     error: str | None
-    trace: Annotated[list[str], operator.add]
+    trace: Annotated[list[str], _extend]
     messages: Annotated[list[AnyMessage], add_messages]
 
 
@@ -128,12 +142,12 @@ class State(InputState, OutputState, total=False):
     primary: list[Hit]
     sub_questions: list[str]
     hits: Annotated[list[Hit], _merge_hits]
-    steps: Annotated[list[Step], operator.add]
+    steps: Annotated[list[Step], _extend]
     hops: int
     paragraphs: list[Evidence]
     global_info: str | None
     cot: str | None
-    verdicts: Annotated[list[Verdict], operator.add]
+    verdicts: Annotated[list[Verdict], _extend]
     draft: str | None  # answer proposed by the step-wise reasoner
 
 

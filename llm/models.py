@@ -61,6 +61,8 @@ def _chat_model(model: str | None, base_url: str | None, api_key_env: str, tempe
     provider = None if ":" in model else "openai"
     if base_url:
         kwargs["base_url"] = base_url
+        if provider is None and model.startswith("openai:"):
+            model = model.split(":", 1)[1]  # the endpoint is sent the bare name ("openai:x" -> "x")
         provider = provider or "openai"
     if provider == "openai" or model.startswith("openai:"):
         # local OpenAI-compatible servers accept any key; the client library insists on one

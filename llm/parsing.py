@@ -6,8 +6,8 @@ import ast
 import json
 import re
 
-from langchain_core.output_parsers import JsonOutputParser
 from langchain_core.exceptions import OutputParserException
+from langchain_core.output_parsers import JsonOutputParser
 
 _BRACES = re.compile(r"\{[^{}]*\}", re.DOTALL)
 

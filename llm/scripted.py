@@ -18,6 +18,7 @@ Contract per prompt kind (recognised from the quoted prompt text):
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -78,6 +79,11 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "longqa-scripted"
 
+    def model_post_init(self, context: Any) -> None:
+        super().model_post_init(context)
+        if self.profile is None:
+            self.profile = {"max_input_tokens": 32768}  # stands in for a small local model's window
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
         text = "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
@@ -106,8 +112,8 @@ class ScriptedChatModel(BaseChatModel):
         question = _section(text, "### Question:", "### Answer:").strip()
         context = _section(text, "### Context:", "### Question:")
         a = analyze_rules(question, [context])
-        return ('{"question-type": "%s", "info-type": "%s", "containing": "%s"}'
-                % (a.question_type, a.info_pattern, a.evidence))
+        return json.dumps({"question-type": a.question_type, "info-type": a.info_pattern,
+                           "containing": a.evidence})
 
     def _splitter(self, text: str, messages: list[BaseMessage]) -> str:
         question = messages[-1].content if isinstance(messages[-1].content, str) else text
@@ -149,7 +155,7 @@ class ScriptedChatModel(BaseChatModel):
         article = _section(text, "Given an article:", "\nQuestion:")
         question = _section(text, "\nQuestion:", "\nThought process")
         keep = len(_words(article) & _words(question)) >= 2
-        return '{"status": %s}' % ("true" if keep else "false")
+        return json.dumps({"status": keep})
 
     def _answer(self, question: str, context: str, allow_unanswerable: bool) -> str:
         sentence, overlap = self._best(question, context)

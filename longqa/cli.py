@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ def _progress_bar(desc: str):
 
 def cmd_index(args: argparse.Namespace) -> int:
     store = _store(args)
+    doc_ids: list[str] = []
     for path in args.paths:
         document = store.load(path)
         for granularity in args.granularity:
@@ -46,6 +48,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             state = "cached" if already else "built"
             print(f"{path}: {state} g={granularity}: {len(index.chunks)} chunks, {tokens:,} tokens, "
                   f"{document.n_words:,} words, {seconds:.1f} s (doc {document.doc_id[:12]})")
+        doc_ids.append(document.doc_id)
+    if args.collection:
+        store.save_collection(args.collection, doc_ids)
+        print(f"collection {args.collection!r}: {len(doc_ids)} document(s)")
     return 0
 
 
@@ -54,9 +60,32 @@ def _parse_weights(text: str) -> tuple[float, float]:
         dense, sparse = (float(x) for x in text.split(":"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"weights must look like DENSE:BM25, e.g. 3:2 (got {text!r})") from None
-    if dense < 0 or sparse < 0 or dense + sparse == 0:
+    if not (math.isfinite(dense) and math.isfinite(sparse)) or dense < 0 or sparse < 0 or dense + sparse == 0:
         raise argparse.ArgumentTypeError("weights must be non-negative and not both zero")
     return dense, sparse
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def _granularity(text: str) -> int:
+    value = _positive_int(text)
+    if value < 8:
+        raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
+    return value
+
+
+def _query(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the query is empty")
+    return text
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -81,6 +110,23 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ask(args: argparse.Namespace) -> int:
+    from graph.settings import Settings
+
+    from .ask import print_json, render, run_question
+
+    overrides = {"model": args.model, "base_url": args.base_url, "strategy": args.strategy,
+                 "analyzer": args.analyzer, "context_window": args.context_window, "home": args.home}
+    settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    result = run_question(args.paths, args.question, settings, thread=args.thread,
+                          progress=None if args.quiet else sys.stderr)
+    if args.json:
+        print_json(result)
+    else:
+        render(result)
+    return 1 if result.get("status") == "error" else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
@@ -90,20 +136,39 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index documents (.txt .md .pdf .html); cached by content hash")
     p.add_argument("paths", nargs="+", help="files to index")
-    p.add_argument("-g", "--granularity", type=int, nargs="+", default=[150], help=GRANULARITY_HELP)
+    p.add_argument("-g", "--granularity", type=_granularity, nargs="+", default=[150], help=GRANULARITY_HELP)
+    p.add_argument("--collection", help="also save the documents as a named collection (for server runs)")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
     p.add_argument("paths", nargs="+", help="files to search (one collection)")
-    p.add_argument("query", help="the search query")
-    p.add_argument("-k", "--k", type=int, default=5, help="chunks to return (default 5)")
-    p.add_argument("-g", "--granularity", type=int, default=150, help=GRANULARITY_HELP + " (default 150)")
+    p.add_argument("query", type=_query, help="the search query")
+    p.add_argument("-k", "--k", type=_positive_int, default=5, help="chunks to return (default 5)")
+    p.add_argument("-g", "--granularity", type=_granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
     p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
     p.add_argument("--weights", type=_parse_weights, default=(1.0, 1.0),
                    help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)")
-    p.add_argument("--depth", type=int, default=20, help="each retriever's top-N before fusion (default 20)")
+    p.add_argument("--depth", type=_positive_int, default=20,
+                   help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
     p.set_defaults(func=cmd_search)
+
+    from graph.settings import STRATEGIES
+
+    p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
+    p.add_argument("paths", nargs="+", help="files to read (one collection)")
+    p.add_argument("question", help="the question")
+    p.add_argument("--strategy", choices=STRATEGIES, default=None,
+                   help="plan preset (default: $LONGQA_STRATEGY or adaptive-precise)")
+    p.add_argument("--model", default=None, help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
+                                                 "unset = evidence only; 'scripted' = offline test model)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)")
+    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None, help="analyzer backend")
+    p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
+    p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
+    p.add_argument("--json", action="store_true", help="print the whole output as JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not stream node progress")
+    p.set_defaults(func=cmd_ask)
     return parser
 
 

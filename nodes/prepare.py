@@ -8,10 +8,9 @@ from pathlib import Path
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
 from graph.settings import Settings
-from graph.state import State
+from graph.state import State, fresh
 from retrieval import Document, DocumentError, document_from_text
 
 from .resources import settings_of, store_for
@@ -62,8 +61,7 @@ def load_documents(state: State, settings: Settings) -> list[Document]:
 
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    reset = {"hits": Overwrite([]), "usage": Overwrite([]), "steps": Overwrite([]), "verdicts": Overwrite([]),
-             "route": Overwrite(["prepare"]), "answer": None, "draft": None, "error": None, "global_info": None,
+    reset = {"hits": fresh(), "usage": fresh(), "steps": fresh(), "verdicts": fresh(), "route": fresh("prepare"), "answer": None, "draft": None, "error": None, "global_info": None,
              "cot": None, "evidence": [], "citations": [], "paragraphs": [], "sub_questions": [], "hops": 0,
              "primary": [], "analysis": {}, "plan": {}, "model": settings.model}
     question = question_of(state)
@@ -77,7 +75,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
         return {**reset, "question": question, "status": "error", "error": f"input: {message}",
-                "trace": Overwrite([f"prepare: {message}"])}
+                "trace": fresh(f"prepare: {message}")}
     words = sum(d.n_words for d in documents)
     return {**reset, "question": question, "doc_ids": [d.doc_id for d in documents],
-            "trace": Overwrite([f"prepare: {len(documents)} document(s), {words:,} words, indexed"])}
+            "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed")}

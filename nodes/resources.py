@@ -57,7 +57,8 @@ def to_scored(hit: Hit) -> ScoredChunk:
 def to_hit(result: ScoredChunk, query: str) -> Hit:
     c = result.chunk
     return Hit(doc_id=c.doc_id, source=result.source, index=c.index, granularity=result.granularity,
-               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens, text=c.text, score=round(result.score, 6),
+               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens,
+               text=c.text, score=round(result.score, 6),
                dense_score=result.dense_score, bm25_score=result.bm25_score, query=query)
 
 

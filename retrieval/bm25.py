@@ -1,10 +1,13 @@
-"""Sparse retrieval: Okapi BM25 (rank-bm25) over lower-cased word tokens without stop words."""
+"""Sparse retrieval: Okapi BM25 (rank-bm25) over lower-cased, Snowball-stemmed word tokens
+without stop words (stemming lets "manages" match "manager", "terminals" match "terminal")."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
+import snowballstemmer
 from rank_bm25 import BM25Okapi
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -15,8 +18,17 @@ STOP_WORDS = frozenset(
 )
 
 
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    # the vocabulary is small next to the text: caching makes the pure-Python stemmer cheap
+    return _STEMMER.stemWord(word)
+
+
 def bm25_tokens(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]
 
 
 class SparseIndex:

@@ -42,7 +42,7 @@ from .tokens import TokenCounter, default_counter, word_windows, wordpiece_count
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: stemmed BM25 tokens
 _ADD_BATCH = 2000  # vectors per Chroma add() call
 
 

@@ -1,0 +1,84 @@
+"""`longqa ask`: run the graph on documents, streaming node-by-node progress, then print the
+answer with citations and the usage table (or the whole output as JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from langchain_core.messages import HumanMessage
+
+from graph.graph import build_graph
+from graph.settings import Settings
+
+
+def thread_checkpointer(home: Path):
+    """A SQLite checkpointer under the index home, so `--thread` conversations survive restarts."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    home.mkdir(parents=True, exist_ok=True)
+    return SqliteSaver(sqlite3.connect(str(home / "threads.sqlite"), check_same_thread=False))
+
+
+def run_question(paths: list[str], question: str, settings: Settings, thread: str | None = None,
+                 progress: TextIO | None = sys.stderr) -> dict[str, Any]:
+    """Stream one question through the graph; return the final output state."""
+    builder = build_graph()
+    config: dict[str, Any] = {}
+    if thread:
+        graph = builder.compile(checkpointer=thread_checkpointer(settings.home))
+        config = {"configurable": {"thread_id": thread}}
+        payload: dict[str, Any] = {"messages": [HumanMessage(question)], "documents": paths}
+    else:
+        graph = builder.compile()
+        payload = {"question": question, "documents": paths}
+    context = settings.model_dump(exclude_none=False)
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = chunk
+        elif progress is not None:
+            for node, update in chunk.items():
+                for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:
+                    print(f"  [{node}] {line}", file=progress)
+    keys = ("answer", "status", "citations", "evidence", "plan", "analysis", "route", "usage", "totals", "model",
+            "error", "trace")
+    return {k: final.get(k) for k in keys}
+
+
+def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    status = result.get("status")
+    print(file=out)
+    if status == "evidence-only":
+        print("No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).",
+              file=out)
+    elif status == "error":
+        print(f"Error: {result.get('error')}", file=out)
+    else:
+        label = f" [{result['model']}]" if result.get("model") else ""
+        print(f"Answer{label}: {result.get('answer')}", file=out)
+    citations = result.get("citations") or []
+    if citations:
+        print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)
+        for c in citations:
+            text = " ".join(c["text"].split())
+            print(f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {text[:240]}"
+                  f"{'...' if len(text) > 240 else ''}", file=out)
+    usage = result.get("usage") or []
+    if usage:
+        print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
+        for r in usage:
+            flag = " (estimated)" if r["estimated"] else ""
+            print(f"{r['node']:<16}{r['input_tokens']:>8}{r['output_tokens']:>8}{r['seconds']:>9.2f}{flag}", file=out)
+        t = result["totals"]
+        print(f"{'total':<16}{t['input_tokens']:>8}{t['output_tokens']:>8}{t['seconds']:>9.2f}  "
+              f"calls={t['calls']} cost(in+4*out)={t['cost']}", file=out)
+
+
+def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    json.dump(result, out, indent=1, default=str)
+    print(file=out)
