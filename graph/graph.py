@@ -8,9 +8,9 @@ organize ─┬─ Send(retrieve) for the question ─────────�
           ├─ Send(retrieve) ⇄ reason_step (≤ max_hops) ───────┤        (stepwise)
           └─ long_context                                    │        (lc)
 process_context ←──────────────────────────────────────────────┘
-  ├─ extract ──────────────────────┐
-  ├─ cot ─ Send(filter) per chunk ──┤→ generate (deferred: waits for both) → self_route ─┬─ respond → END
-  └───────────────────────────────┘                                                  └─ long_context → respond
+  ├─ extract ──────────────────────┐  (with the filter on, extract's successor is the cot branch's)
+  ├─ cot ─ Send(filter) per chunk ──┤→ generate (deferred) → self_route ─┬─ respond → END
+  └───────────────────────────────┘                                      └─ long_context → respond
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
+from graph.organizer import Plan
+from graph.settings import Settings
+from graph.state import FilterTask, InputState, OutputState, RetrieveTask, State
 from nodes.analyze import analyze
 from nodes.cot import cot
 from nodes.extract import extract
@@ -36,10 +39,6 @@ from nodes.retrieve import retrieve
 from nodes.retrieve_primary import retrieve_primary
 from nodes.self_route import needs_long_context, self_route
 from nodes.split_question import split_question
-
-from .organizer import Plan
-from .settings import Settings
-from .state import FilterTask, InputState, OutputState, RetrieveTask, State
 
 ADAPTIVE = ("adaptive", "adaptive-precise")
 
@@ -63,7 +62,8 @@ def after_organize(state: State) -> list[Send] | Literal["split_question", "long
         return "split_question"
     if plan.workflow == "long_context":
         return "long_context"
-    return [_task(state, state["question"], plan)]  # direct, and the first hop of stepwise
+    # direct, and the first hop of stepwise
+    return [_task(state, state.get("search_query") or state["question"], plan)]
 
 
 def after_split(state: State) -> list[Send]:
@@ -92,6 +92,13 @@ def after_context(state: State, runtime) -> list[Literal["extract", "cot", "gene
         return ["generate"]
     targets: list = (["extract"] if plan.extract else []) + (["cot"] if plan.filter else [])
     return targets or ["generate"]
+
+
+def after_extract(state: State) -> list[Literal["generate"]]:
+    """With the filter on too, generate waits for the cot branch instead: extract ran in the same
+    superstep as cot, and `defer` does not hold generate back while the filter's Sends run (it ran
+    twice, once before the verdicts)."""
+    return [] if state["plan"]["filter"] else ["generate"]
 
 
 def after_cot(state: State) -> list[Send] | Literal["generate"]:
@@ -132,7 +139,7 @@ def build_graph() -> StateGraph:
     builder.add_conditional_edges("retrieve", after_retrieve, ["reason_step", "process_context"])
     builder.add_conditional_edges("reason_step", after_reason, ["retrieve", "process_context"])
     builder.add_conditional_edges("process_context", after_context, ["extract", "cot", "generate", "respond"])
-    builder.add_edge("extract", "generate")
+    builder.add_conditional_edges("extract", after_extract, ["generate"])
     builder.add_conditional_edges("cot", after_cot, ["filter", "generate"])
     builder.add_edge("filter", "generate")
     builder.add_edge("generate", "self_route")

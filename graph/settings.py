@@ -22,6 +22,14 @@ Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag
 STRATEGIES: tuple[str, ...] = Strategy.__args__
 
 
+# fixed by the deployment's environment when LONGQA_SERVER=1 (set in langgraph.json)
+SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env")
+
+
+def running_as_server() -> bool:
+    return os.environ.get("LONGQA_SERVER", "").lower() in ("1", "true", "yes")
+
+
 def _env(name: str, default: object = None):
     return lambda: os.environ.get(name, default)
 
@@ -80,7 +88,15 @@ class Settings(BaseModel):
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
     chroma_port: int = Field(default_factory=_env_int("CHROMA_PORT", 8000), description="Chroma server port")
     documents_root: Path | None = Field(default_factory=_env("LONGQA_DOCUMENTS_ROOT"), description=(
-        "if set, document paths must lie under this directory (server runs must set it)"))
+        "if set, document paths must lie under this directory; on a server, paths are refused without it"))
+
+    def for_server(self) -> Settings:
+        """Settings a caller of a server may choose, with the deployment's own values for the rest:
+        a run's context must not pick the index directory, the Chroma server, the readable files,
+        or where the server sends its API key."""
+        deployment = Settings.model_construct(**{name: Settings.model_fields[name].get_default(
+            call_default_factory=True) for name in SERVER_LOCKED})
+        return self.model_copy(update={name: getattr(deployment, name) for name in SERVER_LOCKED})
 
     def index_settings(self) -> IndexSettings:
         return IndexSettings.from_env(home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port)

@@ -139,6 +139,8 @@ class State(InputState, OutputState, total=False):
     """The working state."""
 
     doc_ids: list[str]
+    history: list[str]  # earlier turns of a chat thread, "User: ..." / "Assistant: ..."
+    search_query: str  # the question, prefixed by the previous one in a thread (follow-ups)
     primary: list[Hit]
     sub_questions: list[str]
     hits: Annotated[list[Hit], _merge_hits]

@@ -37,8 +37,10 @@ def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evi
 
 
 def build_prompt(question: str, evidence: list[Evidence], global_info: str | None, steps: list,
-                 allow_unanswerable: bool) -> str:
+                 allow_unanswerable: bool, history: list[str] | None = None) -> str:
     parts = []
+    if history:
+        parts.append(generation.HISTORY_HEADER.format(history="\n".join(history)))
     if global_info:
         parts.append(generation.GLOBAL_INFO_HEADER.format(global_info=global_info))
     if steps:
@@ -59,7 +61,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
                 "trace": ["generate: the step-wise reasoner's answer"]}
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
     prompt = build_prompt(state["question"], kept, state.get("global_info"), state.get("steps") or [],
-                          plan.allow_unanswerable)
+                          plan.allow_unanswerable, state.get("history"))
     trace = [note] if note else []
     try:
         reply, record = call_llm(settings, "generate", [HumanMessage(prompt)])

@@ -9,7 +9,7 @@ from pathlib import Path
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
+from graph.settings import Settings, running_as_server
 from graph.state import State, fresh
 from retrieval import Document, DocumentError, document_from_text
 
@@ -32,9 +32,26 @@ def question_of(state: State) -> str:
     return (state.get("question") or "").strip()
 
 
+def history_of(state: State, turns: int = 3) -> list[str]:
+    """The last `turns` exchanges before the current question, without our citation blocks."""
+    messages = list(state.get("messages") or [])
+    if messages and getattr(messages[-1], "type", "") == "human":
+        messages = messages[:-1]
+    lines = []
+    for m in messages[-2 * turns :]:
+        content = m.content if isinstance(m.content, str) else str(m.content)
+        role = {"human": "User", "ai": "Assistant"}.get(getattr(m, "type", ""), None)
+        if role and content.strip():
+            lines.append(f"{role}: {content.split(chr(10) * 2 + 'Sources:')[0].strip()}")
+    return lines
+
+
 def allowed_path(path: str, settings: Settings) -> Path:
     """Resolve a document path; with a documents root set, refuse anything outside it."""
     p = Path(path).expanduser()
+    if settings.documents_root is None and running_as_server():
+        raise InputError(f"{path}: this server reads no files (its LONGQA_DOCUMENTS_ROOT is not set); "
+                         "pass the text in 'texts' or name an indexed 'collection'")
     if settings.documents_root is not None:
         root = Path(settings.documents_root).expanduser().resolve()
         p = (root / p).resolve() if not p.is_absolute() else p.resolve()
@@ -78,5 +95,10 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         return {**reset, "question": question, "status": "error", "error": f"input: {message}",
                 "trace": fresh(f"prepare: {message}")}
     words = sum(d.n_words for d in documents)
-    return {**reset, "question": question, "doc_ids": [d.doc_id for d in documents],
+    history = history_of(state)
+    previous = next((h[len("User: "):] for h in reversed(history) if h.startswith("User: ")), "")
+    # a follow-up ("and in 2024?") is searched together with the question it follows
+    search_query = f"{previous} {question}" if previous else question
+    return {**reset, "question": question, "doc_ids": [d.doc_id for d in documents], "history": history,
+            "search_query": search_query,
             "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed")}

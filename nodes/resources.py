@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
+from graph.settings import Settings, running_as_server
 from graph.state import Hit
 from retrieval import Chunk, IndexSettings, IndexStore, ScoredChunk, Searcher
 
@@ -17,12 +17,13 @@ _lock = threading.Lock()
 
 
 def settings_of(runtime: Runtime[Settings] | None) -> Settings:
+    """The run's settings; on a server (LONGQA_SERVER=1) the deployment keeps its own index
+    location, Chroma server, documents root, base URL and key variable whatever the caller sends."""
     context = getattr(runtime, "context", None)
-    if isinstance(context, Settings):
-        return context
     if isinstance(context, dict):  # a caller that bypassed the schema's coercion
-        return Settings(**context)
-    return Settings()
+        context = Settings(**context)
+    settings = context if isinstance(context, Settings) else Settings()
+    return settings.for_server() if running_as_server() else settings
 
 
 def store_for(settings: Settings) -> IndexStore:

@@ -14,6 +14,7 @@ from .resources import searcher_for, settings_of, to_hit
 def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, state["doc_ids"])
-    results = searcher.search(state["question"], k=settings.primary_k, granularity=settings.primary_granularity,
+    query = state.get("search_query") or state["question"]
+    results = searcher.search(query, k=settings.primary_k, granularity=settings.primary_granularity,
                               weights=(1.0, 1.0), depth=settings.fusion_depth)
-    return {"primary": [to_hit(r, state["question"]) for r in results], "route": ["retrieve_primary"]}
+    return {"primary": [to_hit(r, query) for r in results], "route": ["retrieve_primary"]}

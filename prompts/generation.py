@@ -2,6 +2,7 @@
 with Self-Route's option to decline and a request to name the evidence used (our addition, so
 answers carry citations)."""
 
+HISTORY_HEADER = "Conversation so far:\n{history}\n\n"
 GLOBAL_INFO_HEADER = "Global information (extracted from the source paragraphs):\n{global_info}\n\n"
 EVIDENCE_HEADER = "Retrieved passages:\n{evidence}"
 REASONING_HEADER = "Reasoning steps so far:\n{steps}\n\n"

@@ -1,0 +1,43 @@
+"""A LangChain agent that calls longqa as a tool.
+
+    python examples/agent_with_tool.py samples/harbor_annual_report.md "Which shipyard built the dredger Marrowdeep?"
+
+Needs LONGQA_MODEL (e.g. openai:gpt-4o-mini) for the agent's own model; longqa's graph uses the
+same settings.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+
+from graph.settings import Settings
+from llm.models import chat_model
+from longqa.agent_tool import longqa_tool
+
+
+def build_agent(model: BaseChatModel, documents: list[str], settings: Settings | None = None):
+    tool = longqa_tool(default_documents=documents, settings=settings)
+    return create_agent(model, tools=[tool], system_prompt=(
+        "You answer questions about the user's documents. Use the ask_documents tool for every factual "
+        "question and cite its sources."))
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    settings = Settings()
+    if not settings.has_llm:
+        print("set LONGQA_MODEL (and LONGQA_BASE_URL for a local server) to run the agent", file=sys.stderr)
+        return 2
+    agent = build_agent(chat_model(settings), argv[:-1], settings)
+    result = agent.invoke({"messages": [{"role": "user", "content": argv[-1]}]})
+    print(result["messages"][-1].content)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

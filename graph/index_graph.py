@@ -1,0 +1,24 @@
+"""A second, one-node graph for servers: index documents (and name them as a collection) ahead of
+questions, so the first question on a large document does not pay for its embedding."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from graph.settings import Settings
+from nodes.index_documents import IndexInput, IndexOutput, index_documents
+
+
+class IndexState(IndexInput, IndexOutput):
+    pass
+
+
+def build_index_graph() -> StateGraph:
+    builder = StateGraph(IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=Settings)
+    builder.add_node("index_documents", index_documents)
+    builder.add_edge(START, "index_documents")
+    builder.add_edge("index_documents", END)
+    return builder
+
+
+graph = build_index_graph().compile(name="longqa-index")
