@@ -29,7 +29,7 @@ case "${1:-}" in
     shift
     doc=samples/harbor_annual_report.md
     .venv/bin/longqa index "$doc"
-    .venv/bin/longqa search "$doc" "${1:-Who manages the Eastmoor container terminal?}" -k 3
+    .venv/bin/longqa ask "$doc" "${1:-Which shipyard built the dredger Marrowdeep?}"
     ;;
   test)
     setup
