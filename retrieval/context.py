@@ -123,7 +123,17 @@ def source_paragraphs(results: Iterable[ScoredChunk], documents: Mapping[str, Do
             chosen[(document.doc_id, s, e)] = _passage(document, s, e, [r.chunk.index], r.score)
             used += n
     order = {doc_id: i for i, doc_id in enumerate(documents)}
-    return sorted(chosen.values(), key=lambda p: (order.get(p.doc_id, len(order)), p.start))
+    passages: list[Passage] = []
+    for p in sorted(chosen.values(), key=lambda p: (order.get(p.doc_id, len(order)), p.start)):
+        last = passages[-1] if passages else None
+        if last is not None and last.doc_id == p.doc_id and p.start < last.end:
+            # a chunk taken in place of its paragraph can overlap a paragraph taken later: one span,
+            # so no text is given twice (the union is shorter than the two, so the cap still holds)
+            passages[-1] = _passage(documents[p.doc_id], last.start, max(last.end, p.end),
+                                    sorted(set(last.chunk_indexes) | set(p.chunk_indexes)), max(last.score, p.score))
+        else:
+            passages.append(p)
+    return passages
 
 
 def _covered(chosen: Mapping[tuple[str, int, int], Passage], doc_id: str, start: int, end: int) -> bool:
