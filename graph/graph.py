@@ -33,7 +33,7 @@ from nodes.organize import organize
 from nodes.prepare import prepare
 from nodes.process_context import process_context
 from nodes.reason_step import reason_step
-from nodes.resources import settings_of
+from nodes.resources import guarded, settings_of
 from nodes.respond import respond
 from nodes.retrieve import retrieve
 from nodes.retrieve_primary import retrieve_primary
@@ -56,7 +56,9 @@ def after_prepare(state: State, runtime) -> Literal["retrieve_primary", "organiz
     return "retrieve_primary" if strategy in ADAPTIVE else "organize"
 
 
-def after_organize(state: State) -> list[Send] | Literal["split_question", "long_context"]:
+def after_organize(state: State) -> list[Send] | Literal["split_question", "long_context", "respond"]:
+    if state.get("error"):
+        return "respond"
     plan = Plan.model_validate(state["plan"])
     if plan.workflow == "split":
         return "split_question"
@@ -71,7 +73,9 @@ def after_split(state: State) -> list[Send]:
     return [_task(state, q, plan) for q in state.get("sub_questions") or [state["question"]]]
 
 
-def after_retrieve(state: State) -> Literal["reason_step", "process_context"]:
+def after_retrieve(state: State) -> Literal["reason_step", "process_context", "respond"]:
+    if state.get("error"):
+        return "respond"
     return "reason_step" if state["plan"]["workflow"] == "stepwise" else "process_context"
 
 
@@ -85,7 +89,7 @@ def after_reason(state: State) -> list[Send] | Literal["process_context"]:
 
 
 def after_context(state: State, runtime) -> list[Literal["extract", "cot", "generate", "respond"]]:
-    if not settings_of(runtime).has_llm:
+    if state.get("error") or not settings_of(runtime).has_llm:
         return ["respond"]  # evidence only
     plan = Plan.model_validate(state["plan"])
     if state.get("draft"):
@@ -114,29 +118,29 @@ def after_self_route(state: State) -> Literal["long_context", "respond"]:
 
 def build_graph() -> StateGraph:
     builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=Settings)
-    builder.add_node("prepare", prepare)
-    builder.add_node("retrieve_primary", retrieve_primary)
+    builder.add_node("prepare", guarded("prepare", prepare))
+    builder.add_node("retrieve_primary", guarded("retrieve_primary", retrieve_primary))
     builder.add_node("analyze", analyze)
     builder.add_node("organize", organize)
     builder.add_node("split_question", split_question)
-    builder.add_node("retrieve", retrieve, input_schema=RetrieveTask)
+    builder.add_node("retrieve", guarded("retrieve", retrieve), input_schema=RetrieveTask)
     builder.add_node("reason_step", reason_step)
-    builder.add_node("process_context", process_context)
+    builder.add_node("process_context", guarded("process_context", process_context))
     builder.add_node("extract", extract)
     builder.add_node("cot", cot)
     builder.add_node("filter", filter_chunk, input_schema=FilterTask)
     builder.add_node("generate", generate, defer=True)
     builder.add_node("self_route", self_route)
-    builder.add_node("long_context", long_context)
+    builder.add_node("long_context", guarded("long_context", long_context))
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "prepare")
     builder.add_conditional_edges("prepare", after_prepare, ["retrieve_primary", "organize", "respond"])
     builder.add_edge("retrieve_primary", "analyze")
     builder.add_edge("analyze", "organize")
-    builder.add_conditional_edges("organize", after_organize, ["retrieve", "split_question", "long_context"])
+    builder.add_conditional_edges("organize", after_organize, ["retrieve", "split_question", "long_context", "respond"])
     builder.add_conditional_edges("split_question", after_split, ["retrieve"])
-    builder.add_conditional_edges("retrieve", after_retrieve, ["reason_step", "process_context"])
+    builder.add_conditional_edges("retrieve", after_retrieve, ["reason_step", "process_context", "respond"])
     builder.add_conditional_edges("reason_step", after_reason, ["retrieve", "process_context"])
     builder.add_conditional_edges("process_context", after_context, ["extract", "cot", "generate", "respond"])
     builder.add_conditional_edges("extract", after_extract, ["generate"])

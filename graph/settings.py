@@ -107,4 +107,4 @@ class Settings(BaseModel):
 
     @property
     def is_scripted(self) -> bool:
-        return (self.model or "").split(":")[0] == "scripted"
+        return (self.model or "").startswith("scripted")

@@ -142,8 +142,9 @@ class ScriptedChatModel(BaseChatModel):
 
     def _extractor(self, text: str, messages: list[BaseMessage]) -> str:
         question = text.rsplit("\n", 1)[-1]
+        content = text.rsplit("Based on the above background", 1)[0]  # not the question itself
         q = _words(question)
-        ranked = sorted(_sentences(text), key=lambda s: -len(q & _words(s)))
+        ranked = sorted(_sentences(content), key=lambda s: -len(q & _words(s)))
         return " ".join(ranked[:3])
 
     def _cot(self, text: str, messages: list[BaseMessage]) -> str:

@@ -24,8 +24,9 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     """(spans, how they were chosen): whole documents if they fit `budget` tokens, else top chunks."""
     searcher = searcher_for(settings, state["doc_ids"])
     counter = default_counter()
+    header = counter.count("\n\nPassage 999:\n")  # what each span adds around its text in the prompt
     sizes = counter.count_many([d.text for d in searcher.documents])
-    if sum(sizes) <= budget:
+    if sum(sizes) + header * len(sizes) <= budget:
         spans = [Evidence(id=f"L{i}", doc_id=d.doc_id, source=d.source, start=0, end=len(d.text), text=d.text,
                           score=1.0, query="") for i, d in enumerate(searcher.documents, 1)]
         return spans, f"whole document(s), {sum(sizes):,} tokens"
@@ -33,10 +34,10 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
                               depth=settings.lc_top_chunks, mode="dense")
     chosen, used = [], 0
     for r in results:  # best first until the window is full, then back into document order
-        if used + r.chunk.n_tokens > budget:
+        if used + r.chunk.n_tokens + header > budget:
             break
         chosen.append(r)
-        used += r.chunk.n_tokens
+        used += r.chunk.n_tokens + header
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
     spans = [Evidence(id=f"L{i}", doc_id=r.chunk.doc_id, source=r.source, start=r.chunk.start, end=r.chunk.end,

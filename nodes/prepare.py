@@ -79,7 +79,7 @@ def load_documents(state: State, settings: Settings) -> list[Document]:
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     reset = {"hits": fresh(), "usage": fresh(), "steps": fresh(), "verdicts": fresh(), "route": fresh("prepare"),
-             "answer": None, "draft": None, "error": None, "global_info": None,
+             "answer": None, "status": None, "draft": None, "error": None, "global_info": None,
              "cot": None, "evidence": [], "citations": [], "paragraphs": [], "sub_questions": [], "hops": 0,
              "primary": [], "analysis": {}, "plan": {}, "model": settings.model}
     question = question_of(state)

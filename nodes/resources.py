@@ -4,8 +4,9 @@ settings of the current run (the runtime context, or the environment defaults)."
 from __future__ import annotations
 
 import functools
+import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from langgraph.runtime import Runtime
 
@@ -13,7 +14,26 @@ from graph.settings import Settings, running_as_server
 from graph.state import Hit
 from retrieval import Chunk, IndexSettings, IndexStore, ScoredChunk, Searcher
 
+log = logging.getLogger(__name__)
 _lock = threading.Lock()
+_store_lock = threading.Lock()
+
+
+def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
+    """Run a retrieval-side node so that an infrastructure failure (Chroma server down, disk full,
+    a corrupt index) ends the run with a clear error in its output instead of a stack trace.
+    LLM failures are handled inside the LLM nodes, which degrade instead."""
+
+    @functools.wraps(node)
+    def run(state, runtime: Runtime[Settings]) -> dict:
+        try:
+            return node(state, runtime)
+        except Exception as e:  # any backend failure ends the run the same honest way; logged in full
+            log.exception("%s failed", name)
+            message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
+            return {"error": message, "status": "error", "route": [name], "trace": [message]}
+
+    return run
 
 
 def settings_of(runtime: Runtime[Settings] | None) -> Settings:
@@ -27,8 +47,12 @@ def settings_of(runtime: Runtime[Settings] | None) -> Settings:
 
 
 def store_for(settings: Settings) -> IndexStore:
+    """The one store per index location. Locked: `functools.cache` does not stop concurrent runs
+    (a server's first runs) from each building a store, and so each an embedded Chroma client on
+    the same path, which races inside chromadb ("'RustBindingsAPI' object has no attribute 'bindings'")."""
     index = settings.index_settings()
-    return _store(index.home, index.chroma_host, index.chroma_port, index.max_words)
+    with _store_lock:
+        return _store(index.home, index.chroma_host, index.chroma_port, index.max_words)
 
 
 @functools.cache

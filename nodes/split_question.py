@@ -3,6 +3,8 @@ becomes sub-questions, each retrieved separately (in parallel, one `Send` each) 
 
 from __future__ import annotations
 
+import re
+
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
@@ -13,13 +15,15 @@ from prompts import okralong
 
 from .resources import settings_of
 
+_NUMBERING = re.compile(r"^\d{1,2}[.)]\s+")  # "1. ", "2) ", "10. " (not "2010 was ...")
+
 
 def parse_sub_questions(reply: str, limit: int) -> list[str]:
     """One sub-question per line; numbering, bullets and blank lines dropped; duplicates folded."""
     subs: list[str] = []
     for line in reply.splitlines():
         line = line.strip().lstrip("-*•").strip()
-        line = line.split(". ", 1)[1] if line[:3].rstrip(".").isdigit() and ". " in line[:4] else line
+        line = _NUMBERING.sub("", line)
         if len(line) > 3 and line.lower() not in (s.lower() for s in subs):
             subs.append(line)
     return subs[:limit]

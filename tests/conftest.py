@@ -112,3 +112,116 @@ def harbor_index(tmp_path_factory, embedder):
     document = document_from_text(harbor_text(), source="harbor.md")
     store.index(document, 40)
     return store, document
+
+
+# -- the workflow graph (tests/test_graph_*.py) ----------------------------------------------
+# One LONGQA home and one generated report for the whole session, so the report is embedded
+# once per granularity however many runs use it. The graph itself reads `home` from the run's
+# context, so the per-test LONGQA_HOME above does not split its indexes.
+
+REPORT_FACTS = {
+    "keeper": "The lighthouse keeper of Port Verrin is Amelie Kortsen.",
+    "birthplace": "Amelie Kortsen was born in the mountain village of Haldane.",
+    "verrin_bridge": "The Verrin Bridge spans 842 metres across the estuary.",
+    "osterby_bridge": "The Osterby Bridge spans 615 metres across the canal.",
+    "code": "The ferry signal code is QX-9182.",
+    "quarry": "The granite quarry at Brennvik closed in 1987 after the flood.",
+}
+
+_FILLER_SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "The ward committee",
+                    "An inspector", "The works department", "The tourism bureau", "A citizens panel",
+                    "The water board"]
+_FILLER_VERBS = ["reviewed", "approved", "postponed", "discussed", "inspected", "funded", "audited", "mapped",
+                 "repainted", "rescheduled"]
+_FILLER_OBJECTS = ["the drainage scheme", "the school roof", "the cycle lanes", "the market hall", "the tram depot",
+                   "the allotment gardens", "the river steps", "the bus shelters", "the library annex",
+                   "the sports ground", "the fish auction", "the night buses"]
+_FILLER_TAILS = ["in the eastern ward", "before the winter recess", "after a long debate", "with local volunteers",
+                 "within the agreed budget", "at the request of residents", "during the spring session",
+                 "for the third time", "without any objections", "ahead of the summer fair"]
+
+REPORT_TABLE = ("| Terminal | Revenue (k EUR) | Vessels |\n|---|---|---|\n| North | 1200 | 14 |\n"
+                "| South | 900 | 11 |\n| East | 640 | 9 |\n| Total | 2740 | 34 |")
+
+
+def report_text(sections: int = 16) -> str:
+    """A generated municipal report of about 2,000 words: filler sentences (deterministic) with
+    the planted facts of REPORT_FACTS in separate sections and a pipe table with a Total row."""
+    import random
+
+    rng = random.Random(7)
+    facts = list(REPORT_FACTS.values())
+    blocks = ["# Port Verrin municipal report"]
+    for i in range(sections):
+        blocks.append(f"## Section {i + 1}")
+        for j in range(2):
+            sentences = [f"{rng.choice(_FILLER_SUBJECTS)} {rng.choice(_FILLER_VERBS)} {rng.choice(_FILLER_OBJECTS)} "
+                         f"{rng.choice(_FILLER_TAILS)}." for _ in range(6)]
+            if i % 2 == 1 and j == 0 and facts:
+                sentences.insert(3, facts.pop(0))
+            blocks.append(" ".join(sentences))
+        if i == 9:
+            blocks.append("Terminal revenue for the year, by terminal:\n\n" + REPORT_TABLE)
+    return "\n\n".join(blocks) + "\n"
+
+
+@pytest.fixture(scope="session")
+def graph_home(tmp_path_factory) -> Path:
+    """The LONGQA home shared by every graph run of the session (indexes are reused)."""
+    return tmp_path_factory.mktemp("graph-home")
+
+
+@pytest.fixture(scope="session")
+def report() -> str:
+    return report_text()
+
+
+@pytest.fixture(scope="session")
+def report_path(graph_home, report) -> Path:
+    path = graph_home.parent / "docs" / "report.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(report, "utf-8")
+    return path
+
+
+@pytest.fixture
+def scripted():
+    """Factory: a fresh ScriptedChatModel registered under a new name ('scripted:<test>-<n>', which the
+    graph labels as scripted); returns (name, model). The same instance serves every call of the run,
+    so `model.calls` and `model.max_in_flight` can be asserted."""
+    import itertools
+
+    from llm.models import _REGISTRY, register_model
+    from llm.scripted import ScriptedChatModel
+
+    counter = itertools.count(1)
+    names: list[str] = []
+
+    def make(replies: dict | None = None, model=None, **fields):
+        instance = model if model is not None else ScriptedChatModel(replies=replies or {}, **fields)
+        name = f"scripted:test-{id(names)}-{next(counter)}"
+        register_model(name, lambda: instance)
+        names.append(name)
+        return name, instance
+
+    yield make
+    for name in names:
+        _REGISTRY.pop(name, None)
+
+
+@pytest.fixture
+def run_graph(graph_home, report):
+    """Run the compiled graph on `report` (unless the input names its own documents) with the
+    session's home; keyword arguments are Settings fields (strategy defaults to adaptive-precise)."""
+    from graph.graph import graph as compiled
+
+    def run(question: str | None = None, *, model: str | None = "scripted", inputs: dict | None = None,
+            graph=None, config: dict | None = None, **settings) -> dict:
+        state = dict(inputs) if inputs is not None else {"texts": [report]}
+        if question is not None:
+            state["question"] = question
+        context = {"model": model, "home": str(graph_home), "strategy": "adaptive-precise", "analyzer": "auto",
+                   **settings}
+        return (graph or compiled).invoke(state, config, context=context)
+
+    return run

@@ -1,0 +1,33 @@
+"""Infrastructure failures (the vector store, the disk) end a run with a clear error in its output."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval import Searcher
+
+
+@pytest.mark.parametrize("strategy", ["adaptive-precise", "rag", "longrag"])
+def test_a_failing_search_ends_the_run_with_a_clear_error(run_graph, monkeypatch, strategy):
+    def broken(self, *args, **kwargs):
+        raise ConnectionError("Chroma server at 127.0.0.1:9 refused the connection")
+
+    monkeypatch.setattr(Searcher, "search", broken)
+    out = run_graph("Who manages the northern terminal?", strategy=strategy)
+    assert out["status"] == "error"
+    assert "ConnectionError" in out["error"] and "refused the connection" in out["error"]
+    assert out["route"][-1] == "respond"
+    assert out["messages"][-1].content.startswith("Error:")
+
+
+def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatch):
+    from retrieval import IndexStore
+
+    def full_disk(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(IndexStore, "index", full_disk)
+    out = run_graph("Who manages the northern terminal?")
+    assert out["status"] == "error"
+    assert out["route"] == ["prepare", "respond"]
+    assert "No space left on device" in out["error"]

@@ -1,0 +1,214 @@
+"""The graph's faces: evidence-only runs without a model, the usage ledger, sync and async
+invocation, chat input and output, and threads kept by a checkpointer."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.outputs import ChatResult
+from langgraph.checkpoint.memory import InMemorySaver
+
+import nodes as nodes_package
+from graph.graph import build_graph
+from llm.scripted import LABEL, ScriptedChatModel
+
+KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
+BRIDGE_Q = "How long is the Verrin Bridge?"
+LLM_NODES = {"analyze", "split_question", "reason_step", "extract", "cot", "filter", "generate", "long_context"}
+KIND_TO_NODE = {"analyzer": "analyze", "splitter": "split_question", "reasoner": "reason_step",
+                "extractor": "extract", "cot": "cot", "filter": "filter", "generator": "generate",
+                "long_context": "long_context"}
+
+
+def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
+    return json.dumps({"question-type": qtype, "info-type": pattern, "containing": evidence})
+
+
+# -- no LLM: evidence only ----------------------------------------------------------------------
+
+def test_without_a_model_the_run_is_evidence_only(run_graph):
+    out = run_graph(KEEPER_Q, model=None, analyzer="auto")
+    assert out["route"] == ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context",
+                            "respond"]
+    assert out["answer"] is None
+    assert out["status"] == "evidence-only"
+    assert out["error"] is None
+    assert out["evidence"] and out["citations"] == out["evidence"]
+    assert out["usage"] == []
+    assert out["totals"]["calls"] == 0 and out["totals"]["cost"] == 0
+    assert out["analysis"]["backend"] == "local-rules"
+    assert out["model"] is None
+    message = out["messages"][-1]
+    assert isinstance(message, AIMessage)
+    assert message.content.startswith("Evidence only (no LLM configured)")
+    assert "Sources:" in message.content and "no answer was generated" in message.content
+    assert any("Amelie Kortsen" in e["text"] for e in out["evidence"])
+
+
+@pytest.mark.parametrize(("question", "strategy"), [
+    ("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", "adaptive-precise"),  # split
+    (KEEPER_Q, "lc"),
+])
+def test_without_a_model_workflows_that_need_one_become_direct(run_graph, question, strategy):
+    out = run_graph(question, model=None, strategy=strategy)
+    assert out["plan"]["workflow"] == "direct"
+    assert out["route"][-4:] == ["organize", "retrieve", "process_context", "respond"]
+    assert out["status"] == "evidence-only" and out["answer"] is None and out["citations"]
+
+
+def test_analyzer_llm_without_a_model_uses_the_local_analyzer(run_graph):
+    out = run_graph(KEEPER_Q, model=None, analyzer="llm")
+    assert out["analysis"]["backend"] == "local-rules"
+    assert "no model is configured" in out["analysis"]["note"]
+    assert out["status"] == "evidence-only"
+
+
+# -- accounting ---------------------------------------------------------------------------------
+
+def test_every_llm_call_leaves_a_usage_record(run_graph, scripted):
+    name, model = scripted({"analyzer": analyzer_reply("extractive")})
+    out = run_graph(KEEPER_Q, model=name)
+    usage, totals = out["usage"], out["totals"]
+    assert len(usage) == len(model.calls) > 3
+    assert Counter(r["node"] for r in usage) == Counter(KIND_TO_NODE[k] for k in model.calls)
+    assert Counter(r["node"] for r in usage) == Counter(n for n in out["route"] if n in LLM_NODES)
+    for record in usage:
+        assert record["model"] == name
+        assert record["estimated"] is True  # the scripted model reports no usage_metadata
+        assert record["input_tokens"] > 0 and record["output_tokens"] > 0
+    assert totals["calls"] == len(usage)
+    assert totals["input_tokens"] == sum(r["input_tokens"] for r in usage)
+    assert totals["output_tokens"] == sum(r["output_tokens"] for r in usage)
+    assert totals["cost"] == totals["input_tokens"] + 4 * totals["output_tokens"]
+    assert totals["estimated"] is True
+
+
+class MeteredModel(ScriptedChatModel):
+    """The scripted replies, with the provider-style usage_metadata a real model returns."""
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        generation = result.generations[0]
+        generation.message = AIMessage(content=generation.message.content,
+                                       usage_metadata={"input_tokens": 123, "output_tokens": 7, "total_tokens": 130})
+        return result
+
+
+def test_reported_usage_is_taken_as_is(run_graph, scripted):
+    name, model = scripted(model=MeteredModel(replies={"analyzer": analyzer_reply("summarizing")}))
+    out = run_graph(KEEPER_Q, model=name)
+    assert out["status"] == "answered"
+    n = len(model.calls)
+    assert n == len(out["usage"]) >= 3
+    assert all((r["input_tokens"], r["output_tokens"], r["estimated"]) == (123, 7, False) for r in out["usage"])
+    assert out["totals"] == {**out["totals"], "calls": n, "input_tokens": 123 * n, "output_tokens": 7 * n,
+                             "cost": 123 * n + 4 * 7 * n, "estimated": False}
+
+
+# -- sync and async -----------------------------------------------------------------------------
+
+def test_every_node_is_a_plain_function_run_in_a_thread():
+    """LangGraph runs sync nodes in its executor under ainvoke, so none blocks the event loop."""
+    nodes = build_graph().nodes
+    assert {"prepare", "retrieve", "filter", "generate", "long_context", "respond"} <= set(nodes)
+    for name, spec in nodes.items():
+        func = spec.runnable.func
+        assert inspect.isfunction(func) and not inspect.iscoroutinefunction(func), name
+        assert func.__module__.startswith("nodes."), name
+        assert "run_in_executor" in repr(spec.runnable.afunc), name
+    # and nothing in nodes/ is async
+    for path in sorted(Path(nodes_package.__file__).parent.glob("*.py")):
+        module = importlib.import_module(f"nodes.{path.stem}")
+        for name, func in inspect.getmembers(module, inspect.isfunction):
+            if func.__module__ == module.__name__:
+                assert not inspect.iscoroutinefunction(func), f"{module.__name__}.{name}"
+
+
+@pytest.mark.parametrize("strategy", ["adaptive-precise", "longrag"])
+def test_ainvoke_matches_invoke(graph_home, report, strategy):
+    from graph.graph import graph
+
+    inputs = {"question": KEEPER_Q, "texts": [report]}
+    context = {"model": "scripted", "home": str(graph_home), "strategy": strategy}
+    sync = graph.invoke(inputs, context=context)
+
+    async def run():
+        return await graph.ainvoke(inputs, context=context)
+
+    asynchronous = asyncio.run(run())
+    for key in ("route", "answer", "status", "plan", "analysis", "citations"):
+        assert asynchronous[key] == sync[key], key
+    assert sync["status"] == "answered"
+    assert [r["node"] for r in asynchronous["usage"]] == [r["node"] for r in sync["usage"]]
+
+
+# -- chat input ---------------------------------------------------------------------------------
+
+def test_chat_input_answers_the_last_human_message(graph_home, report):
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "chat"}}
+    inputs = {"question": "What is the ferry signal code?",  # stale: the human message wins
+              "messages": [HumanMessage("An earlier remark."), AIMessage("An earlier reply."),
+                           HumanMessage(KEEPER_Q)],
+              "texts": [report]}
+    out = graph.invoke(inputs, config, context={"model": "scripted", "home": str(graph_home)})
+    assert graph.get_state(config).values["question"] == KEEPER_Q
+    assert out["status"] == "answered"
+    assert "Amelie Kortsen" in out["answer"]
+    assert len(out["messages"]) == 4
+    last = out["messages"][-1]
+    assert isinstance(last, AIMessage)
+    assert out["answer"] in last.content
+    assert f"[{LABEL}]" in last.content
+    assert "\n\nSources:\n[E" in last.content
+    assert out["model"] == f"scripted - {LABEL}"
+
+
+# -- threads ------------------------------------------------------------------------------------
+
+def test_a_thread_starts_each_turn_afresh(graph_home, report):
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "turns"}}
+    context = {"model": "scripted", "home": str(graph_home), "strategy": "adaptive-precise"}
+    first = graph.invoke({"messages": [HumanMessage(KEEPER_Q)], "texts": [report]}, config, context=context)
+    first_state = graph.get_state(config).values
+    second = graph.invoke({"messages": [HumanMessage(BRIDGE_Q)]}, config, context=context)  # same documents
+    second_state = graph.get_state(config).values
+
+    assert first["status"] == second["status"] == "answered"
+    assert "842" in second["answer"]
+    # route, usage and trace are this turn's only
+    n = len(second["evidence"])
+    assert second["route"] == ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context",
+                               "cot", *["filter"] * n, "generate", "self_route", "respond"]
+    assert len(second["usage"]) == second["totals"]["calls"] == sum(n in LLM_NODES for n in second["route"])
+    assert second["trace"][0].startswith("prepare:") and sum(t.startswith("prepare:") for t in second["trace"]) == 1
+    # hits and verdicts are this turn's only (a follow-up is searched with the question before it)
+    assert {h["query"] for h in first_state["hits"]} == {KEEPER_Q}
+    assert second_state["hits"]
+    assert {h["query"] for h in second_state["hits"]} == {second_state.get("search_query", BRIDGE_Q)}
+    assert BRIDGE_Q in second_state.get("search_query", BRIDGE_Q)
+    assert len(second_state["verdicts"]) == n
+    assert second_state["question"] == BRIDGE_Q
+    # the conversation itself accumulates
+    assert [m.type for m in second["messages"]] == ["human", "ai", "human", "ai"]
+
+
+def test_an_error_turn_does_not_stick_to_the_thread(graph_home, report):
+    graph = build_graph().compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "error-then-evidence"}}
+    context = {"model": "scripted", "home": str(graph_home)}
+    failed = graph.invoke({"texts": [report]}, config, context=context)  # no question
+    assert failed["status"] == "error"
+    out = graph.invoke({"question": KEEPER_Q}, config, context={**context, "model": None})
+    assert out["error"] is None
+    assert out["status"] == "evidence-only"
+    out = graph.invoke({"question": KEEPER_Q}, config, context=context)
+    assert out["status"] == "answered"

@@ -1,0 +1,161 @@
+"""The exact node sequence (`route`) of each workflow: the adaptive strategies with the analysis
+forced through a scripted analyzer reply, and the fixed presets. Offline (scripted model)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+ADAPTIVE_HEAD = ["prepare", "retrieve_primary", "analyze", "organize"]
+TAIL = ["generate", "self_route", "respond"]
+KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
+ANSWER = "Amelie Kortsen\nSources: E1"
+
+
+def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
+    return json.dumps({"question-type": qtype, "info-type": pattern, "containing": evidence})
+
+
+def filters(out: dict) -> list[str]:
+    """One filter per passage shown to the CoT filter."""
+    assert out["evidence"], "the filter fan-out needs passages"
+    return ["filter"] * len(out["evidence"])
+
+
+REASON_NEXT = ("### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? "
+               "### Answer: None")
+REASON_DONE = ("### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None "
+               "### Answer: The answer is: Haldane")
+
+
+def answer_on_second_hop(prompt: str) -> str:
+    return REASON_DONE if "(hop 1)" in prompt else REASON_NEXT
+
+
+# (id, strategy, analysis (type, evidence, pattern), extra replies) -> expected route builder, granularity
+ADAPTIVE_CASES = [
+    ("extractive-yes", "adaptive-precise", ("extractive", "yes", "same"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 150),
+    ("extractive-no", "adaptive-precise", ("extractive", "no", "exact"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 256),
+    ("extractive-adaptive", "adaptive", ("extractive", "yes", "semantic"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 150),
+    ("arithmetic-yes", "adaptive-precise", ("arithmetic", "yes", "exact"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL], 150),
+    ("arithmetic-no", "adaptive", ("arithmetic", "no", "semantic"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL], 256),
+    ("summarizing-yes", "adaptive-precise", ("summarizing", "yes", "semantic"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL], 150),
+    ("summarizing-no", "adaptive-precise", ("summarizing", "no", "semantic"), {},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL], 400),
+    ("multi-source-yes", "adaptive-precise", ("multi-source", "yes", "same"),
+     {"splitter": "How long is the Verrin Bridge?\nHow long is the Osterby Bridge?"},
+     lambda out: [*ADAPTIVE_HEAD, "split_question", "retrieve", "retrieve", "process_context", "cot", *filters(out),
+                  *TAIL], 150),
+    ("multi-source-no-3", "adaptive", ("multi-source", "no", "exact"),
+     {"splitter": "1. How long is the Verrin Bridge?\n2. How long is the Osterby Bridge?\n3. Who is the keeper?"},
+     lambda out: [*ADAPTIVE_HEAD, "split_question", "retrieve", "retrieve", "retrieve", "process_context", "cot",
+                  *filters(out), *TAIL], 256),
+    # the reasoner answers at once: the draft goes straight to generate (no extractor, no LLM call)
+    ("multi-bridge-hop1", "adaptive-precise", ("multi-bridge", "yes", "same"), {"reasoner": REASON_DONE},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", *TAIL], 150),
+    ("multi-bridge-hop2", "adaptive-precise", ("multi-bridge", "no", "exact"), {"reasoner": answer_on_second_hop},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "retrieve", "reason_step", "process_context", *TAIL], 256),
+    # no answer and no next query: the loop ends, the extractor and the generator take over
+    ("multi-bridge-stuck", "adaptive", ("multi-bridge", "yes", "same"),
+     {"reasoner": "### Evidence: nothing useful ### Next-Query: None ### Answer: None"},
+     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", "extract", *TAIL], 150),
+]
+
+
+@pytest.mark.parametrize(("strategy", "forced", "replies", "expected", "granularity"),
+                         [c[1:] for c in ADAPTIVE_CASES], ids=[c[0] for c in ADAPTIVE_CASES])
+def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity):
+    qtype, evidence, pattern = forced
+    name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER,
+                            **replies})
+    out = run_graph(KEEPER_Q, model=name, strategy=strategy)
+    assert out["error"] is None
+    assert out["route"] == expected(out)
+    assert out["analysis"]["question_type"] == qtype
+    assert out["analysis"]["evidence"] == evidence
+    assert out["analysis"]["backend"] == "llm" and not out["analysis"]["used_default"]
+    assert out["plan"]["strategy"] == strategy
+    assert out["plan"]["granularity"] == granularity
+    assert out["status"] == "answered"
+    assert model.calls[0] == "analyzer"
+
+
+def test_split_retrieves_each_sub_question(run_graph, scripted):
+    subs = ["How long is the Verrin Bridge?", "How long is the Osterby Bridge?"]
+    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs),
+                        "generator": ANSWER})
+    out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=name)
+    retrieved = [line for line in out["trace"] if line.startswith("retrieve:")]
+    assert len(retrieved) == 2
+    assert all(any(repr(q) in line for line in retrieved) for q in subs)
+    assert out["plan"]["k"] == 3
+
+
+def test_stepwise_answer_is_the_reasoners(run_graph, scripted):
+    name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": answer_on_second_hop})
+    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name)
+    assert out["answer"] == "Haldane"
+    assert model.calls == ["analyzer", "reasoner", "reasoner"]
+    retrieved = [line for line in out["trace"] if line.startswith("retrieve:")]
+    assert "Where was Amelie Kortsen born?" in retrieved[1]
+
+
+PRESET_ROUTES = {
+    "rag": ["prepare", "organize", "retrieve", "process_context", *TAIL],
+    "self-route": ["prepare", "organize", "retrieve", "process_context", *TAIL],
+    "lc": ["prepare", "organize", "long_context", "respond"],
+    # extract and cot run in one superstep; LangGraph applies their writes in task-name order
+    "longrag": ["prepare", "organize", "retrieve", "process_context", "cot", "extract", "<filters>", *TAIL],
+    "longrag-ext": ["prepare", "organize", "retrieve", "process_context", "extract", *TAIL],
+    "longrag-fil": ["prepare", "organize", "retrieve", "process_context", "cot", "<filters>", *TAIL],
+}
+
+
+@pytest.mark.parametrize("strategy", list(PRESET_ROUTES))
+def test_preset_route(run_graph, scripted, strategy):
+    name, model = scripted({"generator": ANSWER, "long_context": "Amelie Kortsen"})
+    out = run_graph(KEEPER_Q, model=name, strategy=strategy)
+    expected = [step for node in PRESET_ROUTES[strategy]
+                for step in (filters(out) if node == "<filters>" else [node])]
+    assert out["route"] == expected
+    assert out["plan"]["strategy"] == strategy
+    assert out["analysis"] == {}, "presets skip the analyzer"
+    assert "analyzer" not in model.calls
+    assert out["status"] == "answered"
+    assert "Amelie Kortsen" in out["answer"]
+    if strategy != "lc":
+        assert {e["source"] for e in out["evidence"]} == {"text-1"}
+
+
+def test_strategy_in_the_input_overrides_the_settings(run_graph, scripted, report):
+    name, _ = scripted({"generator": ANSWER})
+    out = run_graph(KEEPER_Q, model=name, inputs={"texts": [report], "strategy": "rag"}, strategy="adaptive-precise")
+    assert out["route"] == PRESET_ROUTES["rag"]
+    assert out["plan"]["strategy"] == "rag"
+
+
+def test_factoid_k_setting_reaches_the_plan(run_graph, scripted):
+    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
+    out = run_graph(KEEPER_Q, model=name, factoid_k=7)
+    assert out["plan"]["k"] == 7
+    assert any("k=7" in line for line in out["trace"] if line.startswith("organize"))
+
+
+def test_scripted_extractor_quotes_the_document_not_the_question(run_graph, scripted):
+    prompts: list[str] = []
+    name, model = scripted({"analyzer": analyzer_reply("summarizing"),
+                            "generator": lambda p: prompts.append(p) or ANSWER})
+    out = run_graph(KEEPER_Q, model=name)
+    assert "extractor" in model.calls
+    global_info = prompts[0].split("Global information (extracted from the source paragraphs):\n", 1)[1]
+    global_info = global_info.split("\n\nRetrieved passages:", 1)[0]
+    assert KEEPER_Q not in global_info
+    assert "The lighthouse keeper of Port Verrin is Amelie Kortsen." in global_info
+    assert out["status"] == "answered"

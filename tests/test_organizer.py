@@ -1,0 +1,167 @@
+"""The organizer as a pure function: analysis x strategy x settings -> Plan (OkraLong §3.3,
+appendix C.3), the fixed presets, and the organize node's no-LLM downgrade. No index, no model."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from analyzer import Analysis
+from graph.organizer import PERSPECTIVES, Plan, plan, preset
+from graph.settings import STRATEGIES, Settings
+from nodes.organize import organize
+
+SETTINGS = Settings(model="scripted", strategy="adaptive-precise")
+QUESTION_TYPES = ["extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"]
+
+
+def analysis(qtype: str, evidence: str = "yes", pattern: str = "same") -> Analysis:
+    return Analysis(question_type=qtype, evidence=evidence, info_pattern=pattern, backend="test")
+
+
+# (type, evidence, pattern, strategy) -> (workflow, k, granularity, (dense, bm25), extend, extract, filter, fallback)
+CASES = [
+    # factoid, evidence present: k=5 at the base 150 tokens; weights follow the info pattern
+    (("extractive", "yes", "semantic", "adaptive"), ("direct", 5, 150, (3.0, 2.0), 0, False, True, False)),
+    (("extractive", "yes", "exact", "adaptive"), ("direct", 5, 150, (2.0, 3.0), 0, False, True, False)),
+    (("extractive", "yes", "same", "adaptive-precise"), ("direct", 5, 150, (1.0, 1.0), 0, False, True, True)),
+    # evidence absent: factoid granularity grows to 256
+    (("extractive", "no", "semantic", "adaptive-precise"), ("direct", 5, 256, (3.0, 2.0), 0, False, True, True)),
+    # arithmetic: always exact-weighted, context extended, neither extract nor filter
+    (("arithmetic", "yes", "semantic", "adaptive"), ("direct", 5, 150, (2.0, 3.0), 64, False, False, False)),
+    (("arithmetic", "no", "same", "adaptive-precise"), ("direct", 5, 256, (2.0, 3.0), 64, False, False, True)),
+    (("arithmetic", "yes", "exact", "adaptive"), ("direct", 5, 150, (2.0, 3.0), 64, False, False, False)),
+    # summarizing: contextual k=8; absent evidence grows to 400; extractor on, filter off
+    (("summarizing", "yes", "semantic", "adaptive"), ("direct", 8, 150, (3.0, 2.0), 0, True, False, False)),
+    (("summarizing", "no", "exact", "adaptive-precise"), ("direct", 8, 400, (2.0, 3.0), 0, True, False, True)),
+    (("summarizing", "no", "same", "adaptive"), ("direct", 8, 400, (1.0, 1.0), 0, True, False, False)),
+    # multi-source: split into sub-questions, 3 chunks each; filter on
+    (("multi-source", "yes", "same", "adaptive"), ("split", 3, 150, (1.0, 1.0), 0, False, True, False)),
+    (("multi-source", "no", "semantic", "adaptive-precise"), ("split", 3, 256, (3.0, 2.0), 0, False, True, True)),
+    # multi-bridge: step-wise, 3 chunks per hop; extractor on, filter off
+    (("multi-bridge", "yes", "exact", "adaptive"), ("stepwise", 3, 150, (2.0, 3.0), 0, True, False, False)),
+    (("multi-bridge", "no", "same", "adaptive-precise"), ("stepwise", 3, 256, (1.0, 1.0), 0, True, False, True)),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), CASES, ids=["-".join(c) for c, _ in CASES])
+def test_adaptive_plan_table(case, expected):
+    qtype, evidence, pattern, strategy = case
+    workflow, k, granularity, weights, extend, extract, filter_, fallback = expected
+    p = plan(analysis(qtype, evidence, pattern), SETTINGS, strategy)
+    assert isinstance(p, Plan)
+    assert p.strategy == strategy
+    assert (p.workflow, p.k, p.granularity, p.weights, p.extend_tokens) == (workflow, k, granularity, weights, extend)
+    assert (p.extract, p.filter, p.fallback) == (extract, filter_, fallback)
+    assert p.mode == "hybrid" and p.recover_tables and p.allow_unanswerable
+    assert p.max_hops == 4
+    assert p.reasons, "the plan explains itself"
+
+
+@pytest.mark.parametrize(("qtype", "extract", "filter_"), [
+    ("extractive", False, True), ("arithmetic", False, False), ("summarizing", True, False),
+    ("multi-source", False, True), ("multi-bridge", True, False)])
+def test_perspectives_per_question_type(qtype, extract, filter_):
+    assert PERSPECTIVES[qtype][:2] == (extract, filter_)
+    for evidence in ("yes", "no"):
+        for pattern in ("exact", "semantic", "same"):
+            p = plan(analysis(qtype, evidence, pattern), SETTINGS, "adaptive")
+            assert (p.extract, p.filter) == (extract, filter_)
+
+
+def test_fallback_only_for_precise_and_self_route():
+    for strategy in STRATEGIES:
+        for qtype in QUESTION_TYPES:
+            p = plan(analysis(qtype, "no", "semantic"), SETTINGS, strategy)
+            assert p.fallback == (strategy in ("adaptive-precise", "self-route")), (strategy, qtype)
+
+
+PRESETS = {
+    # strategy: (workflow, k, granularity, mode, extract, filter, fallback, allow_unanswerable)
+    "rag": ("direct", 5, 512, "dense", False, False, False, False),
+    "self-route": ("direct", 5, 400, "dense", False, False, True, True),
+    "longrag": ("direct", 7, 256, "hybrid", True, True, False, False),
+    "longrag-ext": ("direct", 7, 256, "hybrid", True, False, False, False),
+    "longrag-fil": ("direct", 7, 256, "hybrid", False, True, False, False),
+}
+
+
+@pytest.mark.parametrize("strategy", sorted(PRESETS))
+def test_presets_ignore_the_analysis(strategy):
+    workflow, k, granularity, mode, extract, filter_, fallback, allow = PRESETS[strategy]
+    plans = [plan(analysis(q, e, pat), SETTINGS, strategy)
+             for q in QUESTION_TYPES for e in ("yes", "no") for pat in ("exact", "semantic", "same")]
+    assert all(p == plans[0] for p in plans)
+    p = plans[0]
+    assert (p.workflow, p.k, p.granularity, p.mode) == (workflow, k, granularity, mode)
+    assert (p.extract, p.filter, p.fallback, p.allow_unanswerable) == (extract, filter_, fallback, allow)
+    assert p.extend_tokens == 0
+    assert preset(strategy, SETTINGS) == p
+
+
+def test_lc_preset_reads_the_long_context():
+    p = plan(analysis("multi-bridge"), SETTINGS, "lc")
+    assert p.workflow == "long_context"
+    assert not p.fallback and not p.extract and not p.filter
+
+
+def test_adaptive_strategies_have_no_preset():
+    assert preset("adaptive", SETTINGS) is None
+    assert preset("adaptive-precise", SETTINGS) is None
+
+
+def test_strategy_defaults_to_the_settings():
+    p = plan(analysis("extractive"), Settings(model="scripted", strategy="rag"))
+    assert p.strategy == "rag" and p.granularity == 512
+    p = plan(analysis("extractive"), Settings(model="scripted", strategy="adaptive"))
+    assert p.strategy == "adaptive" and not p.fallback
+
+
+def test_paper_numbers_are_settings():
+    base = plan(analysis("extractive", "no", "semantic"), SETTINGS, "adaptive")
+    assert (base.k, base.granularity, base.weights) == (5, 256, (3.0, 2.0))
+    tuned = Settings(model="scripted", factoid_k=7, contextual_k=11, absent_factoid_granularity=300,
+                     absent_contextual_granularity=500, base_granularity=120, preferred_weight=4.0,
+                     other_weight=1.0, sub_question_k=2, hop_k=6, max_hops=2, extension_tokens=32)
+    p = plan(analysis("extractive", "no", "semantic"), tuned, "adaptive")
+    assert (p.k, p.granularity, p.weights) == (7, 300, (4.0, 1.0))
+    p = plan(analysis("extractive", "yes", "exact"), tuned, "adaptive")
+    assert (p.k, p.granularity, p.weights) == (7, 120, (1.0, 4.0))
+    p = plan(analysis("summarizing", "no", "same"), tuned, "adaptive")
+    assert (p.k, p.granularity, p.weights) == (11, 500, (1.0, 1.0))
+    p = plan(analysis("arithmetic", "yes", "semantic"), tuned, "adaptive")
+    assert (p.k, p.extend_tokens, p.weights) == (7, 32, (1.0, 4.0))
+    assert plan(analysis("multi-source"), tuned, "adaptive").k == 2
+    p = plan(analysis("multi-bridge"), tuned, "adaptive")
+    assert (p.k, p.max_hops) == (6, 2)
+    assert preset("rag", tuned).max_hops == 2
+
+
+def _organize(state: dict, settings: Settings) -> dict:
+    return organize(state, SimpleNamespace(context=settings))
+
+
+def test_organize_node_writes_the_plan_as_data():
+    a = analysis("multi-bridge", "no", "exact")
+    out = _organize({"analysis": a.model_dump(), "question": "q"}, SETTINGS)
+    assert out["route"] == ["organize"]
+    assert out["plan"] == plan(a, SETTINGS).model_dump()
+    assert "stepwise" in out["trace"][0]
+
+
+@pytest.mark.parametrize(("strategy", "qtype"), [("adaptive", "multi-source"), ("adaptive-precise", "multi-bridge"),
+                                                 ("lc", "extractive")])
+def test_organize_without_llm_downgrades_to_direct(strategy, qtype):
+    settings = Settings(model=None, strategy=strategy)
+    out = _organize({"analysis": analysis(qtype).model_dump(), "question": "q"}, settings)
+    assert out["plan"]["workflow"] == "direct"
+    assert "no LLM configured" in out["plan"]["reasons"][-1]
+    assert any("evidence only" in line for line in out["trace"])
+
+
+def test_organize_with_llm_keeps_the_workflow():
+    out = _organize({"analysis": analysis("multi-source").model_dump(), "question": "q"}, SETTINGS)
+    assert out["plan"]["workflow"] == "split"
+    out = _organize({"question": "q", "strategy": "lc"}, SETTINGS)
+    assert out["plan"]["workflow"] == "long_context" and out["plan"]["strategy"] == "lc"
