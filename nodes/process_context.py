@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from graph.organizer import Plan
 from graph.settings import Settings
 from graph.state import Evidence, Hit, State
-from retrieval import Passage, extend, merge_chunks, recover_tables, source_paragraphs
+from retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
 
 from .resources import searcher_for, settings_of, to_scored
 
@@ -41,23 +41,8 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
                 p = recover_tables(p, document)
                 recovered += p.tables_recovered
             grown.append(p)
-        passages = _merge_passages(grown, documents)
+        passages = merge_passages(grown, documents)
     return passages, recovered
-
-
-def _merge_passages(passages: list[Passage], documents: dict) -> list[Passage]:
-    order = {d: i for i, d in enumerate(documents)}
-    out: list[Passage] = []
-    for p in sorted(passages, key=lambda p: (order.get(p.doc_id, 0), p.start)):
-        last = out[-1] if out else None
-        if last and last.doc_id == p.doc_id and not documents[p.doc_id].text[last.end : p.start].strip():
-            end = max(last.end, p.end)
-            out[-1] = last.model_copy(update={"end": end, "text": documents[p.doc_id].text[last.start : end],
-                                              "chunk_indexes": sorted(set(last.chunk_indexes + p.chunk_indexes)),
-                                              "score": max(last.score, p.score)})
-        else:
-            out.append(p)
-    return out
 
 
 def process_context(state: State, runtime: Runtime[Settings]) -> dict:

@@ -39,27 +39,23 @@ def _passage(document: Document, start: int, end: int, chunk_indexes: list[int],
 def merge_chunks(results: Iterable[ScoredChunk], documents: Mapping[str, Document]) -> list[Passage]:
     """Merge chunks that overlap or touch (only whitespace between them) into passages, ordered
     by document (in the order given) and position. A passage's score is its best chunk's."""
-    by_doc: dict[str, list[ScoredChunk]] = {}
-    for r in results:
-        by_doc.setdefault(r.chunk.doc_id, []).append(r)
+    return merge_passages([_passage(documents[r.chunk.doc_id], r.chunk.start, r.chunk.end, [r.chunk.index], r.score)
+                           for r in results], documents)
+
+
+def merge_passages(passages: Iterable[Passage], documents: Mapping[str, Document]) -> list[Passage]:
+    """Merge passages that overlap or touch, ordered by document (in the order given) and position."""
     order = {doc_id: i for i, doc_id in enumerate(documents)}
-    passages: list[Passage] = []
-    for doc_id in sorted(by_doc, key=lambda d: order.get(d, len(order))):
-        document = documents[doc_id]
-        cur: Passage | None = None
-        for r in sorted(by_doc[doc_id], key=lambda r: (r.chunk.start, r.chunk.end)):
-            c = r.chunk
-            if cur is not None and not document.text[cur.end : c.start].strip():
-                end = max(cur.end, c.end)
-                cur = _passage(document, cur.start, end, sorted(set(cur.chunk_indexes) | {c.index}),
-                               max(cur.score, r.score))
-            else:
-                if cur is not None:
-                    passages.append(cur)
-                cur = _passage(document, c.start, c.end, [c.index], r.score)
-        if cur is not None:
-            passages.append(cur)
-    return passages
+    merged: list[Passage] = []
+    for p in sorted(passages, key=lambda p: (order.get(p.doc_id, len(order)), p.start, p.end)):
+        last = merged[-1] if merged else None
+        if last is not None and last.doc_id == p.doc_id and not documents[p.doc_id].text[last.end : p.start].strip():
+            grown = _passage(documents[p.doc_id], last.start, max(last.end, p.end),
+                             sorted(set(last.chunk_indexes) | set(p.chunk_indexes)), max(last.score, p.score))
+            merged[-1] = grown.model_copy(update={"tables_recovered": last.tables_recovered + p.tables_recovered})
+        else:
+            merged.append(p)
+    return merged
 
 
 def extend(passage: Passage, document: Document, before: int, after: int,
