@@ -22,13 +22,13 @@ class LLMError(RuntimeError):
 
 def call_llm(spec: ModelSpec, node: str, messages: list[BaseMessage]) -> tuple[str, dict]:
     """Invoke the configured model; return (reply text, usage record)."""
-    model = chat_model(spec)
     t0 = time.perf_counter()
     try:
+        model = chat_model(spec)  # inside: a missing key or unknown provider fails here
         reply = model.invoke(messages)
     except Exception as e:  # providers raise many types (HTTP, timeout, auth): all end this call
-        raise LLMError(f"{node}: model call failed after {spec.max_retries} retries "
-                       f"({type(e).__name__}: {str(e)[:300]})") from e
+        raise LLMError(f"{node}: model call failed ({type(e).__name__}: {str(e)[:300]}; "
+                       f"max_retries={spec.max_retries})") from e
     seconds = time.perf_counter() - t0
     text = reply.content if isinstance(reply.content, str) else _text_of(reply)
     return text, usage_record(node, spec.model or "", messages, reply, text, seconds)

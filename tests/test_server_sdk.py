@@ -1,0 +1,488 @@
+"""The deployment as a client sees it: `langgraph dev` serving langgraph.json, driven through
+`langgraph_sdk` over HTTP on 127.0.0.1.
+
+The server runs once for the module from this venv's `langgraph` script, in the repository root,
+with its own LONGQA_HOME and a documents root holding the generated test documents (referred to
+by relative name), LONGQA_MODEL unset (each run picks `model="scripted"` in its context; that
+model is an offline script, not an LLM) and LONGQA_SERVER=1 from langgraph.json, so the
+deployment's locked settings apply. Threads the tests create are deleted before the server stops,
+so the dev server's persisted state (.langgraph_api/) does not grow.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[1]
+HOST = "127.0.0.1"
+STARTUP_DEADLINE_S = 90.0
+STOP_TIMEOUT_S = 15.0
+RUN_TIMEOUT_S = 120.0
+CONCURRENT_RUNS = 8
+
+NODES = ("prepare", "retrieve_primary", "analyze", "organize", "split_question", "retrieve", "reason_step",
+         "process_context", "extract", "cot", "filter", "generate", "self_route", "long_context", "respond")
+ROUTER_TARGETS = {
+    "prepare": {"retrieve_primary", "organize", "respond"},
+    "organize": {"retrieve", "split_question", "long_context"},
+    "split_question": {"retrieve"},
+    "retrieve": {"reason_step", "process_context"},
+    "reason_step": {"retrieve", "process_context"},
+    "process_context": {"extract", "cot", "generate", "respond"},
+    "cot": {"filter", "generate"},
+    "self_route": {"long_context", "respond"},
+}
+
+# -- documents -------------------------------------------------------------------------------
+
+ATLAS = "atlas.md"
+ATLAS_FACTS = [
+    "The observatory on Mount Tessaly was founded by the astronomer Orla Venndt in 1911.",
+    "The chief cartographer of the Salt Registry is Bastien Okafor.",
+    "The night ferry Gullwing carries exactly 214 passengers.",
+    "The granite quarry at Brennvik closed in 1987 after the flood.",
+    "The Verrin Bridge spans 842 metres across the estuary.",
+    "The lighthouse keeper of Port Corvel is Amelie Kortsen.",
+]
+OBSERVATORY_Q = "Who founded the observatory on Mount Tessaly?"
+FERRY_Q = "How many passengers does the night ferry Gullwing carry?"
+KEEPER_Q = "Who is the lighthouse keeper of Port Corvel?"
+
+VAULTS = ["Amber", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "Heron"]
+CODES = ["KESTREL-4127", "MARLIN-5830", "OSPREY-6291", "PLOVER-7053", "RAVEN-8164", "SWIFT-9372", "TERN-1048",
+         "WREN-2569"]
+
+INDEXED = "ledger.md"
+INDEXED_FACT = "The harbour ledger was bound by the bookbinder Tomasz Quell in Ravenholt."
+INDEXED_Q = "Which bookbinder bound the harbour ledger?"
+COLLECTION = "ledgers"
+
+SECRET = "secret.txt"  # beside the documents root, not in it
+SECRET_WORD = "NEVER-SERVE-THIS-7781"
+
+_SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "An inspector",
+             "The works department", "The tourism bureau", "A citizens panel", "The water board",
+             "The ward committee"]
+_VERBS = ["reviewed", "approved", "postponed", "discussed", "inspected", "funded", "audited", "repainted",
+          "mapped", "rescheduled"]
+_OBJECTS = ["the drainage scheme", "the school roof", "the cycle lanes", "the market hall", "the tram depot",
+            "the allotment gardens", "the river steps", "the bus shelters", "the library annex",
+            "the sports ground", "the fish auction"]
+_TAILS = ["in the eastern ward", "before the winter recess", "after a long debate", "with local volunteers",
+          "within the agreed budget", "during the spring session", "without any objections",
+          "at the request of residents"]
+
+
+def document_text(title: str, facts: list[str], sections: int, seed: int) -> str:
+    """Deterministic filler (no content word shared with the questions) with the facts planted in
+    separate sections."""
+    rng = random.Random(seed)
+    pending = list(facts)
+    step = max(1, sections // max(1, len(facts)))
+    blocks = [f"# {title}"]
+    for i in range(sections):
+        sentences = [f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_TAILS)}."
+                     for _ in range(12)]
+        if i % step == step - 1 and pending:
+            sentences.insert(rng.randrange(2, 10), pending.pop(0))
+        blocks.append(f"## Section {i + 1}\n\n" + " ".join(sentences))
+    return "\n\n".join(blocks) + "\n"
+
+
+def vault_name(i: int) -> str:
+    return f"vault-{i + 1}.md"
+
+
+def vault_question(i: int) -> str:
+    return f"What is the code word of the {VAULTS[i]} vault?"
+
+
+def write_documents(docs: Path) -> None:
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / ATLAS).write_text(document_text("Salt Registry yearbook", ATLAS_FACTS, sections=24, seed=5), "utf-8")
+    for i, (vault, code) in enumerate(zip(VAULTS, CODES, strict=True)):
+        fact = f"The code word of the {vault} vault is {code}."
+        (docs / vault_name(i)).write_text(document_text(f"{vault} vault register", [fact], sections=4, seed=100 + i),
+                                          "utf-8")
+    (docs / INDEXED).write_text(document_text("Harbour ledger notes", [INDEXED_FACT], sections=4, seed=42), "utf-8")
+    (docs.parent / SECRET).write_text(f"The deployment secret is {SECRET_WORD}.\n", "utf-8")
+
+
+# -- the server ------------------------------------------------------------------------------
+
+@dataclass
+class Server:
+    url: str
+    pid: int
+    log: Path
+    docs: Path
+    tmp: Path
+    threads: list[str] = field(default_factory=list)
+    failing_threads: set[str] = field(default_factory=set)  # runs expected to fail (logged as errors)
+
+    def log_tail(self, chars: int = 6000) -> str:
+        try:
+            return self.log.read_text("utf-8", errors="replace")[-chars:]
+        except OSError as e:
+            return f"(no server log: {e})"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def _ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the server's process group (its PID leads it: start_new_session), wait, SIGKILL."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
+    try:  # anything left in the group (uvicorn workers), and the leader if SIGTERM did not do it
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    if proc.poll() is None:
+        proc.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _server_env(home: Path, docs: Path) -> dict[str, str]:
+    # no LONGQA_/CHROMA_ settings and no provider keys from the caller's shell: the deployment's are below
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("LONGQA_", "CHROMA_", "OPENAI_")) and not k.endswith("_API_KEY")
+           and k != "PYTEST_CURRENT_TEST"}
+    env.update({
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "ANONYMIZED_TELEMETRY": "False",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "LONGQA_TOKENIZER": "wordpiece",
+        "LONGQA_HOME": str(home),
+        "LONGQA_DOCUMENTS_ROOT": str(docs),
+    })
+    return env
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    pytest.importorskip("langgraph_sdk")
+    langgraph = Path(sys.executable).parent / "langgraph"
+    if not langgraph.exists():
+        pytest.skip(f"{langgraph} not found (pip install 'langgraph-cli[inmem]')")
+    tmp = tmp_path_factory.mktemp("langgraph-dev")
+    docs, home, log = tmp / "docs", tmp / "home", tmp / "server.log"
+    write_documents(docs)
+    port = _free_port()
+    url = f"http://{HOST}:{port}"
+    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port),
+               "--config", "langgraph.json", "--n-jobs-per-worker", str(CONCURRENT_RUNS)]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(command, cwd=REPO, env=_server_env(home, docs), stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    running = Server(url=url, pid=proc.pid, log=log, docs=docs, tmp=tmp)
+    try:
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        while not _ok(url):
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {proc.returncode} before serving:\n{running.log_tail()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev not ready on {url} after {STARTUP_DEADLINE_S:.0f}s:\n{running.log_tail()}")
+            time.sleep(0.5)
+        yield running
+    finally:
+        if proc.poll() is None and running.threads:
+            try:
+                from langgraph_sdk import get_sync_client
+
+                client = get_sync_client(url=url, timeout=10)
+                for thread_id in running.threads:
+                    client.threads.delete(thread_id)
+            except Exception as e:  # cleanup only: never hide the test's own result
+                print(f"could not delete the test threads: {e}", file=sys.stderr)
+        _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def client(server: Server):
+    from langgraph_sdk import get_sync_client
+
+    return get_sync_client(url=server.url, timeout=RUN_TIMEOUT_S)
+
+
+@pytest.fixture
+def new_thread(client, server: Server):
+    """Factory: a new server thread, deleted at the end of the module."""
+
+    def make() -> str:
+        thread_id = client.threads.create()["thread_id"]
+        server.threads.append(thread_id)
+        return thread_id
+
+    return make
+
+
+def ask(client, thread_id: str | None, question: str, documents: list[str] | None = None, **context) -> dict:
+    payload: dict = {"question": question}
+    if documents is not None:
+        payload["documents"] = documents
+    return client.runs.wait(thread_id, "longqa", input=payload, context={"model": "scripted", **context},
+                            raise_error=True)
+
+
+def sources(out: dict) -> set[str]:
+    return {Path(c["source"]).name for c in out.get("citations") or []}
+
+
+# -- (a) assistants, (b) the graph -------------------------------------------------------------
+
+def test_both_graphs_are_served(client):
+    assistants = client.assistants.search(limit=50)
+    graphs = {a["graph_id"] for a in assistants}
+    assert {"longqa", "longqa-index"} <= graphs, assistants
+    for graph_id in ("longqa", "longqa-index"):
+        found = client.assistants.search(graph_id=graph_id, limit=10)
+        assert found and all(a["graph_id"] == graph_id for a in found)
+
+
+def test_graph_endpoint_has_every_node_and_router_edge(client):
+    assistant = client.assistants.search(graph_id="longqa", limit=1)[0]
+    drawn = client.assistants.get_graph(assistant["assistant_id"])
+    nodes = {n["id"] for n in drawn["nodes"]}
+    assert set(NODES) <= nodes, set(NODES) - nodes
+    edges = {(e["source"], e["target"]) for e in drawn["edges"]}
+    missing = {(source, target) for source, targets in ROUTER_TARGETS.items() for target in targets} - edges
+    assert not missing, f"router targets not drawn as edges: {sorted(missing)}"
+    assert {("__start__", "prepare"), ("respond", "__end__"), ("filter", "generate"),
+            ("generate", "self_route")} <= edges
+
+    index_graph = client.assistants.get_graph(client.assistants.search(graph_id="longqa-index", limit=1)[0]
+                                              ["assistant_id"])
+    assert {n["id"] for n in index_graph["nodes"]} >= {"index_documents"}
+
+
+# -- (c) a run to completion, (d) streamed updates ------------------------------------------
+
+def test_run_answers_with_citations_model_label_and_usage(client, new_thread):
+    out = ask(client, new_thread(), OBSERVATORY_Q, [ATLAS])
+    assert out["status"] == "answered", out.get("error")
+    assert "Orla Venndt" in out["answer"]
+    assert out["citations"] and sources(out) == {ATLAS}
+    assert any("Orla Venndt" in c["text"] for c in out["citations"])
+    assert "scripted" in out["model"]
+    assert out["usage"], "no usage records"
+    for record in out["usage"]:
+        assert {"node", "model", "input_tokens", "output_tokens", "seconds", "estimated"} <= record.keys()
+        assert record["model"] == "scripted" and record["node"] in out["route"]
+    assert out["totals"]["calls"] == len(out["usage"])
+    assert out["totals"]["cost"] == out["totals"]["input_tokens"] + 4 * out["totals"]["output_tokens"]
+    assert out["route"][0] == "prepare" and out["route"][-1] == "respond"
+
+
+def test_stream_updates_arrive_in_graph_order(client, new_thread):
+    order: list[str] = []
+    events = Counter()
+    for part in client.runs.stream(new_thread(), "longqa", input={"question": FERRY_Q, "documents": [ATLAS]},
+                                   context={"model": "scripted"}, stream_mode="updates"):
+        events[part.event] += 1
+        assert part.event != "error", part.data
+        if part.event == "updates":
+            order.extend(part.data.keys())
+    assert events["updates"] >= 8, events
+    assert order[0] == "prepare" and order[-1] == "respond", order
+    assert order.count("prepare") == 1 and order.count("respond") == 1
+    # the default (adaptive-precise) route's spine, in order
+    spine = ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context", "generate",
+             "self_route", "respond"]
+    positions = [order.index(node) for node in spine]
+    assert positions == sorted(positions), order
+    assert order.index("organize") < min(i for i, node in enumerate(order) if node == "retrieve")
+
+
+# -- (e) concurrent runs do not mix ----------------------------------------------------------
+
+def test_concurrent_runs_stay_apart(server: Server, new_thread):
+    from langgraph_sdk import get_client
+
+    threads = [new_thread() for _ in range(CONCURRENT_RUNS)]
+
+    async def run_all() -> list[dict]:
+        aclient = get_client(url=server.url, timeout=RUN_TIMEOUT_S)
+        return await asyncio.gather(*(
+            aclient.runs.wait(threads[i], "longqa", input={"question": vault_question(i), "documents": [vault_name(i)]},
+                              context={"model": "scripted"}, raise_error=True)
+            for i in range(CONCURRENT_RUNS)))
+
+    outs = asyncio.run(run_all())
+    ledgers = []
+    for i, out in enumerate(outs):
+        own, others = CODES[i], [c for j, c in enumerate(CODES) if j != i]
+        assert out["status"] == "answered", (i, out.get("error"))
+        assert own in out["answer"], (i, out["answer"])
+        assert sources(out) == {vault_name(i)}, (i, sources(out))
+        text = out["answer"] + " ".join(c["text"] for c in out["citations"] + out["evidence"])
+        assert not [c for c in others if c in text], (i, text)
+        assert all(e["query"] == vault_question(i) for e in out["evidence"])
+        assert out["messages"][-1]["type"] == "ai" and own in out["messages"][-1]["content"]
+        assert [m["type"] for m in out["messages"]] == ["ai"]
+        # this run's own usage: every record from a node of its route, one generate call, totals agree
+        nodes = Counter(r["node"] for r in out["usage"])
+        assert nodes["generate"] == 1 and nodes["analyze"] == 1, nodes
+        assert all(count <= out["route"].count(node) for node, count in nodes.items()), (nodes, out["route"])
+        assert out["totals"]["calls"] == len(out["usage"])
+        ledgers.append(sorted(nodes.items()))
+    # the same kind of question on documents of the same shape: the same calls, none borrowed
+    assert all(ledger == ledgers[0] for ledger in ledgers), ledgers
+
+
+# -- (f) run-time settings, and the locked ones ----------------------------------------------
+
+def test_run_context_chooses_the_strategy(client, new_thread):
+    rag = ask(client, new_thread(), KEEPER_Q, [ATLAS], strategy="rag")
+    default = ask(client, new_thread(), KEEPER_Q, [ATLAS])
+    assert rag["status"] == default["status"] == "answered"
+    assert rag["plan"]["strategy"] == "rag" and rag["plan"]["granularity"] == 512
+    assert "analyze" not in rag["route"] and "retrieve_primary" not in rag["route"]
+    assert default["plan"]["strategy"] == "adaptive-precise"
+    assert "analyze" in default["route"] and default["analysis"]
+    assert "Amelie Kortsen" in rag["answer"] and "Amelie Kortsen" in default["answer"]
+
+
+@pytest.mark.parametrize("path", ["/etc/hostname", f"../{SECRET}", "{tmp}/" + SECRET])
+def test_locked_documents_root_refuses_outside_paths(client, server: Server, new_thread, path):
+    path = path.format(tmp=server.tmp)
+    out = ask(client, new_thread(), "What is the deployment secret?", [path], documents_root="/")
+    assert out["status"] == "error"
+    assert "documents root" in out["error"] and str(server.docs) in out["error"], out["error"]
+    assert not out["citations"] and not out["evidence"] and not out.get("answer")
+    assert SECRET_WORD not in str(out)
+
+
+def test_locked_home_is_the_deployments(client, server: Server, new_thread):
+    elsewhere = server.tmp / "caller-chosen-home"
+    out = ask(client, new_thread(), FERRY_Q, [ATLAS], home=str(elsewhere))
+    assert out["status"] == "answered" and "214" in out["answer"]
+    assert not elsewhere.exists()
+    assert (server.tmp / "home").is_dir()
+
+
+def test_locked_endpoint_gets_no_request(client, server: Server, new_thread):
+    """A caller's base_url (and key variable) are the deployment's to choose: a run naming its own
+    endpoint must not send anything there. (This deployment has no key, so the run fails.)"""
+    thread_id = new_thread()
+    server.failing_threads.add(thread_id)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind((HOST, 0))
+        listener.listen()
+        listener.setblocking(False)
+        endpoint = f"http://{HOST}:{listener.getsockname()[1]}/v1"
+        try:
+            out = client.runs.wait(thread_id, "longqa", input={"question": FERRY_Q, "documents": [ATLAS]},
+                                   context={"model": "openai:gpt-4o-mini", "base_url": endpoint,
+                                            "api_key_env": "PATH", "max_retries": 0, "timeout_s": 5},
+                                   raise_error=False)
+        except Exception as e:  # the run may fail outright: no key is configured on this deployment
+            out = {"status": "error", "error": str(e)}
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+    assert out.get("status") != "answered", out
+
+
+# -- (g) chat input ----------------------------------------------------------------------------
+
+def test_chat_messages_in_and_out(client, new_thread):
+    thread_id = new_thread()
+    out = client.runs.wait(thread_id, "longqa", context={"model": "scripted"}, raise_error=True, input={
+        "messages": [{"role": "user", "content": OBSERVATORY_Q}], "documents": [ATLAS]})
+    assert out["status"] == "answered"
+    assert [m["type"] for m in out["messages"]] == ["human", "ai"]
+    final = out["messages"][-1]["content"]
+    assert "Orla Venndt" in final and "\n\nSources:\n[E" in final and ATLAS in final
+
+    # a follow-up on the same thread: the earlier exchange is kept, this turn's output is its own
+    follow = client.runs.wait(thread_id, "longqa", context={"model": "scripted"}, raise_error=True, input={
+        "messages": [{"role": "user", "content": KEEPER_Q}]})
+    assert follow["status"] == "answered" and "Amelie Kortsen" in follow["answer"]
+    assert [m["type"] for m in follow["messages"]] == ["human", "ai", "human", "ai"]
+    assert "Sources:" in follow["messages"][-1]["content"]
+    assert follow["route"].count("prepare") == 1
+    assert all(e["query"].startswith(OBSERVATORY_Q) for e in follow["evidence"])
+    state = client.threads.get_state(thread_id)["values"]
+    assert state["history"][0] == f"User: {OBSERVATORY_Q}"
+
+
+# -- (h) the index graph, then a collection ------------------------------------------------
+
+def test_index_graph_then_question_on_the_collection(client, new_thread):
+    indexed = client.runs.wait(None, "longqa-index", input={"documents": [INDEXED], "collection": COLLECTION,
+                                                            "granularities": [150, 512]},
+                               context={"model": "scripted"}, raise_error=True)
+    assert indexed["error"] is None and indexed["collection"] == COLLECTION
+    assert len(indexed["doc_ids"]) == 1
+    assert {key.split("@")[1] for key in indexed["chunks"]} == {"150", "512"}
+    assert all(count > 0 for count in indexed["chunks"].values())
+
+    out = client.runs.wait(new_thread(), "longqa", input={"question": INDEXED_Q, "collection": COLLECTION},
+                           context={"model": "scripted"}, raise_error=True)
+    assert out["status"] == "answered", out.get("error")
+    assert "Tomasz Quell" in out["answer"]
+    assert sources(out) == {INDEXED}
+    assert {c["doc_id"] for c in out["citations"]} == set(indexed["doc_ids"])
+
+
+def test_unknown_collection_is_an_input_error(client):
+    out = client.runs.wait(None, "longqa", input={"question": INDEXED_Q, "collection": "no-such-collection"},
+                           context={"model": "scripted"}, raise_error=True)
+    assert out["status"] == "error" and out["error"].startswith("input:")
+
+
+def test_index_graph_refuses_outside_paths(client, server: Server):
+    out = client.runs.wait(None, "longqa-index", input={"documents": [str(server.tmp / SECRET)],
+                                                        "collection": "stolen"}, raise_error=True)
+    assert out["error"] and "documents root" in out["error"]
+    assert out["doc_ids"] == [] and out["collection"] is None
+
+
+# -- last: nothing went wrong quietly ----------------------------------------------------------
+
+def test_server_log_has_no_unexpected_errors(server: Server):
+    """A run that fails and is retried by the server can still end well for its caller: the log
+    must show no failed or retried run other than the ones a test provoked."""
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", server.log.read_text("utf-8", errors="replace"))
+    errors = [line for line in plain.splitlines()
+              if re.search(r"\[(error|critical)\s*\]|will retry", line)
+              and not any(f"thread_id={t}" in line for t in server.failing_threads)]
+    assert not errors, "\n".join(line[:400] for line in errors)
