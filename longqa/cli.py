@@ -1,4 +1,4 @@
-"""`longqa` command line: index documents, search them, ask questions."""
+"""`longqa` command line: index documents, search them, ask questions, evaluate strategies."""
 
 from __future__ import annotations
 
@@ -169,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="do not stream node progress")
     p.set_defaults(func=cmd_ask)
+
+    from evals.cli import add_eval_parser
+
+    add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 
 

@@ -1,0 +1,174 @@
+"""`longqa eval` and `longqa convert` (added to longqa's parser by `add_eval_parser`).
+
+    longqa convert hotpotqa --n 20 --out data/hotpotqa20.jsonl      # shared data -> LongBench jsonl
+    longqa eval data/hotpotqa20.jsonl --strategies rag lc self-route --model none --out runs/h20
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+DEFAULT_OUT = Path("evals/runs/default")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE (got {text!r})")
+    return key.strip(), value.strip()
+
+
+def add_eval_parser(subparsers: Any) -> None:
+    from graph.settings import STRATEGIES
+
+    from .converters import DATASETS
+
+    p = subparsers.add_parser("eval", help="evaluate strategies on LongBench jsonl datasets (resumable)",
+                              description="Run strategies over LongBench jsonl files; write report.md, report.json "
+                                          "and plot.png in --out. Rerunning the same command resumes.")
+    p.add_argument("datasets", nargs="+", type=Path, help="LongBench jsonl files (see `longqa convert`)")
+    p.add_argument("--strategies", nargs="+", choices=[*STRATEGIES, "all"], default=["all"],
+                   help="strategies to run (default: all)")
+    p.add_argument("--model", default=None, help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
+                                                 "no LLM; 'scripted' = offline test model (not a quality measurement)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
+    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None, help="analyzer backend")
+    p.add_argument("--context-window", type=_positive_int, default=None, help="the model's context window (tokens)")
+    p.add_argument("--set", dest="overrides", type=_assignment, action="append", default=[], metavar="FIELD=VALUE",
+                   help="any other Settings field, e.g. --set factoid_k=7 (repeatable)")
+    p.add_argument("--n", type=_positive_int, default=None, help="first N valid items of each file")
+    p.add_argument("--concurrency", type=_positive_int, default=2, help="questions run at once (default 2)")
+    p.add_argument("--home", dest="eval_home", type=Path, default=None, metavar="DIR",
+                   help="index directory (default: longqa's --home, else $LONGQA_HOME); keep it to reuse indexes")
+    p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    p.add_argument("--retry-errors", action="store_true", help="rerun cached runs whose status is 'error'")
+    p.add_argument("--report-only", action="store_true", help="report from the cache without running anything")
+    p.add_argument("--no-plot", action="store_true", help="skip plot.png")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_eval)
+
+    c = subparsers.add_parser("convert", help="convert the shared QA data (../shared/data) to LongBench jsonl")
+    c.add_argument("dataset", choices=DATASETS)
+    c.add_argument("--out", type=Path, required=True, help="the jsonl file to write")
+    c.add_argument("--n", type=_positive_int, default=None, help="items (questions) to keep, seeded sample")
+    c.add_argument("--seed", type=int, default=0, help="sampling and distractor seed (default 0)")
+    c.add_argument("--split", choices=["a", "b"], default="a", help="hotpotqa_<split>.jsonl (default a)")
+    c.add_argument("--words", type=_positive_int, default=None,
+                   help="target context words (HotpotQA 9,000 and MuSiQue 11,000 by default)")
+    c.add_argument("--data-dir", type=Path, default=None,
+                   help="shared data directory (default $LONGQA_SHARED_DATA or ../shared/data)")
+    c.add_argument("--file", type=Path, default=None, help="TAT-QA / papers source file (instead of --data-dir)")
+    c.set_defaults(func=cmd_convert)
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .converters import convert
+    from .longbench import write_jsonl
+
+    options: dict[str, Any] = {}
+    if args.dataset == "hotpotqa":
+        options["split"] = args.split
+    if args.words and args.dataset in ("hotpotqa", "musique"):
+        options["target_words"] = args.words
+    if args.file and args.dataset in ("tatqa", "papers"):
+        options["path"] = args.file
+    try:
+        records = convert(args.dataset, n=args.n, seed=args.seed, data_dir=args.data_dir, **options)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"longqa convert: error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    n = write_jsonl(records, args.out)
+    words = [r["length"] for r in records]
+    mean = sum(words) / len(words) if words else 0
+    print(f"{args.out}: {n} {args.dataset} records, {mean:,.0f} context words on average")
+    return 0
+
+
+def settings_from_args(args: argparse.Namespace):
+    from graph.settings import Settings
+
+    values: dict[str, Any] = dict(args.overrides)
+    unknown = [k for k in values if k not in Settings.model_fields]
+    if unknown:
+        raise SystemExit(f"longqa eval: unknown Settings field(s): {', '.join(unknown)}")
+    if args.model is not None:
+        values["model"] = None if args.model.lower() in ("none", "") else args.model
+    for name in ("base_url", "analyzer", "context_window"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    home = args.eval_home or getattr(args, "home", None)
+    if home is not None:
+        values["home"] = home
+    return Settings(**values)
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from graph.settings import STRATEGIES
+
+    from .longbench import read_jsonl
+    from .report import RETRIEVAL_TITLE, SCRIPTED_TITLE, build_report, markdown, write_report
+    from .runner import run_eval
+
+    strategies = list(STRATEGIES) if "all" in args.strategies else list(dict.fromkeys(args.strategies))
+    settings = settings_from_args(args)
+    items, bad, files = [], [], {}
+    seen: set[tuple[str, str]] = set()
+    for path in args.datasets:
+        try:
+            file_items, file_bad = read_jsonl(path, limit=args.n)
+        except OSError as e:
+            print(f"longqa eval: error: cannot read {path}: {e}", file=sys.stderr)
+            return 2
+        for b in file_bad:
+            print(f"longqa eval: {b}", file=sys.stderr)
+        kept = [i for i in file_items if (i.dataset, i.id) not in seen]
+        if len(kept) < len(file_items):
+            print(f"longqa eval: {path}: {len(file_items) - len(kept)} item(s) repeat an earlier file's "
+                  "dataset/_id — skipped", file=sys.stderr)
+        seen |= {(i.dataset, i.id) for i in kept}
+        for i in kept:
+            files.setdefault(i.dataset, [])
+            if str(path) not in files[i.dataset]:
+                files[i.dataset].append(str(path))
+        print(f"longqa eval: {path}: {len(kept)} item(s) read, {len(file_bad)} bad line(s) skipped", file=sys.stderr)
+        items += kept
+        bad += file_bad
+    if not items:
+        print("longqa eval: error: no valid items to evaluate", file=sys.stderr)
+        return 2
+    if settings.is_scripted:
+        print(f"longqa eval: {SCRIPTED_TITLE}", file=sys.stderr)
+    elif not settings.has_llm:
+        print(f"longqa eval: {RETRIEVAL_TITLE}", file=sys.stderr)
+    try:
+        result = run_eval(items, strategies, settings, args.out, concurrency=args.concurrency,
+                          progress=not args.no_progress, retry_errors=args.retry_errors,
+                          execute=not args.report_only)
+    except KeyboardInterrupt:
+        print(f"longqa eval: interrupted; finished runs are saved in {args.out / 'results.jsonl'} — run the same "
+              "command again to continue where it stopped", file=sys.stderr)
+        return 130
+    for failure in result.failures:
+        print(f"longqa eval: failed (not cached): {failure}", file=sys.stderr)
+    report = build_report(items, strategies, settings, result, bad, files, concurrency=args.concurrency)
+    paths = write_report(report, args.out, make_plot=not args.no_plot)
+    print(markdown(report))
+    if report.get("plot_note"):
+        print(f"longqa eval: {report['plot_note']}", file=sys.stderr)
+    missing = result.planned - len(result.records)
+    print(f"longqa eval: wrote {', '.join(str(p) for p in paths.values())}"
+          + (f"; {missing} run(s) missing from the report" if missing else ""), file=sys.stderr)
+    return 1 if result.failures else 0

@@ -1,0 +1,193 @@
+"""LongBench-style long contexts from the shared HotpotQA and MuSiQue items.
+
+Construction (as LongBench builds its hotpotqa / musique sets, but seeded and with the gold
+evidence kept): an item's own paragraphs (HotpotQA: its 10 distractor-setting paragraphs, 2 of
+them gold; MuSiQue: its 20 paragraphs) are joined by paragraphs drawn at random from the *other*
+items of the same file until the context holds about `target_words` words (9,000 for HotpotQA,
+11,000 for MuSiQue, counting title + text + the "Passage N:" label). A distractor is skipped when
+it repeats a paragraph already present (HotpotQA: same title, i.e. the same Wikipedia lead;
+MuSiQue: same text). The paragraphs are shuffled and written as
+
+    Passage 1:
+    <title>
+    <text>
+
+    Passage 2:
+    ...
+
+Every random choice comes from `random.Random(f"{seed}:{item id}")`, so an item's context does not
+depend on which other items are built or in what order. Whitespace inside a paragraph is collapsed
+to single spaces, so paragraphs never contain blank lines. Gold evidence: HotpotQA's `supporting`
+lists the sentences named by `supporting_facts` (an out-of-range sent_id, a known HotpotQA data
+flaw, is skipped); MuSiQue's lists the texts of the `is_supporting` paragraphs. `gold_paragraphs`
+holds the whole gold paragraphs (for MuSiQue the same texts as `supporting`).
+
+The data directory is the `data_dir` argument, else $LONGQA_SHARED_DATA, else <repo>/../shared/data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+HOTPOTQA_WORDS = 9_000
+MUSIQUE_WORDS = 11_000
+
+Paragraph = tuple[str, str]  # (title, text)
+
+
+@dataclass(frozen=True)
+class LongItem:
+    id: str
+    dataset: str
+    question: str
+    answers: list[str]  # MuSiQue: the answer, then its aliases
+    type: str  # HotpotQA: bridge | comparison; MuSiQue: 2hop | 3hop | 4hop
+    context: str
+    supporting: list[str]
+    gold_paragraphs: list[str]
+    answer_aliases: list[str] = field(default_factory=list)
+    n_words: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def shared_data_dir(data_dir: str | Path | None = None) -> Path:
+    """`data_dir`, else $LONGQA_SHARED_DATA, else <repo>/../shared/data."""
+    if data_dir:
+        return Path(data_dir).expanduser()
+    if os.environ.get("LONGQA_SHARED_DATA"):
+        return Path(os.environ["LONGQA_SHARED_DATA"]).expanduser()
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def load_hotpotqa(split: Literal["a", "b"] = "a", data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    path = shared_data_dir(data_dir) / f"hotpotqa_{split}.jsonl"
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def load_musique(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    return json.loads((shared_data_dir(data_dir) / "musique_a.json").read_text("utf-8"))
+
+
+def format_context(paragraphs: Sequence[Paragraph]) -> str:
+    return "\n\n".join(f"Passage {i}:\n{title}\n{text}" for i, (title, text) in enumerate(paragraphs, 1))
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _words(paragraph: Paragraph) -> int:
+    return 2 + len(paragraph[0].split()) + len(paragraph[1].split())  # 2 = "Passage N:"
+
+
+def assemble(own: Sequence[Paragraph], pool: Sequence[Paragraph], target_words: int, rng: random.Random,
+             key: Callable[[Paragraph], str]) -> list[Paragraph]:
+    """`own` plus distractors drawn from `pool` in random order (skipping repeats by `key`) until
+    the words reach `target_words`; returned shuffled."""
+    chosen = list(own)
+    seen = {key(p) for p in own}
+    words = sum(map(_words, own))
+    for i in rng.sample(range(len(pool)), len(pool)):
+        if words >= target_words:
+            break
+        if key(pool[i]) in seen:
+            continue
+        seen.add(key(pool[i]))
+        chosen.append(pool[i])
+        words += _words(pool[i])
+    rng.shuffle(chosen)
+    return chosen
+
+
+def select(items: Sequence[dict[str, Any]], n: int | None, seed: int) -> list[dict[str, Any]]:
+    """The first `n` items of a seeded permutation (so a smaller n is a prefix of a larger one)."""
+    order = random.Random(seed).sample(range(len(items)), len(items))
+    return [items[i] for i in order[: len(items) if n is None else n]]
+
+
+# -- HotpotQA --------------------------------------------------------------------------------------
+
+def _hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+    ctx = raw["context"]
+    return [(t, _clean(" ".join(s.strip() for s in sents))) for t, sents in zip(ctx["title"], ctx["sentences"],
+                                                                              strict=True)]
+
+
+def hotpotqa_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
+                  target_words: int = HOTPOTQA_WORDS) -> LongItem:
+    """One HotpotQA item as a long context; `pool` holds the other items' paragraphs."""
+    own = _hotpotqa_paragraphs(raw)
+    sentences = dict(zip(raw["context"]["title"], raw["context"]["sentences"], strict=True))
+    facts = raw["supporting_facts"]
+    supporting = [_clean(sentences[t][i]) for t, i in zip(facts["title"], facts["sent_id"], strict=True)
+                  if t in sentences and 0 <= i < len(sentences[t])]
+    gold_titles = dict.fromkeys(facts["title"])
+    paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[0])
+    context = format_context(paragraphs)
+    return LongItem(id=raw["id"], dataset="hotpotqa", question=raw["question"], answers=[raw["answer"]],
+                    type=raw["type"], context=context, supporting=supporting,
+                    gold_paragraphs=[text for title, text in own if title in gold_titles],
+                    n_words=len(context.split()))
+
+
+def build_hotpotqa(n: int | None = None, seed: int = 0, split: Literal["a", "b"] = "a",
+                   target_words: int = HOTPOTQA_WORDS, data_dir: str | Path | None = None) -> list[LongItem]:
+    """`n` seeded-sampled items of hotpotqa_<split>.jsonl as long contexts (distractors from that file)."""
+    items = load_hotpotqa(split, data_dir)
+    paragraphs = [(raw["id"], p) for raw in items for p in _hotpotqa_paragraphs(raw)]
+    out = []
+    for raw in select(items, n, seed):
+        pool = [p for owner, p in paragraphs if owner != raw["id"]]
+        out.append(hotpotqa_item(raw, pool, seed, target_words))
+    return out
+
+
+# -- MuSiQue ---------------------------------------------------------------------------------------
+
+def _musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+    return [(p["title"], _clean(p["paragraph_text"])) for p in raw["paragraphs"]]
+
+
+def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
+                 target_words: int = MUSIQUE_WORDS) -> LongItem:
+    """One MuSiQue item as a long context; `pool` holds the other items' paragraphs."""
+    own = _musique_paragraphs(raw)
+    supporting = [_clean(p["paragraph_text"]) for p in raw["paragraphs"] if p["is_supporting"]]
+    paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[1])
+    context = format_context(paragraphs)
+    aliases = [a for a in raw.get("answer_aliases", []) if a != raw["answer"]]
+    return LongItem(id=raw["id"], dataset="musique", question=raw["question"],
+                    answers=list(dict.fromkeys([raw["answer"], *aliases])), type=raw["id"].split("__")[0],
+                    context=context, supporting=supporting, gold_paragraphs=list(supporting),
+                    answer_aliases=aliases, n_words=len(context.split()))
+
+
+def build_musique(n: int | None = None, seed: int = 0, target_words: int = MUSIQUE_WORDS,
+                  data_dir: str | Path | None = None) -> list[LongItem]:
+    """`n` seeded-sampled items of musique_a.json as long contexts (distractors from that file)."""
+    items = load_musique(data_dir)
+    paragraphs = [(raw["id"], p) for raw in items for p in _musique_paragraphs(raw)]
+    out = []
+    for raw in select(items, n, seed):
+        pool = [p for owner, p in paragraphs if owner != raw["id"]]
+        out.append(musique_item(raw, pool, seed, target_words))
+    return out
+
+
+def build(dataset: Literal["hotpotqa", "musique"], n: int | None = None, seed: int = 0,
+          data_dir: str | Path | None = None) -> list[LongItem]:
+    """The long-context items of one dataset at its LongBench length."""
+    if dataset == "hotpotqa":
+        return build_hotpotqa(n, seed, data_dir=data_dir)
+    if dataset == "musique":
+        return build_musique(n, seed, data_dir=data_dir)
+    raise ValueError(f"unknown dataset {dataset!r}: use 'hotpotqa' or 'musique'")

@@ -1,0 +1,386 @@
+"""Run strategies over LongBench items through the graph, with a bounded thread pool, a progress
+bar and a resumable cache.
+
+Each item's context is passed inline (`texts`) and the run's settings as the graph's context, one
+run per item x strategy. The graph is streamed (`stream_mode=["updates", "values"]`, the same run
+as `graph.invoke`) so that the filter's verdicts — which passages the generator was finally shown
+— are seen as well as the output.
+
+Cache: `<out>/results.jsonl`, one JSON record per item x strategy, appended (and flushed) as soon as
+a run ends. Its `key` hashes the item id, question and context, the strategy, every Settings field
+that can change a result (model, base_url, temperature, context window, analyzer, the OkraLong
+numbers, ...; not where indexes live, timeouts or the API-key variable), the token counter and
+CACHE_VERSION. A rerun skips the runs whose key is present, so an interrupted evaluation continues
+where it stopped, and a changed setting or context runs again (old records stay in the file,
+unused). A graph run that ended with status "error" is cached like any result (rerun with
+`retry_errors`); a failure of the harness itself is reported and not cached.
+
+Without a model (retrieval-only) `lc` does not go through the graph (which would replace the long
+context by a direct retrieval, since reading needs a model): its record holds the context the
+long-context step would send (`nodes.long_context.select_context`), i.e. the whole document when it
+fits the window.
+
+Before the timed runs of an item, its document is indexed at every granularity the strategies may
+use, so `seconds` (wall time of one question) does not include building indexes; the indexing time
+is reported on its own. It does include embedding the question: the retrieval's query-embedding
+cache is cleared of the question before each run, so no strategy rides on another's embedding.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graph.settings import Settings
+
+from .longbench import EvalItem
+
+log = logging.getLogger(__name__)
+
+CACHE_VERSION = 2  # 2: each run embeds its question itself (see forget_query)
+RESULTS_FILE = "results.jsonl"
+# Settings fields that cannot change a run's result (where things live, how long to wait, which
+# variable holds the key) or that the key names on its own (strategy). Any other field, including
+# one added later, is part of the key.
+NOT_IN_KEY = frozenset({"home", "chroma_host", "chroma_port", "documents_root", "api_key_env", "timeout_s",
+                        "max_retries", "strategy"})
+
+
+def settings_fingerprint(settings: Settings) -> dict[str, Any]:
+    return settings.model_dump(mode="json", exclude=set(NOT_IN_KEY))
+
+
+def _counter_name() -> str:
+    from retrieval.tokens import default_counter
+
+    return default_counter().name
+
+
+def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | None = None) -> str:
+    payload = {"v": CACHE_VERSION, "id": item.id, "dataset": item.dataset, "question": item.question,
+               "context": item.context_hash, "strategy": strategy, "settings": settings_fingerprint(settings),
+               "tokenizer": counter or _counter_name()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:32]
+
+
+def item_uid(item: EvalItem) -> str:
+    return f"{item.dataset}/{item.id}"
+
+
+class Cache:
+    """The append-only results file of an output directory."""
+
+    def __init__(self, out_dir: str | Path):
+        self.dir = Path(out_dir)
+        self.path = self.dir / RESULTS_FILE
+        self._lock = threading.Lock()
+        self.corrupt_lines: list[int] = []
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """key -> record (the last record of a key wins). A line cut short by an interruption is
+        counted in `corrupt_lines` and ignored (its run is simply done again)."""
+        records: dict[str, dict[str, Any]] = {}
+        self.corrupt_lines = []
+        if not self.path.exists():
+            return records
+        with self.path.open(encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    records[record["key"]] = record
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    self.corrupt_lines.append(number)
+        return records
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                if f.tell() > 0 and not self._ends_with_newline():
+                    f.write("\n")  # a previous run was cut mid-line: start a fresh line
+                f.write(line)
+                f.flush()
+
+    def _ends_with_newline(self) -> bool:
+        with self.path.open("rb") as f:
+            f.seek(-1, 2)
+            return f.read(1) == b"\n"
+
+
+# -- one run -----------------------------------------------------------------------------------------
+
+def granularities(strategies: Iterable[str], settings: Settings) -> list[int]:
+    """Every chunk size the strategies may search at (the primary one is indexed by `prepare`)."""
+    from graph.organizer import preset
+
+    sizes = {settings.primary_granularity}
+    for strategy in strategies:
+        fixed = preset(strategy, settings)
+        if fixed is None:  # adaptive: the organizer picks one of these
+            sizes |= {settings.base_granularity, settings.absent_factoid_granularity,
+                      settings.absent_contextual_granularity}
+        elif fixed.workflow != "long_context":
+            sizes.add(fixed.granularity)
+    return sorted(sizes)
+
+
+def _document(item: EvalItem, settings: Settings):
+    from nodes.resources import store_for
+    from retrieval import document_from_text
+
+    store = store_for(settings)
+    # source "text-1" as `prepare` names the first inline text, so both see the same document
+    document = document_from_text(item.context, source="text-1", max_words=store.settings.max_words)
+    store.remember(document)
+    return store, document
+
+
+def warm(item: EvalItem, strategies: Sequence[str], settings: Settings) -> float:
+    """Index the item's document at every granularity its runs need; returns the seconds spent."""
+    t0 = time.perf_counter()
+    store, document = _document(item, settings)
+    for g in granularities(strategies, settings):
+        store.index(document, g)
+    return time.perf_counter() - t0
+
+
+def lc_context(item: EvalItem, settings: Settings, window: int) -> tuple[list[dict[str, Any]], str]:
+    """The spans the long-context step sends for this question (see `nodes.long_context`)."""
+    from nodes.long_context import PROMPT_OVERHEAD_TOKENS, select_context
+    from retrieval.tokens import default_counter
+
+    _, document = _document(item, settings)
+    budget = window - settings.max_answer_tokens - PROMPT_OVERHEAD_TOKENS - default_counter().count(item.question)
+    spans, how = select_context({"doc_ids": [document.doc_id], "question": item.question}, settings, max(budget, 0))
+    whole = len(spans) == 1 and spans[0]["start"] == 0 and spans[0]["end"] == len(document.text)
+    return [_passage(s, whole=whole) for s in spans], how
+
+
+def _passage(e: dict[str, Any], whole: bool = False) -> dict[str, Any]:
+    out = {"id": e["id"], "start": e["start"], "end": e["end"]}
+    if whole:
+        out["whole_document"] = True  # the text is the item's context; not repeated in the cache
+    else:
+        out["text"] = e["text"]
+    return out
+
+
+def passage_texts(passages: Sequence[dict[str, Any]], context: str) -> list[str]:
+    return [context if p.get("whole_document") else p.get("text", "") for p in passages]
+
+
+def _evidence_size(passages: list[dict[str, Any]], context: str) -> tuple[int, int]:
+    from retrieval.tokens import default_counter
+
+    texts = passage_texts(passages, context)
+    return sum(default_counter().count_many(texts)), sum(len(t.split()) for t in texts)
+
+
+def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]:
+    return {"id": item.id, "dataset": item.dataset, "strategy": strategy, "model": settings.model,
+            "retrieval_only": not settings.has_llm, "scripted": settings.is_scripted}
+
+
+def forget_query(question: str) -> None:
+    """Drop the question's embedding from the retrieval's process-wide query cache, so that every
+    timed run embeds its question as a lone run would (otherwise the first strategy run on an item
+    pays for the embedding and the others get it free)."""
+    from retrieval import search
+
+    with search._query_lock:
+        for key in [k for k in search._query_cache if k[1] == question]:
+            del search._query_cache[key]
+
+
+def run_one(item: EvalItem, strategy: str, settings: Settings, window: int) -> dict[str, Any]:
+    """One question with one strategy: the answer, usage, route, plan and the passages the
+    generator was shown (without the cache key, which the caller adds)."""
+    run_settings = settings.model_copy(update={"strategy": strategy})
+    record = _base_record(item, strategy, settings)
+    if strategy == "lc" and not settings.has_llm:
+        t0 = time.perf_counter()
+        passages, how = lc_context(item, run_settings, window)
+        seconds = time.perf_counter() - t0
+        tokens, words = _evidence_size(passages, item.context)
+        return {**record, "status": "evidence-only", "answer": None, "error": None, "seconds": round(seconds, 4),
+                "route": ["long_context (context only: no LLM)"], "workflow": "long_context", "question_type": None,
+                "analysis_backend": None, "totals": _no_usage(), "calls_by_node": {}, "long_context": True,
+                "lc_how": how, "passages": passages, "evidence_tokens": tokens, "evidence_words": words}
+
+    from graph.graph import graph
+
+    payload = {"question": item.question, "texts": [item.context]}
+    forget_query(item.question)
+    final: dict[str, Any] = {}
+    verdicts: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for mode, chunk in graph.stream(payload, context=run_settings.model_dump(), stream_mode=["updates", "values"]):
+        if mode == "values":
+            final = chunk
+        else:
+            for update in chunk.values():
+                new = update.get("verdicts") if isinstance(update, dict) else None
+                if new and new[0] is None:  # `fresh(...)`: the list starts over (graph.state)
+                    verdicts = list(new[1:])
+                elif new:
+                    verdicts.extend(new)
+    seconds = time.perf_counter() - t0
+
+    plan = final.get("plan") or {}
+    route = list(final.get("route") or [])
+    evidence = list(final.get("evidence") or [])
+    if plan.get("filter") and verdicts and final.get("status") != "evidence-only":
+        from nodes.filter import kept_evidence
+
+        evidence, _ = kept_evidence(evidence, verdicts)
+    passages = [_passage(e) for e in evidence]
+    lc_how = None
+    if "long_context" in route:
+        spans, lc_how = lc_context(item, run_settings, window)
+        passages += spans
+    tokens, words = _evidence_size(passages, item.context)
+    analysis = final.get("analysis") or {}
+    totals = final.get("totals") or _no_usage()
+    return {**record, "status": final.get("status"), "answer": final.get("answer"), "error": final.get("error"),
+            "seconds": round(seconds, 4), "route": route, "workflow": plan.get("workflow"),
+            "question_type": analysis.get("question_type"), "analysis_backend": analysis.get("backend"),
+            "totals": totals, "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
+            "long_context": "long_context" in route, "lc_how": lc_how, "passages": passages,
+            "evidence_tokens": tokens, "evidence_words": words}
+
+
+def _no_usage() -> dict[str, Any]:
+    return {"calls": 0, "input_tokens": 0, "output_tokens": 0, "cost": 0, "estimated": False, "seconds": 0.0}
+
+
+# -- many runs ---------------------------------------------------------------------------------------
+
+@dataclass
+class RunResult:
+    records: dict[tuple[str, str], dict[str, Any]]  # (item uid, strategy) -> record, for the current keys
+    planned: int = 0
+    cached: int = 0
+    ran: int = 0
+    failures: list[str] = field(default_factory=list)  # harness failures (not cached; rerun retries them)
+    index_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    corrupt_cache_lines: list[int] = field(default_factory=list)
+    window: int | None = None
+
+
+def context_window_of(settings: Settings) -> int:
+    from llm.models import context_window
+
+    return context_window(settings)
+
+
+def run_eval(items: Sequence[EvalItem], strategies: Sequence[str], settings: Settings, out_dir: str | Path,
+             concurrency: int = 2, progress: bool = True, retry_errors: bool = False,
+             on_record: Callable[[dict[str, Any]], None] | None = None, execute: bool = True) -> RunResult:
+    """Run every strategy on every item (skipping the runs already in the cache); at most
+    `concurrency` items at a time, the strategies of one item one after another. With
+    `execute=False` only the cached records are collected."""
+    cache = Cache(out_dir)
+    existing = cache.load()
+    counter = _counter_name()
+    window = context_window_of(settings)
+    result = RunResult(records={}, corrupt_cache_lines=list(cache.corrupt_lines), window=window)
+    todo: list[tuple[EvalItem, list[tuple[str, str]]]] = []
+    for item in items:
+        pending = []
+        for strategy in strategies:
+            key = cache_key(item, strategy, settings, counter)
+            result.planned += 1
+            cached = existing.get(key)
+            if cached is not None and not (retry_errors and cached.get("status") == "error"):
+                result.records[(item_uid(item), strategy)] = cached
+                result.cached += 1
+            else:
+                pending.append((strategy, key))
+        if pending and execute:
+            todo.append((item, pending))
+
+    total = sum(len(p) for _, p in todo)
+    bar = None
+    if progress and total:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc="eval", unit="run", file=sys.stderr, dynamic_ncols=True)
+    lock = threading.Lock()
+    stop = threading.Event()
+    t_start = time.perf_counter()
+
+    def work(item: EvalItem, pending: list[tuple[str, str]]) -> None:
+        if stop.is_set():
+            return
+        try:
+            run_item(item, pending)
+        except BaseException:  # an interruption: no queued item may start after it
+            stop.set()
+            raise
+
+    def run_item(item: EvalItem, pending: list[tuple[str, str]]) -> None:
+        try:
+            seconds = warm(item, [s for s, _ in pending], settings)
+        except Exception as e:  # noqa: BLE001 - reported, the item's runs are retried next time
+            with lock:
+                result.failures.append(f"{item_uid(item)}: indexing failed: {type(e).__name__}: {e}")
+                if bar is not None:
+                    bar.update(len(pending))
+            return
+        with lock:
+            result.index_seconds += seconds
+        for strategy, key in pending:
+            if stop.is_set():
+                return
+            try:
+                record = {"key": key, **run_one(item, strategy, settings, window),
+                          "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
+                log.exception("run %s / %s failed", item_uid(item), strategy)
+                with lock:
+                    result.failures.append(f"{item_uid(item)} / {strategy}: {type(e).__name__}: {e}")
+                    if bar is not None:
+                        bar.update(1)
+                continue
+            cache.append(record)
+            with lock:
+                result.records[(item_uid(item), strategy)] = record
+                result.ran += 1
+                if bar is not None:
+                    bar.update(1)
+            if on_record is not None:
+                on_record(record)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="eval")
+    futures = set()
+    try:
+        futures = {pool.submit(work, item, pending) for item, pending in todo}
+        while futures:
+            done, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                future.result()  # re-raises an interruption (KeyboardInterrupt) from a worker
+    except BaseException:
+        stop.set()  # running items stop after their current strategy; queued ones never start
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+        result.wall_seconds = time.perf_counter() - t_start
+    return result

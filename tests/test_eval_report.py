@@ -1,0 +1,129 @@
+"""Report, JSON and plot of a tiny run (scripted model and retrieval-only), the honesty labels, and
+the aggregation helpers (Pareto front, percentiles, tokens relative to lc, routes)."""
+
+from __future__ import annotations
+
+import builtins
+import json
+
+import pytest
+
+from evals.report import (
+    RETRIEVAL_TITLE,
+    SCRIPTED_TITLE,
+    pareto_front,
+    percentile,
+    plot,
+    summarize,
+    write_report,
+)
+from longqa.cli import main
+from tests.eval_helpers import shared_eval_home, write_tiny
+
+
+@pytest.fixture(scope="session")
+def eval_home(tmp_path_factory):
+    return shared_eval_home(tmp_path_factory)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _eval(tmp_path, eval_home, *args: str) -> int:
+    data = write_tiny(tmp_path / "tiny.jsonl", n=2)
+    return main(["eval", str(data), "--home", str(eval_home), "--out", str(tmp_path / "out"), "--no-progress", *args])
+
+
+def test_scripted_run_report_json_and_plot(tmp_path, eval_home, capsys):
+    assert _eval(tmp_path, eval_home, "--model", "scripted", "--strategies", "rag", "lc") == 0
+    out = tmp_path / "out"
+    stdout = capsys.readouterr().out
+    report_md = (out / "report.md").read_text("utf-8")
+    assert report_md.splitlines()[0] == f"# longqa evaluation — {SCRIPTED_TITLE}"
+    assert stdout.strip() == report_md.strip()  # the table goes to stdout too
+    assert "NOT a quality measurement" in report_md
+    assert "| rag | 2 |" in report_md and "| lc | 2 |" in report_md and "## Retrieval-only scores" in report_md
+    report = json.loads((out / "report.json").read_text("utf-8"))
+    assert report["scripted"] is True and report["quality_measurement"] is False
+    assert report["retrieval_only"] is False
+    rows = {r["strategy"]: r for r in report["rows"]}
+    assert rows["lc"]["tokens_pct_of_lc"] == pytest.approx(100.0) and rows["lc"]["long_context_pct"] == 100.0
+    assert rows["rag"]["calls"] == 1.0 and rows["rag"]["cost"] > 0 and rows["rag"]["p95_s"] >= rows["rag"]["p50_s"]
+    assert rows["lc"]["answer_in_evidence_pct"] == 100.0 and rows["lc"]["all_supporting_pct"] == 100.0
+    assert len(report["per_question"]) == 4
+    assert all(0.0 <= q["f1"] <= 1.0 for q in report["per_question"])
+    png = (out / "plot.png").read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and png[12:16] == b"IHDR" and len(png) > 5_000
+    # a second invocation is served from the cache
+    assert _eval(tmp_path, eval_home, "--model", "scripted", "--strategies", "rag", "lc") == 0
+    assert json.loads((out / "report.json").read_text("utf-8"))["run"]["cached"] == 4
+
+
+def test_retrieval_only_run_is_labelled(tmp_path, eval_home, capsys):
+    assert _eval(tmp_path, eval_home, "--model", "none", "--strategies", "lc", "rag") == 0
+    capsys.readouterr()
+    report_md = (tmp_path / "out" / "report.md").read_text("utf-8")
+    assert report_md.splitlines()[0] == f"# longqa evaluation — {RETRIEVAL_TITLE}"
+    assert "## Answers" not in report_md and "no F1/EM" in report_md
+    report = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
+    assert report["retrieval_only"] is True and report["quality_measurement"] is False and report["model"] is None
+    rows = {r["strategy"]: r for r in report["rows"]}
+    assert rows["rag"]["f1"] is None and rows["rag"]["calls"] == 0
+    assert rows["lc"]["evidence_pct_of_lc"] == pytest.approx(100.0)
+    assert rows["rag"]["evidence_tokens"] <= rows["lc"]["evidence_tokens"]
+    assert (tmp_path / "out" / "plot.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_without_matplotlib_the_plot_is_skipped_with_a_message(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError("No module named 'matplotlib'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    report = {"title": "t", "scripted": True, "retrieval_only": False, "rows": [], "run": {
+        "planned": 0, "cached": 0, "ran": 0, "failures": [], "index_seconds": 0, "wall_seconds": 0, "concurrency": 1},
+        "machine": {"cpus": 1, "platform": "p", "python": "3"}, "date": "d", "model": "scripted",
+        "strategies": [], "datasets": {}, "bad_lines": []}
+    assert "matplotlib is not installed" in plot(report, tmp_path / "p.png")
+    paths = write_report(report, tmp_path)
+    assert "plot" not in paths and not (tmp_path / "p.png").exists()
+    assert "matplotlib is not installed" in (tmp_path / "report.md").read_text("utf-8")
+
+
+def test_pareto_front():
+    #          rag       lc          cheap-bad  dominated  same-cost-better
+    points = [(100, 40), (1000, 60), (50, 10), (500, 30), (100, 45)]
+    assert pareto_front(points) == [2, 4, 1]
+    assert pareto_front([(1, 1), (1, 1)]) == [0, 1]  # ties dominate nothing
+    assert pareto_front([]) == []
+
+
+def test_percentile_is_linear():
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([10, 0, 20], 95) == pytest.approx(19.0)
+    assert percentile([], 50) is None
+
+
+def _score(id, strategy, tokens, long_context=False, status="answered", qtype=None, label=None):
+    return {"id": id, "dataset": "d", "strategy": strategy, "status": status, "f1": 0.5, "em": 0.0,
+            "answer_in_evidence": True, "all_supporting": None, "support_recall": None, "evidence_tokens": tokens,
+            "evidence_words": tokens, "calls": 1, "input_tokens": tokens, "output_tokens": 0, "cost": tokens,
+            "estimated_usage": False, "seconds": 1.0, "long_context": long_context, "workflow": "direct",
+            "question_type": qtype, "label": label}
+
+
+def test_route_stats_and_tokens_relative_to_lc():
+    scores = [_score("a", "lc", 1000, long_context=True), _score("b", "lc", 3000, long_context=True),
+              _score("a", "self-route", 200), _score("b", "self-route", 3200, long_context=True),
+              _score("a", "adaptive", 100, qtype="multi-bridge", label="multi-bridge"),
+              _score("b", "adaptive", 100, qtype="extractive", label="multi-bridge", status="error")]
+    rows = {r["strategy"]: r for r in summarize(scores, ["lc", "self-route", "adaptive"])}
+    assert rows["self-route"]["tokens_pct_of_lc"] == pytest.approx(100 * 3400 / 4000)
+    assert rows["self-route"]["answered_from_retrieval_pct"] == 50.0
+    assert rows["self-route"]["long_context_pct"] == 50.0
+    assert rows["lc"]["answered_from_retrieval_pct"] is None  # no fallback in that strategy
+    assert rows["adaptive"]["question_types"] == {"multi-bridge": 1, "extractive": 1}
+    assert rows["adaptive"]["label_agreement_pct"] == 50.0 and rows["adaptive"]["errors"] == 1
+    assert rows["adaptive"]["all_supporting_pct"] is None and rows["adaptive"]["all_supporting_n"] == 0
