@@ -22,8 +22,10 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     notes = []
     if not settings.has_llm and the_plan.workflow in ("split", "stepwise", "long_context"):
         # splitting, reasoning and reading need a model: without one, retrieve the question directly
-        the_plan = the_plan.model_copy(update={"workflow": "direct", "reasons": [
-            *the_plan.reasons, f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval"]})
+        # (k per sub-question / per hop would be too few for the one retrieval that replaces them)
+        k = max(the_plan.k, settings.factoid_k)
+        the_plan = the_plan.model_copy(update={"workflow": "direct", "k": k, "reasons": [
+            *the_plan.reasons, f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, k={k}"]})
         notes.append("organize: no LLM, direct retrieval (evidence only)")
     trace = (f"organize[{the_plan.strategy}]: {the_plan.workflow}, k={the_plan.k}, g={the_plan.granularity}, "
              f"weights={the_plan.weights[0]:g}:{the_plan.weights[1]:g}, extract={the_plan.extract}, "

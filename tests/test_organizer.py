@@ -156,6 +156,7 @@ def test_organize_without_llm_downgrades_to_direct(strategy, qtype):
     settings = Settings(model=None, strategy=strategy)
     out = _organize({"analysis": analysis(qtype).model_dump(), "question": "q"}, settings)
     assert out["plan"]["workflow"] == "direct"
+    assert out["plan"]["k"] >= settings.factoid_k  # one retrieval replaces k per sub-question / hop
     assert "no LLM configured" in out["plan"]["reasons"][-1]
     assert any("evidence only" in line for line in out["trace"])
 
