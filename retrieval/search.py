@@ -75,15 +75,15 @@ class Searcher:
         if k < 1 or depth < 1:
             raise ValueError(f"k and depth must be positive (k={k}, depth={depth})")
         indexes = self.indexes(granularity)
-        by_key = {(ix.document.doc_id, c.index): (ix, c) for ix in indexes for c in ix.chunks}
+        by_doc = {ix.document.doc_id: ix for ix in indexes}  # chunk i of a document is chunks[i]
         depth = max(depth, k)
         dense = self._dense(query, indexes, depth) if mode in ("hybrid", "dense") else {}
         sparse = self._bm25(query, indexes, granularity, depth) if mode in ("hybrid", "bm25") else {}
         w = {"hybrid": weights, "dense": (1.0, 0.0), "bm25": (0.0, 1.0)}[mode]
         ranked = fuse(dense, sparse, w)
-        results = [ScoredChunk(chunk=by_key[key][1], score=score, dense_score=dense.get(key),
+        results = [ScoredChunk(chunk=by_doc[key[0]].chunks[key[1]], score=score, dense_score=dense.get(key),
                                bm25_score=sparse.get(key), granularity=granularity,
-                               source=by_key[key][0].document.source) for key, score in ranked]
+                               source=by_doc[key[0]].document.source) for key, score in ranked]
         if self.reranker is not None and results:
             scores = self.reranker.score(query, [r.chunk.text for r in results])
             for r, s in zip(results, scores, strict=True):

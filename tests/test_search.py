@@ -204,3 +204,21 @@ def test_several_documents_in_one_searcher(make_store):
         document = harbor if r.source == "harbor.md" else bakery
         assert document.text[r.chunk.start : r.chunk.end] == r.chunk.text
     assert len({(r.chunk.doc_id, r.chunk.index) for r in results}) == len(results)
+
+
+def test_bm25s_backend_ranks_like_rank_bm25():
+    """Large collections switch to bm25s; both backends must agree on what is relevant."""
+    from retrieval.bm25 import BM25S_MIN_CHUNKS, SparseIndex, bm25_tokens
+
+    docs = [f"chunk {i} about harbour cargo and cranes number {i}" for i in range(60)]
+    docs[17] = "the mooring winch ticket ZX-4471 on berth seven is faulty"
+    docs[42] = "winch maintenance on berth seven and the mooring lines"
+    corpus = [bm25_tokens(d) for d in docs]
+    slow, fast = SparseIndex(corpus, backend="rank-bm25"), SparseIndex(corpus, backend="bm25s")
+    assert fast.backend == "bm25s" and slow.backend == "rank-bm25"
+    for query in ["mooring winch on berth seven", "ZX-4471", "cranes number 5"]:
+        top_slow, top_fast = slow.top(query, 3), fast.top(query, 3)
+        assert top_fast and top_slow[0][0] == top_fast[0][0]
+    assert {r for r, _ in fast.top("mooring winch berth", 2)} == {17, 42}
+    assert fast.top("zebra", 5) == []  # unknown terms: nothing, not an error
+    assert SparseIndex([[]] * 3).backend == "rank-bm25" and BM25S_MIN_CHUNKS >= 10_000
