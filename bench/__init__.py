@@ -1,0 +1,1 @@
+"""Benchmarks (retrieval quality, indexing speed, query latency); see bench/README.md."""

@@ -1,0 +1,79 @@
+"""Shared by the benchmarks: offline environment, machine description, results files, tables."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import random
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+
+
+def offline_env() -> None:
+    """No network: the bundled MiniLM, and its word-piece tokenizer for token counts (tiktoken's
+    encoding would be downloaded; the app falls back to the same tokenizer when offline)."""
+    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LONGQA_TOKENIZER": "wordpiece",
+                       "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"}.items():
+        os.environ.setdefault(key, value)
+
+
+def machine() -> dict[str, Any]:
+    import torch
+
+    return {"date": dt.datetime.now().isoformat(timespec="seconds"), "cpus": len(os.sched_getaffinity(0)),
+            "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
+            "platform": platform.platform(), "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def save(name: str, payload: dict[str, Any]) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
+    path.write_text(json.dumps(payload, indent=1), "utf-8")
+    return path
+
+
+def md_table(headers: list[str], rows: list[list[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return f"{v:,.1f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
+    """A long text of distinct HotpotQA and MuSiQue paragraphs (seeded order) with at least
+    `min_words` words, as `Passage N:\\n<title>\\n<text>` blocks; also the questions of the
+    HotpotQA items the paragraphs come from (queries about the document)."""
+    from evals.long_contexts import format_context, load_hotpotqa, load_musique
+
+    seen: set[str] = set()
+    paragraphs: list[tuple[str, str, str | None]] = []  # (title, text, question)
+    for raw in load_hotpotqa("a") + load_hotpotqa("b"):
+        for title, sents in zip(raw["context"]["title"], raw["context"]["sentences"], strict=True):
+            text = " ".join(" ".join(s.strip() for s in sents).split())
+            if text not in seen:
+                seen.add(text)
+                paragraphs.append((title, text, raw["question"]))
+    for raw in load_musique():
+        for p in raw["paragraphs"]:
+            text = " ".join(p["paragraph_text"].split())
+            if text not in seen:
+                seen.add(text)
+                paragraphs.append((p["title"], text, None))
+    random.Random(seed).shuffle(paragraphs)
+    chosen, words = [], 0
+    for title, text, question in paragraphs:
+        if words >= min_words:
+            break
+        chosen.append((title, text, question))
+        words += 2 + len(title.split()) + len(text.split())
+    if words < min_words:
+        raise ValueError(f"only {words:,} words of distinct paragraphs available (asked for {min_words:,})")
+    questions = list(dict.fromkeys(q for _, _, q in chosen if q))
+    return format_context([(t, x) for t, x, _ in chosen]), questions
