@@ -11,17 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from longqa.cli import positive_int as _positive_int  # one parser for whole numbers ≥ 1
+
 DEFAULT_OUT = Path("evals/runs/default")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
 
 
 def _assignment(text: str) -> tuple[str, str]:

@@ -65,7 +65,7 @@ def _parse_weights(text: str) -> tuple[float, float]:
     return dense, sparse
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -76,7 +76,7 @@ def _positive_int(text: str) -> int:
 
 
 def _granularity(text: str) -> int:
-    value = _positive_int(text)
+    value = positive_int(text)
     if value < 8:
         raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
     return value
@@ -143,12 +143,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
     p.add_argument("paths", nargs="+", help="files to search (one collection)")
     p.add_argument("query", type=_query, help="the search query")
-    p.add_argument("-k", "--k", type=_positive_int, default=5, help="chunks to return (default 5)")
+    p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
     p.add_argument("-g", "--granularity", type=_granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
     p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
     p.add_argument("--weights", type=_parse_weights, default=(1.0, 1.0),
                    help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)")
-    p.add_argument("--depth", type=_positive_int, default=20,
+    p.add_argument("--depth", type=positive_int, default=20,
                    help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
     p.set_defaults(func=cmd_search)
