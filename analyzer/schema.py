@@ -16,7 +16,7 @@ class Analysis(BaseModel):
     question_type: QuestionType = "extractive"
     info_pattern: InfoPattern = "same"
     evidence: Literal["yes", "no"] = "no"
-    backend: str = Field(default="default", description="llm | local-rules | default")
+    backend: str = Field(default="default", description="llm | local-trained | local-rules | default")
     used_default: bool = Field(default=False, description="a judgement fell back to the safe default")
     note: str = ""
 

@@ -37,7 +37,9 @@ def add_eval_parser(subparsers: Any) -> None:
     p.add_argument("--model", default=None, help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
                                                  "no LLM; 'scripted' = offline test model (not a quality measurement)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
-    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None, help="analyzer backend")
+    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None,
+                   help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
+                        "call; llm = OkraLong table 8; auto = llm when a model is set")
     p.add_argument("--context-window", type=_positive_int, default=None, help="the model's context window (tokens)")
     p.add_argument("--set", dest="overrides", type=_assignment, action="append", default=[], metavar="FIELD=VALUE",
                    help="any other Settings field, e.g. --set factoid_k=7 (repeatable)")

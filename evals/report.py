@@ -247,7 +247,7 @@ def markdown(report: dict[str, Any]) -> str:
             "long context (Self-Route's answerable share). Labels are the datasets' own types mapped to OkraLong's "
             "classes (evals/converters.py).", ""]
     if report["retrieval_only"]:
-        out += ["Without a model: the analyzer is the local rule-based one; workflows that need a model (split, "
+        out += ["Without a model: the analyzer is the local one (no LLM call); workflows that need a model (split, "
                 "step-wise, long context) become one direct retrieval, so the adaptive strategies' evidence is that "
                 "retrieval; longrag, longrag-ext and longrag-fil retrieve the same chunks (the extractor and the "
                 "filter are LLM steps); self-route and adaptive-precise show their retrieval step only (the "

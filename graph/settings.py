@@ -61,8 +61,9 @@ class Settings(BaseModel):
     # -- what to run ----------------------------------------------------------------------------
     strategy: Strategy = Field(default_factory=_env("LONGQA_STRATEGY", "adaptive-precise"),
                                description="preset plan; adaptive ones use the analyzer + organizer")
-    analyzer: Literal["auto", "llm", "local"] = Field(default_factory=_env("LONGQA_ANALYZER", "auto"), description=(
-        "'llm' = OkraLong table 8 prompt; 'local' = no LLM call; 'auto' = llm when a model is set"))
+    analyzer: Literal["auto", "llm", "local"] = Field(default_factory=_env("LONGQA_ANALYZER", "local"), description=(
+        "'local' = trained local analyzer, no LLM call (rule-based if its weights are unusable); "
+        "'llm' = OkraLong table 8 prompt; 'auto' = llm when a model is set, else local"))
 
     # -- OkraLong numbers (appendix C.3) --------------------------------------------------------
     primary_k: int = Field(default=3, description="chunks in the primary retrieval")

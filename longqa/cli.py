@@ -163,7 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default=None, help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
                                                  "unset = evidence only; 'scripted' = offline test model)")
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)")
-    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None, help="analyzer backend")
+    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None,
+                   help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
+                        "call; llm = OkraLong table 8; auto = llm when a model is set")
     p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
     p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")

@@ -1,10 +1,12 @@
 """analyze: OkraLong's analyzer (§3.2). From the question and the primary retrieval it judges the
 question type, the information pattern and whether evidence is present.
 
-Backends: the LLM with OkraLong table 8's prompt, or the local analyzer (no LLM call) when no
-model is configured or `analyzer="local"`. A reply that cannot be parsed yields the recorded
-safe default (extractive / same / no) field by field; a failed LLM call falls back to the local
-analyzer, and the analysis says so.
+Backends: the local analyzer (the default, `analyzer="local"`; no LLM call, so no usage record): the
+trained one of analyzer/trained.py, which reads the question and the primary hits with their dense and
+BM25 scores — or, when its weights file is missing or unusable, the rule-based one; or the LLM with
+OkraLong table 8's prompt (`analyzer="llm"`, or "auto" with a model). A reply that cannot be parsed
+yields the recorded safe default (extractive / same / no) field by field; a failed LLM call falls back
+to the local analyzer, and the analysis says so.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from analyzer import SAFE_DEFAULT, Analysis, analyze_rules
+from analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
 from graph.settings import Settings
 from graph.state import State
@@ -53,7 +55,8 @@ def parse_analysis(reply: str) -> Analysis:
 def analyze(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     question = state["question"]
-    contexts = [h["text"] for h in state.get("primary") or []]
+    hits = state.get("primary") or []
+    contexts = [h["text"] for h in hits]
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
     update: dict = {"route": ["analyze"]}
     if use_llm and settings.has_llm:
@@ -64,12 +67,14 @@ def analyze(state: State, runtime: Runtime[Settings]) -> dict:
             analysis = parse_analysis(reply)
             update["usage"] = [record]
         except LLMError as e:
-            analysis = analyze_rules(question, contexts)
-            analysis.note = f"LLM analyzer failed ({e}); used the local analyzer"
+            analysis = analyze_local(question, hits)
+            analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + \
+                (f"; {analysis.note}" if analysis.note else "")
     else:
-        analysis = analyze_rules(question, contexts)
+        analysis = analyze_local(question, hits)
         if settings.analyzer == "llm":
-            analysis.note = "analyzer=llm but no model is configured; used the local analyzer"
+            analysis.note = "analyzer=llm but no model is configured; used the local analyzer" + \
+                (f"; {analysis.note}" if analysis.note else "")
     trace = (f"analyze[{analysis.backend}]: {analysis.question_type} / {analysis.info_pattern} / evidence "
              f"{analysis.evidence}" + (f" ({analysis.note})" if analysis.note else ""))
     return {**update, "analysis": analysis.model_dump(), "trace": [trace]}

@@ -43,7 +43,7 @@ def test_without_a_model_the_run_is_evidence_only(run_graph):
     assert out["evidence"] and out["citations"] == out["evidence"]
     assert out["usage"] == []
     assert out["totals"]["calls"] == 0 and out["totals"]["cost"] == 0
-    assert out["analysis"]["backend"] == "local-rules"
+    assert out["analysis"]["backend"] == "local-trained"
     assert out["model"] is None
     message = out["messages"][-1]
     assert isinstance(message, AIMessage)
@@ -65,7 +65,7 @@ def test_without_a_model_workflows_that_need_one_become_direct(run_graph, questi
 
 def test_analyzer_llm_without_a_model_uses_the_local_analyzer(run_graph):
     out = run_graph(KEEPER_Q, model=None, analyzer="llm")
-    assert out["analysis"]["backend"] == "local-rules"
+    assert out["analysis"]["backend"] == "local-trained"
     assert "no model is configured" in out["analysis"]["note"]
     assert out["status"] == "evidence-only"
 
@@ -188,7 +188,9 @@ def test_a_thread_starts_each_turn_afresh(graph_home, report):
     n = len(second["evidence"])
     assert second["route"] == ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context",
                                "cot", *["filter"] * n, "generate", "self_route", "respond"]
-    assert len(second["usage"]) == second["totals"]["calls"] == sum(n in LLM_NODES for n in second["route"])
+    # the default analyzer is the local one: analyze makes no LLM call
+    assert len(second["usage"]) == second["totals"]["calls"] == sum(n in LLM_NODES - {"analyze"}
+                                                                     for n in second["route"])
     assert second["trace"][0].startswith("prepare:") and sum(t.startswith("prepare:") for t in second["trace"]) == 1
     # hits and verdicts are this turn's only (a follow-up is searched with the question before it)
     assert {h["query"] for h in first_state["hits"]} == {KEEPER_Q}

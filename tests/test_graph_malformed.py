@@ -85,7 +85,8 @@ def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "garbled-filter"}}
     out = graph.invoke({"question": KEEPER_Q, "texts": [report]}, config,
-                       context={"model": name, "home": str(graph_home), "strategy": "adaptive-precise"})
+                       context={"model": name, "home": str(graph_home), "strategy": "adaptive-precise",
+                                "analyzer": "llm"})
     verdicts = graph.get_state(config).values["verdicts"]
     ids = [e["id"] for e in out["evidence"]]
     assert len(ids) >= 2
@@ -176,7 +177,7 @@ def test_a_failing_model_ends_the_run_with_an_error(run_graph, scripted, strateg
     assert out["usage"] == []
     assert out["messages"][-1].content.startswith(f"Error: {out['error']}")
     if strategy.startswith("adaptive"):
-        assert out["analysis"]["backend"] == "local-rules"
+        assert out["analysis"]["backend"] == "local-trained"
         assert "LLM analyzer failed" in out["analysis"]["note"]
 
 
@@ -186,7 +187,7 @@ def test_an_analyzer_failure_degrades_to_the_local_analyzer(run_graph, scripted)
 
     name, model = scripted({"analyzer": fail, "generator": ANSWER})
     out = run_graph(KEEPER_Q, model=name)
-    assert out["analysis"]["backend"] == "local-rules"
+    assert out["analysis"]["backend"] == "local-trained"
     assert "LLM analyzer failed" in out["analysis"]["note"] and "analyzer endpoint down" in out["analysis"]["note"]
     assert any("used the local analyzer" in line for line in out["trace"] if line.startswith("analyze"))
     assert "analyze" not in [r["node"] for r in out["usage"]]

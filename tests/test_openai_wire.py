@@ -58,7 +58,9 @@ QUESTION = "When was the oil lamp of the Brannock lighthouse replaced by a paraf
 
 
 def run_graph(stub: OpenAIStub, home, question: str = QUESTION, **context) -> dict:
-    settings = {"model": MODEL, "base_url": stub.base_url, "home": str(home), "context_window": 8000, **context}
+    """The graph against the stub; the analyzer is the LLM one (table 8), so it goes over the wire too."""
+    settings = {"model": MODEL, "base_url": stub.base_url, "home": str(home), "context_window": 8000,
+                "analyzer": "llm", **context}
     return graph.invoke({"question": question, "texts": [LIGHTHOUSE, ORCHARD]}, context=settings)
 
 
@@ -130,7 +132,7 @@ def test_graph_answers_through_the_wire(no_api_key, home, strategy):
     # over the wire, the run is the in-process scripted model's run: same route, same answer
     local = graph.invoke({"question": QUESTION, "texts": [LIGHTHOUSE, ORCHARD]},
                          context={"model": "scripted", "home": str(home), "context_window": 8000,
-                                  "strategy": strategy})
+                                  "strategy": strategy, "analyzer": "llm"})
     assert out["route"] == local["route"] and out["answer"] == local["answer"]
     assert [r["node"] for r in out["usage"]] == [r["node"] for r in local["usage"]]
     if strategy in ("lc", "self-route", "adaptive-precise"):
@@ -156,6 +158,18 @@ def test_graph_answers_through_the_wire(no_api_key, home, strategy):
         assert {"extract", "cot", "filter", "generate"} <= {r["node"] for r in records}
     if strategy == "adaptive-precise":
         assert records[0]["node"] == "analyze" and out["analysis"]["backend"] == "llm"
+
+
+def test_the_default_local_analyzer_sends_nothing_over_the_wire(no_api_key, home):
+    with OpenAIStub() as stub:
+        out = run_graph(stub, home, strategy="adaptive-precise", analyzer="local")
+        bodies = stub.requests
+
+    assert out["status"] == "answered", out.get("error")
+    assert out["analysis"]["backend"] == "local-trained"
+    assert "analyze" in out["route"] and "analyze" not in [r["node"] for r in out["usage"]]
+    assert len(bodies) == out["totals"]["calls"] == len(out["usage"]) >= 1
+    assert not any("please answer three questions" in prompt_text(b["messages"]) for b in bodies)
 
 
 # -- (c) server errors --------------------------------------------------------------------------
@@ -190,7 +204,7 @@ def test_a_persistent_500_ends_the_run_with_an_error(home):
     assert "injected failure" in out["error"]  # the server's message reaches the user
     assert out["messages"][-1].content.startswith("Error: ")
     # the analyzer degraded to the local one instead of ending the run
-    assert out["analysis"]["backend"] == "local-rules"
+    assert out["analysis"]["backend"] == "local-trained"
     assert "LLM analyzer failed" in out["analysis"]["note"]
     assert out["usage"] == [] and out["totals"]["calls"] == 0
     assert n_requests >= 4 and n_requests % 2 == 0  # every call was tried twice (1 retry)
