@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -157,6 +158,12 @@ def _musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
     return [(p["title"], _clean(p["paragraph_text"])) for p in raw["paragraphs"]]
 
 
+def _hops(item_id: str) -> str:
+    """'3hop1__...' -> '3hop' (the digit after 'hop' names the composition shape, not the hop count)."""
+    match = re.match(r"\d+hop", item_id)
+    return match.group(0) if match else item_id.split("__")[0]
+
+
 def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
                  target_words: int = MUSIQUE_WORDS) -> LongItem:
     """One MuSiQue item as a long context; `pool` holds the other items' paragraphs."""
@@ -166,7 +173,7 @@ def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
     context = format_context(paragraphs)
     aliases = [a for a in raw.get("answer_aliases", []) if a != raw["answer"]]
     return LongItem(id=raw["id"], dataset="musique", question=raw["question"],
-                    answers=list(dict.fromkeys([raw["answer"], *aliases])), type=raw["id"].split("__")[0],
+                    answers=list(dict.fromkeys([raw["answer"], *aliases])), type=_hops(raw["id"]),
                     context=context, supporting=supporting, gold_paragraphs=list(supporting),
                     answer_aliases=aliases, n_words=len(context.split()))
 
