@@ -3,8 +3,11 @@
 Sources (../shared/data, see its README) and how each judgement is labelled:
 
 question type  HotpotQA bridge -> multi-bridge, comparison -> multi-source (annotation; hotpotqa_a and _b);
-               MuSiQue -> multi-bridge (annotation); TAT-QA arithmetic/count -> arithmetic, span/multi-span
-               -> extractive (annotation); papers_qa.jsonl (Qasper) by PAPERS_RULE (rule-labelled);
+               MuSiQue -> multi-bridge (annotation); MuSiQue's decomposition steps, made standalone by
+               putting each referenced step's annotated answer in place of "#k" -> extractive (single-hop
+               questions, each answered from one annotated paragraph; "X >> relation" steps left out);
+               TAT-QA arithmetic/count -> arithmetic, span/multi-span -> extractive (annotation);
+               papers_qa.jsonl (Qasper) by PAPERS_RULE (rule-labelled);
                analyzer/data/hand_questions.jsonl (hand-written and hand-labelled, all five types; the only
                hand source of summarizing besides the rule-labelled papers questions).
 information    retrieve the item's long context with BM25 only and with dense only (3 x 150-token chunks,
@@ -69,7 +72,7 @@ GRANULARITY, K, DEPTH = 150, 3, 20
 TATQA_WORDS = 4_000
 TEST_FRACTION = 0.2
 RECORD_VERSION = 2
-DATASETS = ("hotpotqa", "musique", "tatqa", "papers", "hand")
+DATASETS = ("hotpotqa", "musique", "musique-steps", "tatqa", "papers", "hand")
 SENTENCE_SHARE, PARAGRAPH_SHARE = 0.9, 0.5
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _FORMULA = re.compile(r"^[\d\s,.$%()+\-*/<>=]*\d[\d\s,.$%()+\-*/<>=]*$")
@@ -118,6 +121,31 @@ def papers_records(data_dir: Path) -> list[dict[str, Any]]:
             out.append({"id": f"papers:{paper}:{i}", "group": f"papers:{paper}", "dataset": "papers", "question": q,
                         "type": label, "label_source": "rule", "subtype": label, "units": [], "retrieval": None})
     return out
+
+
+_STEP_REF = re.compile(r"#(\d+)")
+
+
+def musique_steps(raw: dict[str, Any]) -> list[str]:
+    """MuSiQue's decomposition steps as standalone questions: each "#k" replaced by step k's annotated
+    answer; steps in the knowledge-base form "X >> relation" are not questions and are left out."""
+    answers = [str(step.get("answer", "")) for step in raw.get("question_decomposition", [])]
+    out = []
+    for i, step in enumerate(raw.get("question_decomposition", [])):
+        question = step["question"]
+        refs = [int(k) for k in _STEP_REF.findall(question)]
+        if ">>" in question or any(not 1 <= k <= i or not answers[k - 1] for k in refs):  # earlier steps only
+            continue
+        out.append(" ".join(_STEP_REF.sub(lambda m: answers[int(m.group(1)) - 1], question).split()))
+    return list(dict.fromkeys(out))
+
+
+def musique_step_records(raw: dict[str, Any], group: str) -> list[dict[str, Any]]:
+    """Single-hop questions (each answered from one annotated paragraph) -> extractive: general-domain
+    extractive questions, which no other source here has (TAT-QA's are financial, Qasper's about papers)."""
+    return [{"id": f"musique-step:{raw['id']}:{k}", "group": group, "dataset": "musique-steps", "question": q,
+             "type": "extractive", "label_source": "annotation-derived", "subtype": "single-hop", "units": [],
+             "retrieval": None} for k, q in enumerate(musique_steps(raw))]
 
 
 # -- TAT-QA documents and gold units ---------------------------------------------------------------
@@ -377,6 +405,8 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
         by_raw[id(raw)] = [rec]
     add_jobs("musique", raws, config["n_musique"], lambda raw: by_raw[id(raw)], _musique_paragraphs,
              MUSIQUE_WORDS, lambda p: p[1], "musique", format_context)
+    for raw in raws:  # the annotated single-hop steps, in the parent item's group (same side of the split)
+        records.extend(musique_step_records(raw, by_raw[id(raw)][0]["group"]))
     # TAT-QA
     contexts = select(json.loads((data_dir / "tatqa_dev.json").read_text("utf-8")), None, seed)
     for ctx in contexts:

@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analyzer.rules import analyze_rules  # noqa: E402
 from analyzer.schema import INFO_PATTERNS, QUESTION_TYPES  # noqa: E402
 from analyzer.trained import HEADS, WEIGHTS_PATH, TrainedAnalyzer  # noqa: E402
+from bench.analyzer_data import DATASETS  # noqa: E402
 from bench.analyzer_train import (  # noqa: E402
     add_data_args,
     data_config,
@@ -52,7 +53,7 @@ ABLATIONS = {  # feature blocks refitted (C by CV) beside the shipped ones (skip
     "evidence": [("lexical",), ("retrieval",), ("lexical", "retrieval"), ("lexical", "embedding", "retrieval")],
 }
 TFIDF_C_GRID = (1.0, 3.0, 10.0, 30.0, 100.0)
-OOD_DATASETS = {"question_type": ("hotpotqa", "musique", "tatqa", "papers", "hand"),
+OOD_DATASETS = {"question_type": ("hotpotqa", "musique", "musique-steps", "tatqa", "papers", "hand"),
                 "info_pattern": ("hotpotqa", "musique", "tatqa"), "evidence": ("hotpotqa", "musique", "tatqa")}
 
 
@@ -197,7 +198,7 @@ def main(argv: list[str] | None = None) -> None:
     # -- data -------------------------------------------------------------------------------------
     emit("## Data\n")
     rows = []
-    for ds in ("hotpotqa", "musique", "tatqa", "papers", "hand"):
+    for ds in DATASETS:
         sub = [r for r in records if r["dataset"] == ds]
         with_ctx = [r for r in sub if r["labels"]["evidence"] is not None]
         rows.append([ds, len(sub), sum(r["test"] for r in sub), dict(Counter(r["type"] for r in sub)),

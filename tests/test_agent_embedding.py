@@ -282,7 +282,8 @@ def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
     from longqa.ask import run_question, thread_checkpointer
 
     thread_home = tmp_path / "thread-home"
-    settings = scripted_settings(thread_home)
+    # the scripted analyzer reply fixes the route (one generate call a turn): threads are the subject here
+    settings = scripted_settings(thread_home, analyzer="llm")
     first = run_question([str(doc)], OBSERVATORY_Q, settings, thread="t1", progress=None)
     assert first["status"] == "answered" and "Orla Venndt" in first["answer"]
     assert (thread_home / "threads.sqlite").is_file()

@@ -13,6 +13,8 @@ from bench.analyzer_data import (
     derivation_numbers,
     is_test,
     labels,
+    musique_step_records,
+    musique_steps,
     papers_label,
     tatqa_units,
     units_found,
@@ -73,6 +75,19 @@ def test_papers_rule_labels_only_clear_cases():
     assert papers_label("How many annotators were there?", " ".join(["word"] * 15)) is None
     assert papers_label("Which dataset do they use?", "SQuAD") == "extractive"
     assert papers_label("Which dataset do they use?", " ".join(["word"] * 9)) is None
+
+
+def test_musique_steps_become_standalone_extractive_questions():
+    raw = {"id": "2hop__1_2", "question_decomposition": [
+        {"question": "Who directed Emergency Wedding?", "answer": "Edward Buzzell"},
+        {"question": "Who is the spouse of #1?", "answer": "Ona Munson"},
+        {"question": "#2 >> place of birth", "answer": "Portland"},
+        {"question": "When was #4 founded?", "answer": "1851"},  # refers to itself, not an earlier step
+    ]}
+    assert musique_steps(raw) == ["Who directed Emergency Wedding?", "Who is the spouse of Edward Buzzell?"]
+    records = musique_step_records(raw, "musique-doc:3")
+    assert {r["type"] for r in records} == {"extractive"} and {r["group"] for r in records} == {"musique-doc:3"}
+    assert all(r["retrieval"] is None and r["units"] == [] for r in records)
 
 
 def test_the_split_is_by_group_deterministic_and_about_the_asked_fraction():

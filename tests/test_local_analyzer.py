@@ -36,6 +36,7 @@ CONFIDENT = [
     ("Which river is longer, the Severn or the Thames?", "multi-source"),
     ("Who is the spouse of the director of the film Emergency Wedding?", "multi-bridge"),
     ("Summarize the main arguments the committee gives for reforming the harbour authority.", "summarizing"),
+    ("When was the Verrin Bridge opened?", "extractive"),
 ]
 
 

@@ -341,7 +341,8 @@ def test_concurrent_runs_stay_apart(server: Server, new_thread):
         aclient = get_client(url=server.url, timeout=RUN_TIMEOUT_S)
         return await asyncio.gather(*(
             aclient.runs.wait(threads[i], "longqa", input={"question": vault_question(i), "documents": [vault_name(i)]},
-                              context={"model": "scripted"}, raise_error=True)
+                              # the scripted analyzer reply gives every run the same route (and an analyzer call)
+                              context={"model": "scripted", "analyzer": "llm"}, raise_error=True)
             for i in range(CONCURRENT_RUNS)))
 
     outs = asyncio.run(run_all())
@@ -376,6 +377,9 @@ def test_run_context_chooses_the_strategy(client, new_thread):
     assert "analyze" not in rag["route"] and "retrieve_primary" not in rag["route"]
     assert default["plan"]["strategy"] == "adaptive-precise"
     assert "analyze" in default["route"] and default["analysis"]
+    # the default analyzer runs in the server process without an LLM call
+    assert default["analysis"]["backend"] == "local-trained"
+    assert "analyze" not in [r["node"] for r in default["usage"]]
     assert "Amelie Kortsen" in rag["answer"] and "Amelie Kortsen" in default["answer"]
 
 
