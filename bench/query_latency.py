@@ -4,13 +4,15 @@ Part 1 (real index): the indexing benchmark's document (distinct HotpotQA + MuSi
 >= --words words) indexed at granularity 150; --queries HotpotQA questions about it (each searched once,
 after 5 warm-up queries not counted) through `Searcher.search(k=5, hybrid 1:1, depth 20)`, then, per
 query, each part alone: query embedding, Chroma query (`ChunkIndex.dense_top`), BM25
-(`SparseIndex.top`, rank-bm25), min-max fusion. Model load and index build are excluded.
+(`SparseIndex.top`; rank-bm25 at this size), min-max fusion; and the query embedded once more with
+torch on one thread (on a busy machine torch's default of one thread per core can be many times
+slower for a single short text). Model load and index build are excluded.
 
 Part 2 (100k chunks, BM25 built for real, dense simulated): --scale chunks of real sentences drawn at
 random (seeded) from the shared data, each about as long as the real index's 150-token chunks. BM25:
-rank-bm25 through longqa's `SparseIndex` against `bm25s` (method "robertson", k1 1.5, b 0.75: the
-Okapi formula rank-bm25 uses) on the same tokens and queries, with their top-20 agreement. Dense:
-embedding 100k chunks (~11M words) would take hours here, so the vectors are random unit vectors
+longqa's `SparseIndex` with each backend, rank-bm25 (Okapi) and bm25s (Robertson, the same k1 1.5 and
+b 0.75; the default from 20,000 chunks), on the same tokens and queries, with their top-20 agreement.
+Dense: embedding 100k chunks (~11M words) would take hours here, so the vectors are random unit vectors
 (384-d): exact search with numpy, and a Chroma HNSW collection (cosine) with --chroma.
 
     python bench/query_latency.py --home DIR     # DIR from indexing_speed.py --keep-index (else builds)
@@ -64,8 +66,12 @@ def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict,
     searcher = Searcher(store, [document])
     for q in queries[:5]:  # warm-up: BLAS, Chroma's HNSW pages, BM25 arrays
         searcher.search(q, k=K, granularity=GRANULARITY, depth=DEPTH)
+    import torch
+
+    threads = torch.get_num_threads()
     parts: dict[str, list[float]] = {k: [] for k in ("hybrid search", "embed query", "chroma query",
-                                                      "dense (embed + chroma)", "bm25 (rank-bm25)", "fusion")}
+                                                      "dense (embed + chroma)", "bm25", "fusion",
+                                                      "embed query, 1 torch thread")}
     doc_id = document.doc_id
     for q in queries[5:]:
         parts["hybrid search"].append(timed(searcher.search, q, k=K, granularity=GRANULARITY, depth=DEPTH)[0])
@@ -76,10 +82,14 @@ def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict,
         parts["embed query"].append(t_embed)
         parts["chroma query"].append(t_chroma)
         parts["dense (embed + chroma)"].append(t_embed + t_chroma)
-        parts["bm25 (rank-bm25)"].append(t_bm25)
+        parts["bm25"].append(t_bm25)
         parts["fusion"].append(t_fuse)
+        torch.set_num_threads(1)  # the same query again on one thread (see the README: CPU contention)
+        parts["embed query, 1 torch thread"].append(timed(store.embedder.embed, [q])[0])
+        torch.set_num_threads(threads)
     words = [len(c.text.split()) for c in index.chunks]
-    meta = {"n_chunks": len(index.chunks), "n_units": index.n_units, "mean_chunk_words": statistics.fmean(words),
+    meta = {"bm25_backend": index.sparse.backend, "n_chunks": len(index.chunks),
+            "n_units": index.n_units, "mean_chunk_words": statistics.fmean(words),
             "index_was_cached": cached, "index_build_s": round(build_s, 1)}
     return {k: ms_stats(v) for k, v in parts.items()}, meta, [c.text for c in index.chunks]
 
@@ -109,51 +119,30 @@ def synthetic_chunks(n: int, mean_words: float, seed: int) -> list[str]:
 
 
 def bm25_at_scale(chunks: list[str], queries: list[str]) -> tuple[dict, dict]:
-    import bm25s
-
+    """longqa's `SparseIndex` with each backend on the same tokens and queries."""
     from retrieval.bm25 import SparseIndex, bm25_tokens
 
     tokenize_s, tokens = timed(lambda: [bm25_tokens(c) for c in chunks])
-    rank_build_s, rank = timed(SparseIndex, tokens)
-    fast = bm25s.BM25(method="robertson", k1=1.5, b=0.75)
-    fast_build_s, _ = timed(fast.index, tokens, show_progress=False)
-    vocab = fast.vocab_dict
-
-    def fast_top(q: str) -> list[int]:
-        terms = [t for t in bm25_tokens(q) if t in vocab]
-        if not terms:
-            return []
-        docs, scores = fast.retrieve([terms], k=DEPTH, show_progress=False)
-        return [int(d) for d, s in zip(docs[0], scores[0], strict=True) if s > 0]
-
-    rank_t, fast_t, overlap = [], [], []
+    indexes = {name: timed(SparseIndex, tokens, backend=name) for name in ("rank-bm25", "bm25s")}
+    times: dict[str, list[float]] = {name: [] for name in indexes}
+    overlap = []
     for q in queries[:3]:  # warm-up
-        rank.top(q, DEPTH)
-        fast_top(q)
+        for _, index in indexes.values():
+            index.top(q, DEPTH)
     for q in queries:
-        t, top_rank = timed(rank.top, q, DEPTH)
-        rank_t.append(t)
-        t, top_fast = timed(fast_top, q)
-        fast_t.append(t)
-        a, b = {r for r, _ in top_rank}, set(top_fast)
+        tops = {}
+        for name, (_, index) in indexes.items():
+            t, top = timed(index.top, q, DEPTH)
+            times[name].append(t)
+            tops[name] = {row for row, _ in top}
+        a, b = tops["rank-bm25"], tops["bm25s"]
         if a or b:
             overlap.append(len(a & b) / max(len(a), len(b)))
-    stats = {"rank-bm25 (SparseIndex)": {**ms_stats(rank_t), "build_s": rank_build_s},
-             "bm25s (robertson)": {**ms_stats(fast_t), "build_s": fast_build_s}}
+    stats = {f"{name} (SparseIndex)": {**ms_stats(times[name]), "build_s": build_s}
+             for name, (build_s, _) in indexes.items()}
     meta = {"tokenize_s": tokenize_s, "top20_agreement": statistics.fmean(overlap) if overlap else None,
             "mean_tokens": statistics.fmean(map(len, tokens))}
     return stats, meta
-
-
-def chunk_map_at_scale(chunks: list[str], repeats: int = 20) -> dict:
-    """What `Searcher.search` spends per call rebuilding its (doc_id, chunk index) -> chunk map of every
-    chunk of every index (retrieval/search.py), with real `Chunk` objects."""
-    from retrieval.documents import Chunk
-
-    objects = [Chunk(doc_id="d" * 64, index=i, start=0, end=len(t), paragraph_ids=[i], n_tokens=0, text=t)
-               for i, t in enumerate(chunks)]
-    owner = object()
-    return ms_stats([timed(lambda: {(c.doc_id, c.index): (owner, c) for c in objects})[0] for _ in range(repeats)])
 
 
 def dense_at_scale(n: int, queries: int, seed: int, with_chroma: bool, home: Path) -> dict:
@@ -216,7 +205,6 @@ def main(argv: list[str] | None = None) -> None:
             chunks = synthetic_chunks(args.scale, meta["mean_chunk_words"], args.seed)
             sparse, sparse_meta = bm25_at_scale(chunks, queries)
             dense = dense_at_scale(args.scale, len(queries), args.seed, args.chroma, tmp)
-            dense["Searcher.search chunk map (per call)"] = chunk_map_at_scale(chunks)
             small, _ = bm25_at_scale(doc_chunks, queries)
             info.update(scale={"n": args.scale, "bm25": sparse, "bm25_meta": sparse_meta, "dense": dense,
                                "bm25_document_scale": small})

@@ -272,9 +272,9 @@ def main(argv: list[str] | None = None) -> None:
                           f"{100 * stats['answer_in_context']:.1f}% (coverage ceiling); answer also in a "
                           f"non-gold passage: {100 * stats['answer_outside_gold']:.1f}%", "",
                           *verdict(dataset, agg), by_type(rows, "|".join(map(str, DEFAULT))), "",
-                          "median index build s (items built in this run): " + ", ".join(
-                              f"g{g} {stats['median_s'].get(f'index g{g}', float('nan')):.2f}"
-                              for g in args.granularities), ""]
+                          "median index build s (items built in this run; nan = all opened from --home): "
+                          + ", ".join(f"g{g} {stats['median_s'].get(f'index g{g}', float('nan')):.2f}"
+                                      for g in args.granularities), ""]
             print("\n".join(section), flush=True)
     finally:
         if args.home is None:
