@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from analyzer.features import LEXICAL_NAMES, NGRAM_BUCKETS, RETRIEVAL_NAMES, feature_blocks  # noqa: E402
 from analyzer.trained import FORMAT, HEADS, WEIGHTS_PATH, Head, TrainedAnalyzer, embedder_fingerprint  # noqa: E402
 from bench.analyzer_data import (  # noqa: E402
+    EVAL_ONLY,
     PAPERS_RULE,
     TATQA_WORDS,
     TEST_FRACTION,
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="weights file to write")
     args = p.parse_args(argv)
     records, emb = load_labelled(args)
-    train_rows = [r for r in records if not r["test"]]
+    train_rows = [r for r in records if not r["test"] and r["dataset"] not in EVAL_ONLY]
     print(f"{len(records)} records, {len(train_rows)} for training ({len({r['group'] for r in train_rows})} "
           f"groups), {len(records) - len(train_rows)} held out")
     analyzer, meta = train(train_rows, emb, args.seed)
@@ -214,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
                     "created": dt.datetime.now().isoformat(timespec="seconds")}
     save_weights(analyzer, args.out)
     check = TrainedAnalyzer.load(args.out)  # what ships must load and agree with what was trained
-    probe = next(r for r in records if r["test"])
+    probe = next(r for r in records if r["test"] and r["dataset"] not in EVAL_ONLY)
     a = check.predict(probe["question"], primary_hits(probe), emb[probe["question"]])
     b = analyzer.predict(probe["question"], primary_hits(probe), emb[probe["question"]])
     assert (a.question_type, a.info_pattern, a.evidence) == (b.question_type, b.info_pattern, b.evidence)
