@@ -132,6 +132,17 @@ def section(head: str, rows: Sequence[dict[str, Any]], pred: Sequence[dict[str, 
     return result
 
 
+def ood_details(ood: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Per-class precision/recall and the confusion matrix of every left-out dataset, per judgement."""
+    out = ["### Out of distribution, per class\n"]
+    for head in HEADS:
+        for ds, r in ood.get(head, {}).items():
+            rows = [row for row in r["per_class"] if row[1] or row[2] != "–"]
+            out += [f"**{head}, {ds} left out** (n={r['n']}, accuracy {pct(r['accuracy'])}%)\n",
+                    md_table(["class", "n", "precision %", "recall %"], rows), "", r["confusion"], ""]
+    return "\n".join(out)
+
+
 def latency(analyzer: TrainedAnalyzer, rows: Sequence[dict[str, Any]], emb: dict[str, np.ndarray],
             n: int = 300) -> dict[str, Any]:
     embedder = analyzer.embedder  # loaded here, outside the timings
@@ -315,6 +326,7 @@ def main(argv: list[str] | None = None) -> None:
             v = ood["question_type"][ds]
             emit(f"question type, {ds} left out: gold {dict(Counter(r['type'] for r in records if r['dataset'] == ds))}"
                  f", predicted {v['predicted']}\n")
+        emit(ood_details(ood))
     if ablations:
         emit("## Ablations (held-out accuracy %, refitted on the training part)\n")
         arow = [[name, *(pct(v[h]) if h in v else "–" for h in HEADS)] for name, v in ablations.items()]
