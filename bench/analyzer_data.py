@@ -57,7 +57,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -253,19 +253,10 @@ def is_test(group: str, seed: int = 0, fraction: float = TEST_FRACTION) -> bool:
 
 # -- retrieval --------------------------------------------------------------------------------------
 
-def merged_passages(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
-    out: list[list[int]] = []
-    for s, e in sorted(spans):
-        if out and (s <= out[-1][1] or not text[out[-1][1] : s].strip()):
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [text[s:e] for s, e in out]
-
-
 def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: the top K of BM25 only, dense only and hybrid 1:1 (GRANULARITY tokens, depth DEPTH)."""
     from retrieval import Searcher
+    from retrieval.context import merge_chunks
 
     store.index(document, GRANULARITY)
     searcher = Searcher(store, [document])
@@ -277,7 +268,7 @@ def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
             hits = [{"text": r.chunk.text, "start": r.chunk.start, "end": r.chunk.end, "score": round(r.score, 6),
                      "dense_score": r.dense_score, "bm25_score": r.bm25_score} for r in results]
             per_mode[mode] = {"hits": hits,
-                              "passages": merged_passages(document.text, [(h["start"], h["end"]) for h in hits])}
+                              "passages": [p.text for p in merge_chunks(results, {document.doc_id: document})]}
         out.append(per_mode)
     return out
 
@@ -313,19 +304,6 @@ def _groups(items: list[Any], words: Callable[[Any], int], target: int) -> list[
     return groups
 
 
-def _hotpotqa_paragraphs(raw: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(t, " ".join(" ".join(x.strip() for x in sents).split()))
-            for t, sents in zip(raw["context"]["title"], raw["context"]["sentences"], strict=True)]
-
-
-def _musique_paragraphs(raw: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(p["title"], " ".join(p["paragraph_text"].split())) for p in raw["paragraphs"]]
-
-
-def _words(paragraphs: list[tuple[str, str]]) -> int:
-    return sum(2 + len(t.split()) + len(x.split()) for t, x in paragraphs)
-
-
 def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = None,
                   log: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict[str, Any]]:
     """Every labelled record. All questions of every source carry a question-type label; those of the
@@ -341,9 +319,12 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
         assemble,
         format_context,
         hotpotqa_item,
+        hotpotqa_paragraphs,
         load_hotpotqa,
         load_musique,
         musique_item,
+        musique_paragraphs,
+        paragraph_words,
         select,
         shared_data_dir,
     )
@@ -368,7 +349,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
                  key: Callable[[tuple[str, str]], str], prefix: str, fmt: Callable[[list], str]) -> None:
         """Documents for the first n of `raws`; distractors come from all of `raws` outside the group."""
         everything = [(id(raw), p) for raw in raws for p in own(raw)]
-        for g, group in enumerate(_groups(raws[:n], lambda r: _words(own(r)), target)):
+        for g, group in enumerate(_groups(raws[:n], lambda r: sum(map(paragraph_words, own(r))), target)):
             members = {id(raw) for raw in group}
             paragraphs = [p for raw in group for p in own(raw)]
             seen: set[str] = set()
@@ -397,7 +378,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
                    "units": [{"kind": "sentence", "text": x} for x in item.supporting]}
             records.append(rec)
             by_raw[id(raw)] = [rec]
-        add_jobs("hotpotqa", raws, n, lambda raw: by_raw[id(raw)], _hotpotqa_paragraphs, HOTPOTQA_WORDS,
+        add_jobs("hotpotqa", raws, n, lambda raw: by_raw[id(raw)], hotpotqa_paragraphs, HOTPOTQA_WORDS,
                  lambda p: p[0], f"hotpotqa-{split}", format_context)
     # MuSiQue
     raws = select(load_musique(data_dir), None, seed)
@@ -409,7 +390,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
                "retrieval": None}
         records.append(rec)
         by_raw[id(raw)] = [rec]
-    add_jobs("musique", raws, config["n_musique"], lambda raw: by_raw[id(raw)], _musique_paragraphs,
+    add_jobs("musique", raws, config["n_musique"], lambda raw: by_raw[id(raw)], musique_paragraphs,
              MUSIQUE_WORDS, lambda p: p[1], "musique", format_context)
     for raw in raws:  # the annotated single-hop steps, in the parent item's group (same side of the split)
         records.extend(musique_step_records(raw, by_raw[id(raw)][0]["group"]))

@@ -86,7 +86,7 @@ def _clean(text: str) -> str:
     return " ".join(text.split())
 
 
-def _words(paragraph: Paragraph) -> int:
+def paragraph_words(paragraph: Paragraph) -> int:
     return 2 + len(paragraph[0].split()) + len(paragraph[1].split())  # 2 = "Passage N:"
 
 
@@ -96,7 +96,7 @@ def assemble(own: Sequence[Paragraph], pool: Sequence[Paragraph], target_words: 
     the words reach `target_words`; returned shuffled."""
     chosen = list(own)
     seen = {key(p) for p in own}
-    words = sum(map(_words, own))
+    words = sum(map(paragraph_words, own))
     for i in rng.sample(range(len(pool)), len(pool)):
         if words >= target_words:
             break
@@ -104,7 +104,7 @@ def assemble(own: Sequence[Paragraph], pool: Sequence[Paragraph], target_words: 
             continue
         seen.add(key(pool[i]))
         chosen.append(pool[i])
-        words += _words(pool[i])
+        words += paragraph_words(pool[i])
     rng.shuffle(chosen)
     return chosen
 
@@ -117,7 +117,7 @@ def select(items: Sequence[dict[str, Any]], n: int | None, seed: int) -> list[di
 
 # -- HotpotQA --------------------------------------------------------------------------------------
 
-def _hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+def hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
     ctx = raw["context"]
     return [(t, _clean(" ".join(s.strip() for s in sents))) for t, sents in zip(ctx["title"], ctx["sentences"],
                                                                               strict=True)]
@@ -126,7 +126,7 @@ def _hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
 def hotpotqa_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
                   target_words: int = HOTPOTQA_WORDS) -> LongItem:
     """One HotpotQA item as a long context; `pool` holds the other items' paragraphs."""
-    own = _hotpotqa_paragraphs(raw)
+    own = hotpotqa_paragraphs(raw)
     sentences = dict(zip(raw["context"]["title"], raw["context"]["sentences"], strict=True))
     facts = raw["supporting_facts"]
     supporting = [_clean(sentences[t][i]) for t, i in zip(facts["title"], facts["sent_id"], strict=True)
@@ -140,21 +140,23 @@ def hotpotqa_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
                     n_words=len(context.split()))
 
 
+def _long_items(items: list[dict[str, Any]], paragraphs_of: Callable[[dict[str, Any]], list[Paragraph]],
+                make_item: Callable[..., LongItem], n: int | None, seed: int, target_words: int) -> list[LongItem]:
+    """`n` seeded-sampled `items` as long contexts; each one's distractors are the other items' paragraphs."""
+    paragraphs = [(raw["id"], p) for raw in items for p in paragraphs_of(raw)]
+    return [make_item(raw, [p for owner, p in paragraphs if owner != raw["id"]], seed, target_words)
+            for raw in select(items, n, seed)]
+
+
 def build_hotpotqa(n: int | None = None, seed: int = 0, split: Literal["a", "b"] = "a",
                    target_words: int = HOTPOTQA_WORDS, data_dir: str | Path | None = None) -> list[LongItem]:
     """`n` seeded-sampled items of hotpotqa_<split>.jsonl as long contexts (distractors from that file)."""
-    items = load_hotpotqa(split, data_dir)
-    paragraphs = [(raw["id"], p) for raw in items for p in _hotpotqa_paragraphs(raw)]
-    out = []
-    for raw in select(items, n, seed):
-        pool = [p for owner, p in paragraphs if owner != raw["id"]]
-        out.append(hotpotqa_item(raw, pool, seed, target_words))
-    return out
+    return _long_items(load_hotpotqa(split, data_dir), hotpotqa_paragraphs, hotpotqa_item, n, seed, target_words)
 
 
 # -- MuSiQue ---------------------------------------------------------------------------------------
 
-def _musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+def musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
     return [(p["title"], _clean(p["paragraph_text"])) for p in raw["paragraphs"]]
 
 
@@ -167,7 +169,7 @@ def _hops(item_id: str) -> str:
 def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
                  target_words: int = MUSIQUE_WORDS) -> LongItem:
     """One MuSiQue item as a long context; `pool` holds the other items' paragraphs."""
-    own = _musique_paragraphs(raw)
+    own = musique_paragraphs(raw)
     supporting = [_clean(p["paragraph_text"]) for p in raw["paragraphs"] if p["is_supporting"]]
     paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[1])
     context = format_context(paragraphs)
@@ -181,13 +183,7 @@ def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
 def build_musique(n: int | None = None, seed: int = 0, target_words: int = MUSIQUE_WORDS,
                   data_dir: str | Path | None = None) -> list[LongItem]:
     """`n` seeded-sampled items of musique_a.json as long contexts (distractors from that file)."""
-    items = load_musique(data_dir)
-    paragraphs = [(raw["id"], p) for raw in items for p in _musique_paragraphs(raw)]
-    out = []
-    for raw in select(items, n, seed):
-        pool = [p for owner, p in paragraphs if owner != raw["id"]]
-        out.append(musique_item(raw, pool, seed, target_words))
-    return out
+    return _long_items(load_musique(data_dir), musique_paragraphs, musique_item, n, seed, target_words)
 
 
 def build(dataset: Literal["hotpotqa", "musique"], n: int | None = None, seed: int = 0,
