@@ -216,11 +216,11 @@ def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
     bm25_best = int(np.argmax(b_full)) if hits else -1
 
     q_terms = set(terms)
-    chunk_terms = [set(bm25_tokens(t)) for t in texts]
+    chunk_seq = [bm25_tokens(t) for t in texts]  # stemmed once per hit: the costliest step here
+    chunk_terms = [set(seq) for seq in chunk_seq]
     union = set().union(*chunk_terms) if chunk_terms else set()
     per_chunk = [len(q_terms & c) / len(q_terms) for c in chunk_terms] if q_terms else []
     bigrams = {(terms[i], terms[i + 1]) for i in range(len(terms) - 1)}
-    chunk_seq = [bm25_tokens(t) for t in texts]
     chunk_bigrams = {(s[i], s[i + 1]) for s in chunk_seq for i in range(len(s) - 1)}
     joined_lower = " ".join(texts).lower()
     names = [c.lower() for c in capitalised_spans(question)]
