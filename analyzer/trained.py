@@ -93,9 +93,9 @@ class TrainedAnalyzer:
     def embed(self, question: str) -> np.ndarray:
         """The question's vector; shares `retrieval.search`'s query cache, so the vector the primary
         retrieval computed for the same text is reused."""
-        from retrieval.search import _query_vector
+        from retrieval.search import query_vector
 
-        return _query_vector(self.embedder, question)
+        return query_vector(self.embedder, question)
 
     # -- prediction ------------------------------------------------------------------------
     def features(self, question: str, hits: Sequence[Any] = (), embedding: np.ndarray | None = None,

@@ -92,7 +92,7 @@ class Searcher:
         return results[:k]
 
     def _dense(self, query: str, indexes: list[ChunkIndex], depth: int) -> dict[Key, float]:
-        vector = _query_vector(self.store.embedder, query)
+        vector = query_vector(self.store.embedder, query)
         hits = [((ix.document.doc_id, ci), s) for ix in indexes for ci, s in ix.dense_top(vector, depth)]
         return dict(sorted(hits, key=lambda kv: -kv[1])[:depth])
 
@@ -112,7 +112,7 @@ _query_cache: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()
 _query_lock = threading.Lock()
 
 
-def _query_vector(embedder, query: str) -> np.ndarray:
+def query_vector(embedder, query: str) -> np.ndarray:
     """Embed a query once: the same question is searched at several granularities in one run."""
     key = (id(embedder), query)
     with _query_lock:
