@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from retrieval.bm25 import bm25_tokens
+from longqa.retrieval.bm25 import bm25_tokens
 
 from .rules import question_type as rule_question_type
 from .schema import QUESTION_TYPES

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from retrieval.bm25 import bm25_tokens
+from longqa.retrieval.bm25 import bm25_tokens
 
 from .schema import Analysis, QuestionType
 

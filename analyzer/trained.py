@@ -83,7 +83,7 @@ class TrainedAnalyzer:
     @property
     def embedder(self):
         if self._embedder is None:
-            from retrieval.embedder import get_embedder
+            from longqa.retrieval.embedder import get_embedder
 
             embedder = get_embedder()
             check_embedder(self.meta, embedder)
@@ -93,7 +93,7 @@ class TrainedAnalyzer:
     def embed(self, question: str) -> np.ndarray:
         """The question's vector; shares `retrieval.search`'s query cache, so the vector the primary
         retrieval computed for the same text is reused."""
-        from retrieval.search import query_vector
+        from longqa.retrieval.search import query_vector
 
         return query_vector(self.embedder, question)
 

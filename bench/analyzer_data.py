@@ -66,7 +66,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evals.metrics import normalize_answer  # noqa: E402
+from longqa.evals.metrics import normalize_answer  # noqa: E402
 
 HAND_QUESTIONS = REPO / "analyzer" / "data" / "hand_questions.jsonl"
 GRANULARITY, K, DEPTH = 150, 3, 20
@@ -255,8 +255,8 @@ def is_test(group: str, seed: int = 0, fraction: float = TEST_FRACTION) -> bool:
 
 def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: the top K of BM25 only, dense only and hybrid 1:1 (GRANULARITY tokens, depth DEPTH)."""
-    from retrieval import Searcher
-    from retrieval.context import merge_chunks
+    from longqa.retrieval import Searcher
+    from longqa.retrieval.context import merge_chunks
 
     store.index(document, GRANULARITY)
     searcher = Searcher(store, [document])
@@ -313,7 +313,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
     hotpotqa_b ("questions": question type only | "index": its first n_hotpotqa items too | "none").
     `max_minutes` stops indexing new documents after that long (their records keep "retrieval": None and
     get "pending": True; run again to continue)."""
-    from evals.long_contexts import (
+    from longqa.evals.long_contexts import (
         HOTPOTQA_WORDS,
         MUSIQUE_WORDS,
         assemble,
@@ -328,7 +328,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
         select,
         shared_data_dir,
     )
-    from retrieval import IndexSettings, IndexStore, document_from_text
+    from longqa.retrieval import IndexSettings, IndexStore, document_from_text
 
     data_dir = shared_data_dir(data_dir)
     home.mkdir(parents=True, exist_ok=True)
@@ -456,7 +456,7 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
 def question_embeddings(records: list[dict[str, Any]], home: Path, embedder=None) -> dict[str, np.ndarray]:
     """question text -> its all-MiniLM-L6-v2 vector (cached in home/embeddings-<model>.npz)."""
     if embedder is None:
-        from retrieval.embedder import get_embedder
+        from longqa.retrieval.embedder import get_embedder
 
         embedder = get_embedder()
     path = home / f"embeddings-{embedder.name}.npz"

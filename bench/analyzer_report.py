@@ -30,9 +30,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analyzer.rules import analyze_rules  # noqa: E402
-from analyzer.schema import INFO_PATTERNS, QUESTION_TYPES  # noqa: E402
-from analyzer.trained import HEADS, WEIGHTS_PATH, TrainedAnalyzer  # noqa: E402
 from bench.analyzer_data import DATASETS, EVAL_ONLY  # noqa: E402
 from bench.analyzer_train import (  # noqa: E402
     add_data_args,
@@ -42,6 +39,9 @@ from bench.analyzer_train import (  # noqa: E402
     train,
 )
 from bench.common import md_table, save  # noqa: E402
+from longqa.analyzer.rules import analyze_rules  # noqa: E402
+from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES  # noqa: E402
+from longqa.analyzer.trained import HEADS, WEIGHTS_PATH, TrainedAnalyzer  # noqa: E402
 
 OKRALONG = {"question_type": (86.4, 22.9), "info_pattern": (64.6, 15.2), "evidence": (79.4, 67.5)}
 TARGETS = {"question_type": 95.0, "info_pattern": 70.0, "evidence": 85.0}

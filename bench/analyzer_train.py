@@ -30,8 +30,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analyzer.features import LEXICAL_NAMES, NGRAM_BUCKETS, RETRIEVAL_NAMES, feature_blocks  # noqa: E402
-from analyzer.trained import FORMAT, HEADS, WEIGHTS_PATH, Head, TrainedAnalyzer, embedder_fingerprint  # noqa: E402
 from bench.analyzer_data import (  # noqa: E402
     EVAL_ONLY,
     PAPERS_RULE,
@@ -42,6 +40,8 @@ from bench.analyzer_data import (  # noqa: E402
     labels,
     question_embeddings,
 )
+from longqa.analyzer.features import LEXICAL_NAMES, NGRAM_BUCKETS, RETRIEVAL_NAMES, feature_blocks  # noqa: E402
+from longqa.analyzer.trained import FORMAT, HEADS, WEIGHTS_PATH, Head, TrainedAnalyzer, embedder_fingerprint  # noqa: E402
 
 HEAD_CANDIDATES: dict[str, tuple[tuple[str, ...], ...]] = {
     # feature blocks tried per judgement; the one with the best grouped-CV accuracy on the training part ships.
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{len(records)} records, {len(train_rows)} for training ({len({r['group'] for r in train_rows})} "
           f"groups), {len(records) - len(train_rows)} held out")
     analyzer, meta = train(train_rows, emb, args.seed)
-    from retrieval.embedder import get_embedder
+    from longqa.retrieval.embedder import get_embedder
 
     meta["embedder"] = embedder_fingerprint(get_embedder())
     meta["data"] = {"config": data_config(args), "test_fraction": TEST_FRACTION, "papers_rule": PAPERS_RULE,

@@ -50,7 +50,7 @@ def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
     """A long text of distinct HotpotQA and MuSiQue paragraphs (seeded order) with at least
     `min_words` words, as `Passage N:\\n<title>\\n<text>` blocks; also the questions of the
     HotpotQA items the paragraphs come from (queries about the document)."""
-    from evals.long_contexts import format_context, load_hotpotqa, load_musique
+    from longqa.evals.long_contexts import format_context, load_hotpotqa, load_musique
 
     seen: set[str] = set()
     paragraphs: list[tuple[str, str, str | None]] = []  # (title, text, question)

@@ -280,7 +280,7 @@ class Run:
 
 def run_one(graph, stub, question: Question, strategy: str, context: dict, latency: float,
             max_concurrency: int | None) -> Run:
-    from llm.scripted import prompt_kind
+    from longqa.llm.scripted import prompt_kind
     from tests.openai_stub import prompt_text
 
     stub.reset()
@@ -325,8 +325,8 @@ def run_one(graph, stub, question: Question, strategy: str, context: dict, laten
 # -- warm-up ------------------------------------------------------------------------------------
 
 def granularities(context: dict) -> list[int]:
-    from graph.organizer import preset
-    from graph.settings import Settings
+    from longqa.contracts.plan import preset
+    from longqa.contracts.settings import Settings
 
     s = Settings(**context)
     sizes = {s.primary_granularity, s.base_granularity, s.absent_factoid_granularity, s.absent_contextual_granularity}
@@ -336,9 +336,9 @@ def granularities(context: dict) -> list[int]:
 
 def warm_index(questions: list[Question], context: dict) -> float:
     """Index each document at every granularity and prime the searchers; returns seconds."""
-    from graph.settings import Settings
-    from nodes.resources import searcher_for, store_for
-    from retrieval import document_from_text
+    from longqa.contracts.runtime import searcher_for, store_for
+    from longqa.contracts.settings import Settings
+    from longqa.retrieval import document_from_text
 
     t0 = time.perf_counter()
     settings = Settings(**context)
@@ -520,8 +520,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"bad arguments: unknown strategies {unknown}" if unknown else "need --n >= 1, --latency >= 0 "
                      "and at least one strategy")
 
-    from graph.graph import graph
-    from retrieval.tokens import default_counter
+    from longqa.graph.graph import graph
+    from longqa.retrieval.tokens import default_counter
     from tests.openai_stub import OpenAIStub, count_words
 
     print(f"building {args.n} long-context questions from {DATA} ...", file=sys.stderr, flush=True)

@@ -44,9 +44,9 @@ def _rss_mib() -> float:
 
 def _longqa_chunks(text: str, max_tokens: int | None = None) -> list[str]:
     """longqa's chunk texts at GRANULARITY; with `max_tokens`, its dense units (what it embeds)."""
-    from retrieval import document_from_text
-    from retrieval.chunking import chunk_document
-    from retrieval.store import dense_units
+    from longqa.retrieval import document_from_text
+    from longqa.retrieval.chunking import chunk_document
+    from longqa.retrieval.store import dense_units
 
     chunks = chunk_document(document_from_text(text), GRANULARITY)
     return [u[2] for u in dense_units(chunks, max_tokens)] if max_tokens else [c.text for c in chunks]
@@ -54,7 +54,7 @@ def _longqa_chunks(text: str, max_tokens: int | None = None) -> list[str]:
 
 def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
     """Run one method in this process; return its timings and memory."""
-    from retrieval.tokens import embedder_model_path
+    from longqa.retrieval.tokens import embedder_model_path
 
     model_path = str(embedder_model_path())
     t0 = time.perf_counter()
@@ -68,7 +68,7 @@ def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
         model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         n_chunks, chars = len(texts), sum(map(len, texts))
     elif method == "longqa":
-        from retrieval import IndexSettings, IndexStore, document_from_text
+        from longqa.retrieval import IndexSettings, IndexStore, document_from_text
 
         store = IndexStore(IndexSettings(home=home))
         store.embedder  # noqa: B018 - load the model before the clock

@@ -56,7 +56,7 @@ def timed(fn: Callable, *args, **kwargs) -> tuple[float, object]:
 
 
 def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict, list[str]]:
-    from retrieval import IndexSettings, IndexStore, Searcher, document_from_text, fuse
+    from longqa.retrieval import IndexSettings, IndexStore, Searcher, document_from_text, fuse
 
     store = IndexStore(IndexSettings(home=home))
     store.embedder  # noqa: B018 - model load is excluded
@@ -95,7 +95,7 @@ def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict,
 
 
 def sentence_pool() -> list[str]:
-    from evals.long_contexts import load_hotpotqa, load_musique
+    from longqa.evals.long_contexts import load_hotpotqa, load_musique
 
     pool = [s.strip() for split in ("a", "b") for raw in load_hotpotqa(split)
             for sents in raw["context"]["sentences"] for s in sents if s.strip()]
@@ -120,7 +120,7 @@ def synthetic_chunks(n: int, mean_words: float, seed: int) -> list[str]:
 
 def bm25_at_scale(chunks: list[str], queries: list[str]) -> tuple[dict, dict]:
     """longqa's `SparseIndex` with each backend on the same tokens and queries."""
-    from retrieval.bm25 import SparseIndex, bm25_tokens
+    from longqa.retrieval.bm25 import SparseIndex, bm25_tokens
 
     tokenize_s, tokens = timed(lambda: [bm25_tokens(c) for c in chunks])
     indexes = {name: timed(SparseIndex, tokens, backend=name) for name in ("rank-bm25", "bm25s")}

@@ -41,8 +41,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import machine, md_table, offline_env, save  # noqa: E402
-from evals.long_contexts import LongItem, build  # noqa: E402
-from evals.metrics import contains_answer, normalize_answer  # noqa: E402
+from longqa.evals.long_contexts import LongItem, build  # noqa: E402
+from longqa.evals.metrics import contains_answer, normalize_answer  # noqa: E402
 
 CONFIGS: dict[str, tuple[str, tuple[float, float]]] = {
     "dense": ("dense", (1.0, 0.0)), "bm25": ("bm25", (0.0, 1.0)), "hybrid 1:1": ("hybrid", (1.0, 1.0)),
@@ -83,7 +83,7 @@ def spans_union(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]
 
 
 def evaluate_item(item: LongItem, store, granularities: list[int], ks: list[int], depth: int) -> dict:
-    from retrieval import Searcher, document_from_text, extend, merge_chunks, source_paragraphs
+    from longqa.retrieval import Searcher, document_from_text, extend, merge_chunks, source_paragraphs
 
     doc = document_from_text(item.context, source=f"{item.dataset}:{item.id}")
     docs = {doc.doc_id: doc}
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
     if max(args.ks) > args.depth:
         p.error("the largest k must not exceed --depth")
     offline_env()
-    from retrieval import IndexSettings, IndexStore
+    from longqa.retrieval import IndexSettings, IndexStore
 
     home = args.home or Path(tempfile.mkdtemp(prefix="longqa-bench-"))
     store = IndexStore(IndexSettings(home=home))

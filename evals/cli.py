@@ -11,20 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longqa.cli import positive_int as _positive_int  # one parser for whole numbers ≥ 1
+from longqa.arguments import assignment, positive_int
 
 DEFAULT_OUT = Path("evals/runs/default")
 
 
-def _assignment(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE (got {text!r})")
-    return key.strip(), value.strip()
-
-
 def add_eval_parser(subparsers: Any) -> None:
-    from graph.settings import STRATEGIES
+    from longqa.contracts.settings import STRATEGIES
 
     from .converters import DATASETS
 
@@ -40,11 +33,11 @@ def add_eval_parser(subparsers: Any) -> None:
     p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None,
                    help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
                         "call; llm = OkraLong table 8; auto = llm when a model is set")
-    p.add_argument("--context-window", type=_positive_int, default=None, help="the model's context window (tokens)")
-    p.add_argument("--set", dest="overrides", type=_assignment, action="append", default=[], metavar="FIELD=VALUE",
+    p.add_argument("--context-window", type=positive_int, default=None, help="the model's context window (tokens)")
+    p.add_argument("--set", dest="overrides", type=assignment, action="append", default=[], metavar="FIELD=VALUE",
                    help="any other Settings field, e.g. --set factoid_k=7 (repeatable)")
-    p.add_argument("--n", type=_positive_int, default=None, help="first N valid items of each file")
-    p.add_argument("--concurrency", type=_positive_int, default=2, help="questions run at once (default 2)")
+    p.add_argument("--n", type=positive_int, default=None, help="first N valid items of each file")
+    p.add_argument("--concurrency", type=positive_int, default=2, help="questions run at once (default 2)")
     p.add_argument("--home", dest="eval_home", type=Path, default=None, metavar="DIR",
                    help="index directory (default: longqa's --home, else $LONGQA_HOME); keep it to reuse indexes")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
@@ -57,10 +50,10 @@ def add_eval_parser(subparsers: Any) -> None:
     c = subparsers.add_parser("convert", help="convert the shared QA data (../shared/data) to LongBench jsonl")
     c.add_argument("dataset", choices=DATASETS)
     c.add_argument("--out", type=Path, required=True, help="the jsonl file to write")
-    c.add_argument("--n", type=_positive_int, default=None, help="items (questions) to keep, seeded sample")
+    c.add_argument("--n", type=positive_int, default=None, help="items (questions) to keep, seeded sample")
     c.add_argument("--seed", type=int, default=0, help="sampling and distractor seed (default 0)")
     c.add_argument("--split", choices=["a", "b"], default="a", help="hotpotqa_<split>.jsonl (default a)")
-    c.add_argument("--words", type=_positive_int, default=None,
+    c.add_argument("--words", type=positive_int, default=None,
                    help="target context words (HotpotQA 9,000 and MuSiQue 11,000 by default)")
     c.add_argument("--data-dir", type=Path, default=None,
                    help="shared data directory (default $LONGQA_SHARED_DATA or ../shared/data)")
@@ -92,7 +85,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from graph.settings import Settings
+    from longqa.contracts.settings import Settings
 
     values: dict[str, Any] = dict(args.overrides)
     unknown = [k for k in values if k not in Settings.model_fields]
@@ -110,7 +103,7 @@ def settings_from_args(args: argparse.Namespace):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from graph.settings import STRATEGIES
+    from longqa.contracts.settings import STRATEGIES
 
     from .longbench import read_jsonl
     from .report import RETRIEVAL_TITLE, SCRIPTED_TITLE, build_report, markdown, write_report

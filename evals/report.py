@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
 
 from .longbench import BadLine, EvalItem
 from .metrics import contains_answer, exact_match, f1_score, is_yes_no, units_found

@@ -2,9 +2,9 @@
 bar and a resumable cache.
 
 Each item's context is passed inline (`texts`) and the run's settings as the graph's context, one
-run per item x strategy. The graph is streamed (`stream_mode=["updates", "values"]`, the same run
-as `graph.invoke`) so that the filter's verdicts — which passages the generator was finally shown
-— are seen as well as the output.
+run per item x strategy. What the model read comes from the graph's output alone: `shown` (the
+passages the generator was given after the filter, and the long-context spans), or, without a
+model, `evidence` (what the generator or the long-context reader would have been given).
 
 Cache: `<out>/results.jsonl`, one JSON record per item x strategy, appended (and flushed) as soon as
 a run ends. Its `key` hashes the item id, question and context, the strategy, every Settings field
@@ -15,15 +15,13 @@ where it stopped, and a changed setting or context runs again (old records stay 
 unused). A graph run that ended with status "error" is cached like any result (rerun with
 `retry_errors`); a failure of the harness itself is reported and not cached.
 
-Without a model (retrieval-only) `lc` does not go through the graph (which would replace the long
-context by a direct retrieval, since reading needs a model): its record holds the context the
-long-context step would send (`nodes.long_context.select_context`), i.e. the whole document when it
-fits the window.
+Without a model (retrieval-only) `lc`'s record holds the context the long-context step would send,
+i.e. the whole document when it fits the window (marked `whole_document`, its text not repeated).
 
 Before the timed runs of an item, its document is indexed at every granularity the strategies may
 use, so `seconds` (wall time of one question) does not include building indexes; the indexing time
-is reported on its own. It does include embedding the question: the retrieval's query-embedding
-cache is cleared of the question before each run, so no strategy rides on another's embedding.
+is reported on its own. It does include embedding the question: the question is dropped from the retrieval's
+query-embedding cache before each run, so no strategy rides on another's embedding.
 """
 
 from __future__ import annotations
@@ -41,7 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graph.settings import Settings
+from longqa.contracts.plan import is_adaptive, preset
+from longqa.contracts.runtime import store_for
+from longqa.contracts.settings import Settings
+from longqa.retrieval import document_from_text
+from longqa.retrieval.search import forget_query
+from longqa.retrieval.tokens import default_counter
 
 from .longbench import EvalItem
 
@@ -61,8 +64,6 @@ def settings_fingerprint(settings: Settings) -> dict[str, Any]:
 
 
 def _counter_name() -> str:
-    from retrieval.tokens import default_counter
-
     return default_counter().name
 
 
@@ -124,12 +125,10 @@ class Cache:
 
 def granularities(strategies: Iterable[str], settings: Settings) -> list[int]:
     """Every chunk size the strategies may search at (the primary one is indexed by `prepare`)."""
-    from graph.organizer import preset
-
     sizes = {settings.primary_granularity}
     for strategy in strategies:
         fixed = preset(strategy, settings)
-        if fixed is None:  # adaptive: the organizer picks one of these
+        if is_adaptive(strategy):  # the organizer picks one of these
             sizes |= {settings.base_granularity, settings.absent_factoid_granularity,
                       settings.absent_contextual_granularity}
         elif fixed.workflow != "long_context":
@@ -138,9 +137,6 @@ def granularities(strategies: Iterable[str], settings: Settings) -> list[int]:
 
 
 def _document(item: EvalItem, settings: Settings):
-    from nodes.resources import store_for
-    from retrieval import document_from_text
-
     store = store_for(settings)
     # source "text-1" as `prepare` names the first inline text, so both see the same document
     document = document_from_text(item.context, source="text-1", max_words=store.settings.max_words)
@@ -157,18 +153,6 @@ def warm(item: EvalItem, strategies: Sequence[str], settings: Settings) -> float
     return time.perf_counter() - t0
 
 
-def lc_context(item: EvalItem, settings: Settings, window: int) -> tuple[list[dict[str, Any]], str]:
-    """The spans the long-context step sends for this question (see `nodes.long_context`)."""
-    from nodes.long_context import PROMPT_OVERHEAD_TOKENS, select_context
-    from retrieval.tokens import default_counter
-
-    _, document = _document(item, settings)
-    budget = window - settings.max_answer_tokens - PROMPT_OVERHEAD_TOKENS - default_counter().count(item.question)
-    spans, how = select_context({"doc_ids": [document.doc_id], "question": item.question}, settings, max(budget, 0))
-    whole = len(spans) == 1 and spans[0]["start"] == 0 and spans[0]["end"] == len(document.text)
-    return [_passage(s, whole=whole) for s in spans], how
-
-
 def _passage(e: dict[str, Any], whole: bool = False) -> dict[str, Any]:
     out = {"id": e["id"], "start": e["start"], "end": e["end"]}
     if whole:
@@ -183,8 +167,6 @@ def passage_texts(passages: Sequence[dict[str, Any]], context: str) -> list[str]
 
 
 def _evidence_size(passages: list[dict[str, Any]], context: str) -> tuple[int, int]:
-    from retrieval.tokens import default_counter
-
     texts = passage_texts(passages, context)
     return sum(default_counter().count_many(texts)), sum(len(t.split()) for t in texts)
 
@@ -194,70 +176,29 @@ def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str,
             "retrieval_only": not settings.has_llm, "scripted": settings.is_scripted}
 
 
-def forget_query(question: str) -> None:
-    """Drop the question's embedding from the retrieval's process-wide query cache, so that every
-    timed run embeds its question as a lone run would (otherwise the first strategy run on an item
-    pays for the embedding and the others get it free)."""
-    from retrieval import search
+def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]:
+    """One question with one strategy: the answer, usage, route, plan and the passages the model
+    was shown (without the cache key, which the caller adds)."""
+    from longqa.graph.graph import graph
 
-    with search._query_lock:
-        for key in [k for k in search._query_cache if k[1] == question]:
-            del search._query_cache[key]
-
-
-def run_one(item: EvalItem, strategy: str, settings: Settings, window: int) -> dict[str, Any]:
-    """One question with one strategy: the answer, usage, route, plan and the passages the
-    generator was shown (without the cache key, which the caller adds)."""
     run_settings = settings.model_copy(update={"strategy": strategy})
-    record = _base_record(item, strategy, settings)
-    if strategy == "lc" and not settings.has_llm:
-        t0 = time.perf_counter()
-        passages, how = lc_context(item, run_settings, window)
-        seconds = time.perf_counter() - t0
-        tokens, words = _evidence_size(passages, item.context)
-        return {**record, "status": "evidence-only", "answer": None, "error": None, "seconds": round(seconds, 4),
-                "route": ["long_context (context only: no LLM)"], "workflow": "long_context", "question_type": None,
-                "analysis_backend": None, "totals": _no_usage(), "calls_by_node": {}, "long_context": True,
-                "lc_how": how, "passages": passages, "evidence_tokens": tokens, "evidence_words": words}
-
-    from graph.graph import graph
-
-    payload = {"question": item.question, "texts": [item.context]}
     forget_query(item.question)
-    final: dict[str, Any] = {}
-    verdicts: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for mode, chunk in graph.stream(payload, context=run_settings.model_dump(), stream_mode=["updates", "values"]):
-        if mode == "values":
-            final = chunk
-        else:
-            for update in chunk.values():
-                new = update.get("verdicts") if isinstance(update, dict) else None
-                if new and new[0] is None:  # `fresh(...)`: the list starts over (graph.state)
-                    verdicts = list(new[1:])
-                elif new:
-                    verdicts.extend(new)
+    final = graph.invoke({"question": item.question, "texts": [item.context]}, context=run_settings.model_dump())
     seconds = time.perf_counter() - t0
-
     plan = final.get("plan") or {}
     route = list(final.get("route") or [])
-    evidence = list(final.get("evidence") or [])
-    if plan.get("filter") and verdicts and final.get("status") != "evidence-only":
-        from nodes.filter import kept_evidence
-
-        evidence, _ = kept_evidence(evidence, verdicts)
-    passages = [_passage(e) for e in evidence]
-    lc_how = None
-    if "long_context" in route:
-        spans, lc_how = lc_context(item, run_settings, window)
-        passages += spans
+    read = final.get("shown") if settings.has_llm else final.get("evidence")
+    passages = [_passage(e, whole=e["text"] == item.context) for e in read or []]
     tokens, words = _evidence_size(passages, item.context)
     analysis = final.get("analysis") or {}
-    totals = final.get("totals") or _no_usage()
-    return {**record, "status": final.get("status"), "answer": final.get("answer"), "error": final.get("error"),
-            "seconds": round(seconds, 4), "route": route, "workflow": plan.get("workflow"),
-            "question_type": analysis.get("question_type"), "analysis_backend": analysis.get("backend"),
-            "totals": totals, "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
+    lc_how = next((t.split(": ", 1)[1] for t in final.get("trace") or [] if t and t.startswith("long_context: ")),
+                  None)
+    return {**_base_record(item, strategy, settings), "status": final.get("status"), "answer": final.get("answer"),
+            "error": final.get("error"), "seconds": round(seconds, 4), "route": route,
+            "workflow": plan.get("workflow"), "question_type": analysis.get("question_type"),
+            "analysis_backend": analysis.get("backend"), "totals": final.get("totals") or _no_usage(),
+            "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
             "long_context": "long_context" in route, "lc_how": lc_how, "passages": passages,
             "evidence_tokens": tokens, "evidence_words": words}
 
@@ -282,7 +223,7 @@ class RunResult:
 
 
 def context_window_of(settings: Settings) -> int:
-    from llm.models import context_window
+    from longqa.llm.models import context_window
 
     return context_window(settings)
 
@@ -336,6 +277,7 @@ def run_eval(items: Sequence[EvalItem], strategies: Sequence[str], settings: Set
         try:
             seconds = warm(item, [s for s, _ in pending], settings)
         except Exception as e:  # noqa: BLE001 - reported, the item's runs are retried next time
+            log.exception("indexing %s failed", item_uid(item))
             with lock:
                 result.failures.append(f"{item_uid(item)}: indexing failed: {type(e).__name__}: {e}")
                 if bar is not None:
@@ -347,7 +289,7 @@ def run_eval(items: Sequence[EvalItem], strategies: Sequence[str], settings: Set
             if stop.is_set():
                 return
             try:
-                record = {"key": key, **run_one(item, strategy, settings, window),
+                record = {"key": key, **run_one(item, strategy, settings),
                           "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
             except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
                 log.exception("run %s / %s failed", item_uid(item), strategy)

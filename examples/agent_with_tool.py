@@ -13,9 +13,9 @@ import sys
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 
-from graph.settings import Settings
-from llm.models import chat_model
 from longqa.agent_tool import longqa_tool
+from longqa.contracts.settings import Settings
+from longqa.llm.models import chat_model
 
 
 def build_agent(model: BaseChatModel, documents: list[str], settings: Settings | None = None):

@@ -16,8 +16,8 @@ from typing import Literal
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
-from graph.graph import graph as longqa_graph
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
+from longqa.graph.graph import graph as longqa_graph
 
 
 class ChatState(MessagesState, total=False):

@@ -20,27 +20,25 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from graph.organizer import Plan
-from graph.settings import Settings
-from graph.state import FilterTask, InputState, OutputState, RetrieveTask, State
-from nodes.analyze import analyze
-from nodes.cot import cot
-from nodes.extract import extract
-from nodes.filter import filter_chunk
-from nodes.generate import generate
-from nodes.long_context import long_context
-from nodes.organize import organize
-from nodes.prepare import prepare
-from nodes.process_context import process_context
-from nodes.reason_step import reason_step
-from nodes.resources import guarded, settings_of
-from nodes.respond import respond
-from nodes.retrieve import retrieve
-from nodes.retrieve_primary import retrieve_primary
-from nodes.self_route import needs_long_context, self_route
-from nodes.split_question import split_question
-
-ADAPTIVE = ("adaptive", "adaptive-precise")
+from longqa.contracts.plan import Plan, is_adaptive, plan_of
+from longqa.contracts.runtime import guarded, settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State
+from longqa.nodes.analyze import analyze
+from longqa.nodes.cot import cot
+from longqa.nodes.extract import extract
+from longqa.nodes.filter import filter_chunk
+from longqa.nodes.generate import generate
+from longqa.nodes.long_context import long_context
+from longqa.nodes.organize import organize
+from longqa.nodes.prepare import prepare
+from longqa.nodes.process_context import process_context
+from longqa.nodes.reason_step import reason_step
+from longqa.nodes.respond import respond
+from longqa.nodes.retrieve import retrieve
+from longqa.nodes.retrieve_primary import retrieve_primary
+from longqa.nodes.self_route import self_route
+from longqa.nodes.split_question import split_question
 
 
 def _task(state: State, query: str, plan: Plan, hop: int = 0) -> Send:
@@ -53,13 +51,13 @@ def after_prepare(state: State, runtime) -> Literal["retrieve_primary", "organiz
     if state.get("error"):
         return "respond"
     strategy = state.get("strategy") or settings_of(runtime).strategy
-    return "retrieve_primary" if strategy in ADAPTIVE else "organize"
+    return "retrieve_primary" if is_adaptive(strategy) else "organize"
 
 
 def after_organize(state: State) -> list[Send] | Literal["split_question", "long_context", "respond"]:
     if state.get("error"):
         return "respond"
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     if plan.workflow == "split":
         return "split_question"
     if plan.workflow == "long_context":
@@ -69,18 +67,18 @@ def after_organize(state: State) -> list[Send] | Literal["split_question", "long
 
 
 def after_split(state: State) -> list[Send]:
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     return [_task(state, q, plan) for q in state.get("sub_questions") or [state["question"]]]
 
 
 def after_retrieve(state: State) -> Literal["reason_step", "process_context", "respond"]:
     if state.get("error"):
         return "respond"
-    return "reason_step" if state["plan"]["workflow"] == "stepwise" else "process_context"
+    return "reason_step" if plan_of(state).workflow == "stepwise" else "process_context"
 
 
 def after_reason(state: State) -> list[Send] | Literal["process_context"]:
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     steps = state.get("steps") or []
     next_query = steps[-1]["next_query"] if steps else None
     if state.get("draft") or not next_query or state.get("hops", 0) >= plan.max_hops:
@@ -91,7 +89,7 @@ def after_reason(state: State) -> list[Send] | Literal["process_context"]:
 def after_context(state: State, runtime) -> list[Literal["extract", "cot", "generate", "respond"]]:
     if state.get("error") or not settings_of(runtime).has_llm:
         return ["respond"]  # evidence only
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     if state.get("draft"):
         return ["generate"]
     targets: list = (["extract"] if plan.extract else []) + (["cot"] if plan.filter else [])
@@ -102,7 +100,7 @@ def after_extract(state: State) -> list[Literal["generate"]]:
     """With the filter on too, generate waits for the cot branch instead: extract ran in the same
     superstep as cot, and `defer` does not hold generate back while the filter's Sends run (it ran
     twice, once before the verdicts)."""
-    return [] if state["plan"]["filter"] else ["generate"]
+    return [] if plan_of(state).filter else ["generate"]
 
 
 def after_cot(state: State) -> list[Send] | Literal["generate"]:
@@ -113,7 +111,7 @@ def after_cot(state: State) -> list[Send] | Literal["generate"]:
 
 
 def after_self_route(state: State) -> Literal["long_context", "respond"]:
-    return "long_context" if needs_long_context(state) else "respond"
+    return "long_context" if state.get("fallback") else "respond"
 
 
 def build_graph() -> StateGraph:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from graph.settings import Settings
-from nodes.index_documents import IndexInput, IndexOutput, index_documents
+from longqa.contracts.settings import Settings
+from longqa.nodes.index_documents import IndexInput, IndexOutput, index_documents
 
 
 class IndexState(IndexInput, IndexOutput):

@@ -8,7 +8,7 @@ import time
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from retrieval.tokens import default_counter
+from longqa.retrieval.tokens import default_counter
 
 from .models import ModelSpec, chat_model
 

@@ -4,7 +4,7 @@ It is NOT a language model and its answers are NOT quality measurements: it exis
 tests, the SDK integration test and benchmarks can drive every branch of the graph with no
 network. Selected by `model="scripted"`; every output that used it says so.
 
-Contract per prompt kind (recognised from the quoted prompt text):
+Contract per prompt kind (recognised by the longest literal run of its template in `prompts/`):
 - analyzer: the JSON dict of OkraLong table 8, from simple question cues;
 - splitter: one sub-question per entity of "..., A or B?" (else the question itself);
 - reasoner: the table-10 format; answers when the context holds a sentence sharing most of the
@@ -30,20 +30,29 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from retrieval.bm25 import bm25_tokens
+from longqa.prompts import longrag, okralong, self_route
+from longqa.retrieval.bm25 import bm25_tokens
 
 LABEL = "scripted (offline test model, not a real LLM)"
 
-KIND_MARKERS = [
-    ("analyzer", "What type of question is being asked?"),
-    ("splitter", "split this question into multiple sub-questions"),
-    ("reasoner", "generate a next-step query"),
-    ("filter", "decide whether you need to cite the article"),
-    ("cot", "give your thought process"),
-    ("extractor", "output the information you need to cite"),
-    ("long_context", "The following are given passages."),
-    ("generator", "Only give me the answer"),
-]
+def _marker(template: str) -> str:
+    """The longest literal run of a prompt template: every prompt made from it contains it."""
+    parts = re.split(r"(?<!\{)\{[a-z_]+\}(?!\})", template)
+    return max(parts, key=len).replace("{{", "{").replace("}}", "}").strip()
+
+
+# prompt kind -> its template, checked in this order (long_context before generator: both say
+# "Only give me the answer"); the markers come from the prompts themselves, so they cannot drift
+KIND_MARKERS: list[tuple[str, str]] = [(kind, _marker(template)) for kind, template in [
+    ("analyzer", okralong.ANALYZER_SYSTEM),
+    ("splitter", okralong.SPLITTER_SYSTEM),
+    ("reasoner", okralong.REASONER_SYSTEM),
+    ("filter", longrag.FILTER),
+    ("cot", longrag.COT),
+    ("extractor", longrag.EXTRACTOR),
+    ("long_context", self_route.LONG_CONTEXT),
+    ("generator", longrag.GENERATOR),
+]]
 
 
 def prompt_kind(text: str) -> str:
@@ -107,7 +116,7 @@ class ScriptedChatModel(BaseChatModel):
 
     # -- one method per prompt kind ---------------------------------------------------------------
     def _analyzer(self, text: str, messages: list[BaseMessage]) -> str:
-        from analyzer.rules import analyze_rules
+        from longqa.analyzer.rules import analyze_rules
 
         question = _section(text, "### Question:", "### Answer:").strip()
         context = _section(text, "### Context:", "### Question:")

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from graph.graph import graph
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
+from longqa.graph.graph import graph
 
 
 class AskDocuments(BaseModel):

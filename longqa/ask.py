@@ -10,8 +10,8 @@ from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
 
-from graph.graph import build_graph
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
+from longqa.graph.graph import build_graph
 
 
 def thread_checkpointer(home: Path):
@@ -44,9 +44,10 @@ def run_question(paths: list[str], question: str, settings: Settings, thread: st
         elif progress is not None:
             for node, update in chunk.items():
                 for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:
-                    print(f"  [{node}] {line}", file=progress)
-    keys = ("answer", "status", "citations", "evidence", "plan", "analysis", "route", "usage", "totals", "model",
-            "error", "trace")
+                    if line is not None:  # `fresh()`'s reset marker, not a line
+                        print(f"  [{node}] {line}", file=progress)
+    keys = ("answer", "status", "citations", "evidence", "shown", "plan", "analysis", "route", "usage", "totals",
+            "model", "error", "trace")
     return {k: final.get(k) for k in keys}
 
 

@@ -4,32 +4,44 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from retrieval import DocumentError, IndexSettings, IndexStore, Searcher
-
-GRANULARITY_HELP = "chunk size in tokens (OkraLong uses 150, 256, 400; Std-RAG 512)"
+from longqa.arguments import GRANULARITY_HELP, granularity, positive_int, query, weights
+from longqa.contracts.runtime import store_for
+from longqa.contracts.settings import STRATEGIES, Settings
+from longqa.evals.cli import add_eval_parser
+from longqa.retrieval import DocumentError, IndexStore, Searcher
 
 
 def _store(args: argparse.Namespace) -> IndexStore:
-    return IndexStore(IndexSettings.from_env(home=getattr(args, "home", None)))
+    return store_for(Settings(**({"home": args.home} if args.home else {})))
 
 
-def _progress_bar(desc: str):
-    from tqdm import tqdm
+class EmbeddingProgress:
+    """A progress bar that appears only once something is embedded (a cached index shows none)."""
 
-    bar = tqdm(total=0, desc=desc, unit="unit", leave=False, file=sys.stderr)
+    def __init__(self, desc: str, enabled: bool = True):
+        self.desc, self.enabled, self._bar = desc, enabled, None
 
-    def update(done: int, total: int) -> None:
-        bar.total = total
-        bar.n = done
-        bar.refresh()
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            from tqdm import tqdm
 
-    return bar, update
+            self._bar = tqdm(total=total, desc=self.desc, unit="vector", leave=False, file=sys.stderr)
+        self._bar.n = done
+        self._bar.refresh()
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
 
 
 def cmd_index(args: argparse.Namespace) -> int:
@@ -37,17 +49,18 @@ def cmd_index(args: argparse.Namespace) -> int:
     doc_ids: list[str] = []
     for path in args.paths:
         document = store.load(path)
-        for granularity in args.granularity:
+        for g in args.granularity:
             t0 = time.perf_counter()
-            already = store.is_indexed(document.doc_id, granularity)
-            bar, update = _progress_bar(f"embedding {Path(path).name} @ {granularity}")
-            with bar:
-                index = store.index(document, granularity, progress=update)
+            with EmbeddingProgress(f"embedding {Path(path).name} @ {g}", not args.quiet) as progress:
+                built = store.build(document, g, progress=progress)
             seconds = time.perf_counter() - t0
+            index = built.index
             tokens = sum(c.n_tokens for c in index.chunks)
-            state = "cached" if already else "built"
-            print(f"{path}: {state} g={granularity}: {len(index.chunks)} chunks, {tokens:,} tokens, "
-                  f"{document.n_words:,} words, {seconds:.1f} s (doc {document.doc_id[:12]})")
+            # "cached" only when nothing was chunked or embedded by this run
+            state = "built" if built.chunked else "embedded" if built.embedded else "cached"
+            print(f"{path}: {state} g={g}: {len(index.chunks)} chunks, {tokens:,} tokens, "
+                  f"{document.n_words:,} words, {built.embedded:,} vectors embedded, {seconds:.1f} s "
+                  f"(doc {document.doc_id[:12]})")
         doc_ids.append(document.doc_id)
     if args.collection:
         store.save_collection(args.collection, doc_ids)
@@ -55,46 +68,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_weights(text: str) -> tuple[float, float]:
-    try:
-        dense, sparse = (float(x) for x in text.split(":"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"weights must look like DENSE:BM25, e.g. 3:2 (got {text!r})") from None
-    if not (math.isfinite(dense) and math.isfinite(sparse)) or dense < 0 or sparse < 0 or dense + sparse == 0:
-        raise argparse.ArgumentTypeError("weights must be non-negative and not both zero")
-    return dense, sparse
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
-    return value
-
-
-def _granularity(text: str) -> int:
-    value = positive_int(text)
-    if value < 8:
-        raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
-    return value
-
-
-def _query(text: str) -> str:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("the query is empty")
-    return text
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     store = _store(args)
     documents = [store.load(p) for p in args.paths]
     searcher = Searcher(store, documents)
-    bar, update = _progress_bar("indexing")
-    with bar:
-        searcher.indexes(args.granularity, progress=update)
+    with EmbeddingProgress("embedding", not args.quiet) as progress:
+        searcher.indexes(args.granularity, progress=progress, dense=args.mode != "bm25")
     t0 = time.perf_counter()
     results = searcher.search(args.query, k=args.k, granularity=args.granularity, weights=args.weights,
                               depth=args.depth, mode=args.mode)
@@ -111,8 +90,6 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    from graph.settings import Settings
-
     from .ask import print_json, render, run_question
 
     overrides = {"model": args.model, "base_url": args.base_url, "strategy": args.strategy,
@@ -136,24 +113,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("index", help="index documents (.txt .md .pdf .html); cached by content hash")
     p.add_argument("paths", nargs="+", help="files to index")
-    p.add_argument("-g", "--granularity", type=_granularity, nargs="+", default=[150], help=GRANULARITY_HELP)
+    p.add_argument("-g", "--granularity", type=granularity, nargs="+", default=[150], help=GRANULARITY_HELP)
     p.add_argument("--collection", help="also save the documents as a named collection (for server runs)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
     p.add_argument("paths", nargs="+", help="files to search (one collection)")
-    p.add_argument("query", type=_query, help="the search query")
+    p.add_argument("query", type=query, help="the search query")
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
-    p.add_argument("-g", "--granularity", type=_granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
+    p.add_argument("-g", "--granularity", type=granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
     p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
-    p.add_argument("--weights", type=_parse_weights, default=(1.0, 1.0),
+    p.add_argument("--weights", type=weights, default=(1.0, 1.0),
                    help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)")
     p.add_argument("--depth", type=positive_int, default=20,
                    help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_search)
-
-    from graph.settings import STRATEGIES
 
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
     p.add_argument("paths", nargs="+", help="files to read (one collection)")
@@ -169,10 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
     p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="do not stream node progress")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the answer block (no progress)")
     p.set_defaults(func=cmd_ask)
-
-    from evals.cli import add_eval_parser
 
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser

@@ -14,15 +14,14 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from analyzer import SAFE_DEFAULT, Analysis, analyze_local
-from analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
-from graph.settings import Settings
-from graph.state import State
-from llm.calls import LLMError, call_llm
-from llm.parsing import parse_dict
-from prompts import okralong
-
-from .resources import settings_of
+from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
+from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State
+from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.parsing import parse_dict
+from longqa.prompts import okralong
 
 # spellings models use for the five types; table 8 itself calls summarizing "abstractive"
 _TYPE_ALIASES = {"abstractive": "summarizing", "summarising": "summarizing", "summary": "summarizing",

@@ -6,12 +6,11 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import State
-from llm.calls import LLMError, call_llm
-from prompts import longrag
-
-from .resources import settings_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State
+from longqa.llm.calls import LLMError, call_llm
+from longqa.prompts import longrag
 
 
 def cot(state: State, runtime: Runtime[Settings]) -> dict:

@@ -1,20 +1,18 @@
 """filter: the second stage of LongRAG's CoT-guided filter (table 17, RESULT-2). Each chunk is
 judged True/False against the question and the CoT — one `Send` per chunk, run in parallel.
-`kept_evidence` turns the verdicts into I_d; if no chunk passes, all are kept (and the trace
-says so), since an empty context can only produce a worse answer."""
+`longqa.contracts.verdicts.kept_evidence` turns the verdicts into I_d for the generator."""
 
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import Evidence, FilterTask, Verdict
-from llm.calls import LLMError, call_llm
-from llm.parsing import parse_bool
-from prompts import longrag
-
-from .resources import settings_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import FilterTask, Verdict
+from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.parsing import parse_bool
+from longqa.prompts import longrag
 
 
 def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
@@ -33,13 +31,3 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
         out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply[:80]!r}; kept (safe default)"]
     return out
 
-
-def kept_evidence(evidence: list[Evidence], verdicts: list[Verdict]) -> tuple[list[Evidence], str | None]:
-    """I_d: the chunks judged relevant; all of them (with a note) when none is."""
-    if not verdicts:
-        return evidence, None
-    keep = {v["evidence_id"] for v in verdicts if v["keep"]}
-    kept = [e for e in evidence if e["id"] in keep]
-    if not kept:
-        return evidence, f"filter: no chunk passed; keeping all {len(evidence)}"
-    return kept, f"filter: kept {len(kept)} of {len(evidence)} chunk(s)"

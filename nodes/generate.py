@@ -10,20 +10,15 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.organizer import Plan
-from graph.settings import Settings
-from graph.state import Evidence, State
-from llm.calls import LLMError, call_llm
-from prompts import generation, longrag, self_route
-
-from .filter import kept_evidence
-from .resources import settings_of
+from longqa.contracts.plan import plan_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import Evidence, State, shown_by
+from longqa.contracts.verdicts import is_unanswerable, kept_evidence
+from longqa.llm.calls import LLMError, call_llm
+from longqa.prompts import generation, longrag, self_route
 
 _SOURCES = re.compile(r"^\s*sources?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-
-
-def is_unanswerable(answer: str | None) -> bool:
-    return bool(answer) and re.sub(r"[^a-z]", "", answer.lower()).startswith("unanswerable")
 
 
 def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evidence], bool]:
@@ -54,7 +49,7 @@ def build_prompt(question: str, evidence: list[Evidence], global_info: str | Non
 
 def generate(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     evidence = state.get("evidence") or []
     if state.get("draft"):
         return {"answer": state["draft"], "citations": evidence, "route": ["generate"],
@@ -63,14 +58,16 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
     prompt = build_prompt(state["question"], kept, state.get("global_info"), state.get("steps") or [],
                           plan.allow_unanswerable, state.get("history"))
     trace = [note] if note else []
+    shown = shown_by("generate", kept)
     try:
         reply, record = call_llm(settings, "generate", [HumanMessage(prompt)])
     except LLMError as e:
-        return {"answer": None, "status": "error", "error": str(e), "citations": kept, "route": ["generate"],
-                "trace": [*trace, f"generate: {e}"]}
+        return {"answer": None, "status": "error", "error": str(e), "citations": kept, "shown": shown,
+                "route": ["generate"], "trace": [*trace, f"generate: {e}"]}
     answer, cited, named = split_citations(reply, kept)
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
     trace.append(f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
                  + ("" if named or not cited else "; no sources named, citing all passages shown"))
-    return {"answer": answer, "citations": cited, "usage": [record], "route": ["generate"], "trace": trace}
+    return {"answer": answer, "citations": cited, "shown": shown, "usage": [record], "route": ["generate"],
+            "trace": trace}

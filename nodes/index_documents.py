@@ -8,11 +8,10 @@ from typing import TypedDict
 
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from retrieval import DocumentError
-
-from .prepare import InputError, load_documents
-from .resources import settings_of, store_for
+from longqa.contracts.inputs import InputError, load_documents
+from longqa.contracts.runtime import settings_of, store_for
+from longqa.contracts.settings import Settings
+from longqa.retrieval import DocumentError
 
 
 class IndexInput(TypedDict, total=False):

@@ -1,21 +1,21 @@
 """long_context: the long-context reader (Self-Route's second step; the `lc` baseline; OkraLong's
 precise mode). The whole document when it fits the model's window; otherwise the top chunks by
-dense similarity (200 by default), put back in document order and cut to the window."""
+dense similarity (200 by default), put back in document order and cut to the window. Without a
+model the chosen spans are returned as the evidence (what the reader would be given), unread."""
 
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import Evidence, State
-from llm.calls import LLMError, call_llm
-from llm.models import context_window
-from prompts import self_route
-from retrieval.tokens import default_counter
-
-from .generate import is_unanswerable
-from .resources import searcher_for, settings_of
+from longqa.contracts.runtime import searcher_for, settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
+from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.models import context_window
+from longqa.prompts import self_route
+from longqa.retrieval.tokens import default_counter
 
 PROMPT_OVERHEAD_TOKENS = 200  # the instructions around the context, generously
 
@@ -27,8 +27,7 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     header = counter.count("\n\nPassage 999:\n")  # what each span adds around its text in the prompt
     sizes = counter.count_many([d.text for d in searcher.documents])
     if sum(sizes) + header * len(sizes) <= budget:
-        spans = [Evidence(id=f"L{i}", doc_id=d.doc_id, source=d.source, start=0, end=len(d.text), text=d.text,
-                          score=1.0, query="") for i, d in enumerate(searcher.documents, 1)]
+        spans = [evidence_from_document(d, f"L{i}") for i, d in enumerate(searcher.documents, 1)]
         return spans, f"whole document(s), {sum(sizes):,} tokens"
     results = searcher.search(state["question"], k=settings.lc_top_chunks, granularity=settings.primary_granularity,
                               depth=settings.lc_top_chunks, mode="dense")
@@ -40,9 +39,7 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
         used += r.chunk.n_tokens + header
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
-    spans = [Evidence(id=f"L{i}", doc_id=r.chunk.doc_id, source=r.source, start=r.chunk.start, end=r.chunk.end,
-                      text=r.chunk.text, score=round(r.score, 6), query=state["question"])
-             for i, r in enumerate(chosen, 1)]
+    spans = [evidence_from_chunk(r, f"L{i}", state["question"]) for i, r in enumerate(chosen, 1)]
     return spans, (f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
                    f"{len(results)} dense chunks, {used:,} tokens, in document order")
 
@@ -53,12 +50,15 @@ def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     budget = (context_window(settings) - settings.max_answer_tokens - PROMPT_OVERHEAD_TOKENS
               - default_counter().count(question))
     spans, how = select_context(state, settings, max(budget, 0))
+    if not settings.has_llm:
+        return {"evidence": spans, "route": ["long_context"], "trace": [f"long_context: {how}; no model to read it"]}
     context = "\n\n".join(f"Passage {i}:\n{s['text']}" for i, s in enumerate(spans, 1))
     prompt = self_route.LONG_CONTEXT.format(context=context, question=question)
+    shown = shown_by("long_context", spans)
     try:
         reply, record = call_llm(settings, "long_context", [HumanMessage(prompt)])
     except LLMError as e:
-        return {"error": str(e), "route": ["long_context"], "trace": [f"long_context: {how}; {e}"]}
+        return {"error": str(e), "shown": shown, "route": ["long_context"], "trace": [f"long_context: {how}; {e}"]}
     answer = "unanswerable" if is_unanswerable(reply) else reply.strip()
-    return {"answer": answer, "citations": [] if answer == "unanswerable" else spans, "usage": [record],
-            "route": ["long_context"], "trace": [f"long_context: {how}"]}
+    return {"answer": answer, "citations": [] if answer == "unanswerable" else spans, "shown": shown,
+            "usage": [record], "route": ["long_context"], "trace": [f"long_context: {how}"]}

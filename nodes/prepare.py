@@ -4,20 +4,14 @@ the allowed root, inline texts, or a named collection) and index them at the pri
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings, running_as_server
-from graph.state import State, fresh
-from retrieval import Document, DocumentError, document_from_text
-
-from .resources import settings_of, store_for
-
-
-class InputError(ValueError):
-    """Bad input: reported in the run's output, never raised out of the graph."""
+from longqa.contracts.inputs import InputError, load_documents
+from longqa.contracts.runtime import settings_of, store_for
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State, fresh
+from longqa.retrieval import DocumentError
 
 
 def question_of(state: State) -> str:
@@ -46,39 +40,10 @@ def history_of(state: State, turns: int = 3) -> list[str]:
     return lines
 
 
-def allowed_path(path: str, settings: Settings) -> Path:
-    """Resolve a document path; with a documents root set, refuse anything outside it."""
-    p = Path(path).expanduser()
-    if settings.documents_root is None and running_as_server():
-        raise InputError(f"{path}: this server reads no files (its LONGQA_DOCUMENTS_ROOT is not set); "
-                         "pass the text in 'texts' or name an indexed 'collection'")
-    if settings.documents_root is not None:
-        root = Path(settings.documents_root).expanduser().resolve()
-        p = (root / p).resolve() if not p.is_absolute() else p.resolve()
-        if not p.is_relative_to(root):
-            raise InputError(f"{path}: outside the allowed documents root {root} (LONGQA_DOCUMENTS_ROOT)")
-    return p
-
-
-def load_documents(state: State, settings: Settings) -> list[Document]:
-    store = store_for(settings)
-    documents: list[Document] = []
-    for path in state.get("documents") or []:
-        documents.append(store.load(allowed_path(path, settings)))
-    for i, text in enumerate(state.get("texts") or []):
-        document = document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
-        store.remember(document)
-        documents.append(document)
-    if state.get("collection"):
-        documents.extend(store.document(d) for d in store.collection(state["collection"]))
-    if not documents:
-        raise InputError("no documents: pass 'documents' (paths), 'texts' or 'collection'")
-    return documents
-
-
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    reset = {"hits": fresh(), "usage": fresh(), "steps": fresh(), "verdicts": fresh(), "route": fresh("prepare"),
+    reset = {"hits": fresh(), "usage": fresh(), "steps": fresh(), "verdicts": fresh(), "shown": fresh(),
+             "route": fresh("prepare"), "fallback": False,
              "answer": None, "status": None, "draft": None, "error": None, "global_info": None,
              "cot": None, "evidence": [], "citations": [], "paragraphs": [], "sub_questions": [], "hops": 0,
              "primary": [], "analysis": {}, "plan": {}, "model": settings.model}

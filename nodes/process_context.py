@@ -8,28 +8,20 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from graph.organizer import Plan
-from graph.settings import Settings
-from graph.state import Evidence, Hit, State
-from retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
-
-from .resources import searcher_for, settings_of, to_scored
+from longqa.contracts.plan import Plan, plan_of
+from longqa.contracts.runtime import searcher_for, settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
+from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
 
 
 def _evidence(passages: list[Passage], hits: list[Hit], prefix: str) -> list[Evidence]:
-    out = []
-    for i, p in enumerate(passages, 1):
-        inside = [h for h in hits if h["doc_id"] == p.doc_id and p.start <= h["start"] and h["end"] <= p.end]
-        best = max(inside, key=lambda h: h["score"], default=None)
-        out.append(Evidence(id=f"{prefix}{i}", doc_id=p.doc_id, source=p.source, start=p.start, end=p.end,
-                            text=p.text, score=round(best["score"] if best else p.score, 6),
-                            query=best["query"] if best else ""))
-    return out
+    return [evidence_from_passage(p, f"{prefix}{i}", hits) for i, p in enumerate(passages, 1)]
 
 
 def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[Passage], int]:
     """Merge, extend, recover tables, merge again (extension can make passages touch)."""
-    passages = merge_chunks([to_scored(h) for h in hits], documents)
+    passages = merge_chunks([scored_from(h) for h in hits], documents)
     recovered = 0
     if plan.extend_tokens or plan.recover_tables:
         grown = []
@@ -47,7 +39,7 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
 
 def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    plan = Plan.model_validate(state["plan"])
+    plan = plan_of(state)
     hits = state.get("hits") or []
     documents = {d.doc_id: d for d in searcher_for(settings, state["doc_ids"]).documents}
     passages, recovered = build_passages(hits, documents, plan)
@@ -58,7 +50,7 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
         note += f", {recovered} table(s) recovered"
     if plan.extract:
         ranked = sorted(hits, key=lambda h: -h["score"])
-        paragraphs = source_paragraphs([to_scored(h) for h in ranked], documents, settings.paragraph_cap_tokens)
+        paragraphs = source_paragraphs([scored_from(h) for h in ranked], documents, settings.paragraph_cap_tokens)
         update["paragraphs"] = _evidence(paragraphs, hits, "P")
         note += f", {len(paragraphs)} source paragraph(s) for the extractor"
     return {**update, "trace": [note]}

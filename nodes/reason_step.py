@@ -9,12 +9,11 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import State, Step
-from llm.calls import LLMError, call_llm
-from prompts import okralong
-
-from .resources import settings_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State, Step
+from longqa.llm.calls import LLMError, call_llm
+from longqa.prompts import okralong
 
 _FIELD = re.compile(r"###\s*(Evidence|Next-Query|Answer)\s*:\s*(.*?)(?=###\s*(?:Evidence|Next-Query|Answer)\s*:|$)",
                     re.IGNORECASE | re.DOTALL)

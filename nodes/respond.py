@@ -7,12 +7,11 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import State, Usage
-from llm.scripted import LABEL as SCRIPTED_LABEL
-
-from .generate import is_unanswerable
-from .resources import settings_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State, Usage
+from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
 
 
 def usage_totals(records: list[dict]) -> Usage:

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import RetrieveTask
-
-from .resources import searcher_for, settings_of, to_hit
+from longqa.contracts.runtime import searcher_for, settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import RetrieveTask, hit_from
 
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
@@ -17,5 +16,5 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     searcher = searcher_for(settings, task["doc_ids"])
     results = searcher.search(task["query"], k=task["k"], granularity=task["granularity"],
                               weights=tuple(task["weights"]), depth=settings.fusion_depth, mode=task["mode"])
-    return {"hits": [to_hit(r, task["query"]) for r in results], "route": ["retrieve"],
+    return {"hits": [hit_from(r, task["query"]) for r in results], "route": ["retrieve"],
             "trace": [f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens for {task['query']!r}"]}

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import State
-
-from .resources import searcher_for, settings_of, to_hit
+from longqa.contracts.runtime import searcher_for, settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State, hit_from
 
 
 def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
@@ -17,4 +16,4 @@ def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
     query = state.get("search_query") or state["question"]
     results = searcher.search(query, k=settings.primary_k, granularity=settings.primary_granularity,
                               weights=(1.0, 1.0), depth=settings.fusion_depth)
-    return {"primary": [to_hit(r, query) for r in results], "route": ["retrieve_primary"]}
+    return {"primary": [hit_from(r, query) for r in results], "route": ["retrieve_primary"]}

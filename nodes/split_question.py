@@ -8,12 +8,11 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings
-from graph.state import State
-from llm.calls import LLMError, call_llm
-from prompts import okralong
-
-from .resources import settings_of
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings
+from longqa.contracts.state import State
+from longqa.llm.calls import LLMError, call_llm
+from longqa.prompts import okralong
 
 _NUMBERING = re.compile(r"^\d{1,2}[.)]\s+")  # "1. ", "2) ", "10. " (not "2010 was ...")
 

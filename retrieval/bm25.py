@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 import numpy as np
 import snowballstemmer
@@ -18,13 +19,19 @@ STOP_WORDS = frozenset(
 )
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+# A snowball stemmer keeps its working word in the instance, so one shared by two threads mixes
+# their words up (IndexError: string index out of range when documents are indexed concurrently):
+# each thread gets its own.
+_stemmers = threading.local()
 
 
 @functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
     # the vocabulary is small next to the text: caching makes the pure-Python stemmer cheap
-    return _STEMMER.stemWord(word)
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return stemmer.stemWord(word)
 
 
 def bm25_tokens(text: str) -> list[str]:

@@ -57,7 +57,6 @@ class ScoredChunk(BaseModel):
     score: float
     dense_score: float | None = None
     bm25_score: float | None = None
-    rerank_score: float | None = None
     granularity: int = 0
     source: str = ""
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,11 +21,9 @@ class Embedder:
     """Normalised sentence embeddings; cosine similarity is then a dot product."""
 
     def __init__(self, model_path: str | Path, batch_size: int = 64):
-        from sentence_transformers import SentenceTransformer
-
         self.model_path = str(model_path)
         self.name = Path(model_path).name
-        self._model = SentenceTransformer(self.model_path, device="cpu", local_files_only=True)
+        self._model = _load_quietly(self.model_path)
         self.batch_size = batch_size
         # [CLS] and [SEP] take two of the model's positions
         self.max_tokens = int(self._model.max_seq_length) - 2
@@ -47,10 +47,36 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
-        return int(self._model.get_sentence_embedding_dimension())
+        # renamed in sentence-transformers 5 (the old name warns); both report the same number
+        dimension = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        return int(dimension())
 
 
 _lock = threading.Lock()
+
+
+def _load_quietly(model_path: str):
+    """Load the model without the libraries' progress bars and deprecation notices: they say nothing
+    to a longqa user (a load failure still raises)."""
+    from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return SentenceTransformer(model_path, device="cpu", local_files_only=True)
+
+
+def describe(model_path: str | Path) -> tuple[str, int] | None:
+    """(name, most word pieces per text) of a sentence-transformers model directory, from its config
+    alone (so a BM25-only index never loads the model); None when the config does not say."""
+    config = Path(model_path) / "sentence_bert_config.json"
+    try:
+        return Path(model_path).name, int(json.loads(config.read_text("utf-8"))["max_seq_length"]) - 2
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 @functools.cache

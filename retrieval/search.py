@@ -3,16 +3,15 @@
 Each retriever ranks its top `depth` (20 in the paper) chunks; each list is min-max normalised
 to [0, 1]; the fused score is a weighted sum (3:2 toward the analysed information pattern, 1:1
 for "same"); a chunk missing from one list gets 0 from it. Dense-only and BM25-only modes are
-the baselines. An optional cross-encoder (LongRAG) reorders the fused list.
+the baselines.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 
@@ -22,15 +21,6 @@ from .store import ChunkIndex, IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Key = tuple[str, int]  # (doc_id, chunk index)
-
-
-class Reranker(Protocol):
-    def score(self, query: str, texts: list[str]) -> list[float]: ...
-
-
-def weights_for(pattern: str) -> tuple[float, float]:
-    """(dense, bm25) fusion weights for an information pattern: 3:2 toward it, 1:1 for 'same'."""
-    return {"semantic": (3.0, 2.0), "exact": (2.0, 3.0)}.get(pattern, (1.0, 1.0))
 
 
 def min_max(scores: dict[Key, float]) -> dict[Key, float]:
@@ -56,17 +46,17 @@ def fuse(dense: dict[Key, float], sparse: dict[Key, float],
 class Searcher:
     """Hybrid search over one or more documents (a collection) at any granularity."""
 
-    def __init__(self, store: IndexStore, documents: Sequence[Document], reranker: Reranker | None = None):
+    def __init__(self, store: IndexStore, documents: Sequence[Document]):
         if not documents:
             raise ValueError("a search needs at least one document")
         self.store = store
         self.documents = list({d.doc_id: d for d in documents}.values())
-        self.reranker = reranker
         self._sparse: dict[int, tuple[SparseIndex, list[Key]]] = {}
         self._lock = threading.Lock()
 
-    def indexes(self, granularity: int, progress: Callable[[int, int], None] | None = None) -> list[ChunkIndex]:
-        return [self.store.index(d, granularity, progress) for d in self.documents]
+    def indexes(self, granularity: int, progress: Callable[[int, int], None] | None = None,
+                dense: bool = True) -> list[ChunkIndex]:
+        return [self.store.index(d, granularity, progress, dense=dense) for d in self.documents]
 
     def search(self, query: str, k: int = 5, granularity: int = 150, weights: tuple[float, float] = (1.0, 1.0),
                depth: int = 20, mode: SearchMode = "hybrid") -> list[ScoredChunk]:
@@ -74,7 +64,7 @@ class Searcher:
             raise ValueError("empty query")
         if k < 1 or depth < 1:
             raise ValueError(f"k and depth must be positive (k={k}, depth={depth})")
-        indexes = self.indexes(granularity)
+        indexes = self.indexes(granularity, dense=mode != "bm25")
         by_doc = {ix.document.doc_id: ix for ix in indexes}  # chunk i of a document is chunks[i]
         depth = max(depth, k)
         dense = self._dense(query, indexes, depth) if mode in ("hybrid", "dense") else {}
@@ -84,11 +74,6 @@ class Searcher:
         results = [ScoredChunk(chunk=by_doc[key[0]].chunks[key[1]], score=score, dense_score=dense.get(key),
                                bm25_score=sparse.get(key), granularity=granularity,
                                source=by_doc[key[0]].document.source) for key, score in ranked]
-        if self.reranker is not None and results:
-            scores = self.reranker.score(query, [r.chunk.text for r in results])
-            for r, s in zip(results, scores, strict=True):
-                r.rerank_score = float(s)
-            results.sort(key=lambda r: -(r.rerank_score or 0.0))
         return results[:k]
 
     def _dense(self, query: str, indexes: list[ChunkIndex], depth: int) -> dict[Key, float]:
@@ -127,18 +112,9 @@ def query_vector(embedder, query: str) -> np.ndarray:
     return vector
 
 
-class CrossEncoderReranker:
-    """LongRAG's cross-encoder stage, from a local sentence-transformers CrossEncoder directory."""
-
-    def __init__(self, model_path: str):
-        self._model = _load_cross_encoder(model_path)
-
-    def score(self, query: str, texts: list[str]) -> list[float]:
-        return [float(s) for s in self._model.predict([(query, t) for t in texts])]
-
-
-@functools.cache
-def _load_cross_encoder(model_path: str):
-    from sentence_transformers import CrossEncoder
-
-    return CrossEncoder(model_path, device="cpu", local_files_only=True)
+def forget_query(query: str) -> None:
+    """Drop `query`'s cached vectors, so its next search embeds it again (benchmarks and the
+    evaluation harness time each run as a lone run would be)."""
+    with _query_lock:
+        for key in [k for k in _query_cache if k[1] == query]:
+            del _query_cache[key]

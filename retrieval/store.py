@@ -6,10 +6,12 @@ Layout under `IndexSettings.home`:
     index/<doc_id>/g<granularity>/      chunks.json, bm25.json, manifest.json (manifest written last)
     collections/<name>.json             named sets of documents
 
-An index is keyed by the document's content hash and the granularity. A build writes its files
-into a temporary directory that is renamed into place only after the Chroma collection holds
-every vector and is marked complete, so an interrupted build (exception, Ctrl-C, kill) is never
-served: the next request finds no manifest, or an unmarked collection, and builds again.
+An index is keyed by the document's content hash and the granularity, and built in two parts. The
+chunks and BM25 tokens are written into a temporary directory that is renamed into place with its
+manifest. The vectors go into a Chroma collection that is marked complete only when it holds every
+one, and are embedded only when a dense search first needs them (BM25-only search never embeds).
+An interrupted build (exception, Ctrl-C, kill) is never served: the next request finds no
+manifest, or an unmarked collection, and builds that part again.
 
 Dense scoring rule: all-MiniLM-L6-v2 reads at most 256 word pieces (254 after [CLS]/[SEP]). A
 chunk that fits is embedded whole. A longer chunk is cut into consecutive units of at most 254
@@ -26,8 +28,10 @@ import os
 import shutil
 import tempfile
 import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +40,9 @@ from .bm25 import SparseIndex, bm25_tokens
 from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
-from .embedder import Embedder, get_embedder
+from .embedder import Embedder, describe, get_embedder
 from .loaders import load_document
-from .tokens import TokenCounter, default_counter, word_windows, wordpiece_counter
+from .tokens import TokenCounter, default_counter, embedder_model_path, word_windows, wordpiece_counter
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +51,12 @@ _ADD_BATCH = 2000  # vectors per Chroma add() call
 
 
 class ChunkIndex:
-    """One document at one granularity: its chunks, a BM25 index and a Chroma collection of units."""
+    """One document at one granularity: its chunks, a BM25 index and the Chroma collection of its
+    units (None until a dense search needs it: BM25-only use never embeds)."""
 
     def __init__(self, document: Document, granularity: int, chunks: list[Chunk], tokens: list[list[str]],
-                 collection, n_units: int, max_units: int):
+                 collection, n_units: int, max_units: int, build_id: str):
+        self.build_id = build_id  # names this chunking; its vectors carry it, so stale ones are never served
         self.document = document
         self.granularity = granularity
         self.chunks = chunks
@@ -62,6 +68,8 @@ class ChunkIndex:
 
     def dense_top(self, query_vector: np.ndarray, depth: int) -> list[tuple[int, float]]:
         """(chunk index, cosine similarity) of the best `depth` chunks, each scored by its best unit."""
+        if self.collection is None:
+            raise RuntimeError("this index was opened for BM25 only; index it with dense=True to search vectors")
         n = min(self.n_units, depth * self.max_units)
         if n == 0:
             return []
@@ -75,12 +83,22 @@ class ChunkIndex:
         return sorted(best.items(), key=lambda kv: -kv[1])[:depth]
 
 
+@dataclass
+class Built:
+    """What `IndexStore.build` did: `chunked` the document (chunks + BM25 written), `embedded` this
+    many vectors; neither means the index was served from cache."""
+
+    index: ChunkIndex
+    chunked: bool = False
+    embedded: int = 0
+
+
 class IndexStore:
     """Builds, persists, loads and caches ChunkIndexes. Safe to share between threads."""
 
     def __init__(self, settings: IndexSettings | None = None, embedder: Embedder | None = None,
                  counter: TokenCounter | None = None):
-        self.settings = settings or IndexSettings.from_env()
+        self.settings = settings or IndexSettings()
         self._embedder = embedder
         self.counter = counter or default_counter()
         self._client = None
@@ -102,6 +120,14 @@ class IndexStore:
             if self._client is None:
                 self._client = make_chroma_client(self.settings)
             return self._client
+
+    def _embedder_spec(self) -> tuple[str, int]:
+        """(name, most word pieces per unit) of the embedder, without loading it when its config says."""
+        if self._embedder is None:
+            spec = describe(embedder_model_path())
+            if spec is not None:
+                return spec
+        return self.embedder.name, self.embedder.max_tokens
 
     def doc_dir(self, doc_id: str) -> Path:
         return self.settings.home / "index" / doc_id
@@ -149,65 +175,88 @@ class IndexStore:
 
     # -- indexes ---------------------------------------------------------------------------
     def index(self, document: Document, granularity: int,
-              progress: Callable[[int, int], None] | None = None) -> ChunkIndex:
+              progress: Callable[[int, int], None] | None = None, dense: bool = True) -> ChunkIndex:
         """The index of `document` at `granularity`: from memory, else from disk, else built.
-        `progress(done, total)` reports embedding progress in units."""
+        `progress(done, total)` reports embedding progress in units; `dense=False` (BM25-only
+        search) neither embeds nor needs the vectors."""
+        return self.build(document, granularity, progress, dense).index
+
+    def build(self, document: Document, granularity: int,
+              progress: Callable[[int, int], None] | None = None, dense: bool = True) -> Built:
+        """Like `index`, and says what this call did: chunked the document, embedded vectors, or
+        neither (everything was cached)."""
         key = (document.doc_id, granularity)
         with self._lock:
-            if key in self._indexes:
-                return self._indexes[key]
+            index = self._indexes.get(key)
+            if index is not None and (index.collection is not None or not dense):
+                return Built(index)
             build_lock = self._build_locks.setdefault(key, threading.Lock())
         with build_lock, _file_lock(self.doc_dir(document.doc_id) / f"g{granularity}.lock"):
-            if key in self._indexes:
-                return self._indexes[key]
-            index = self._open(document, granularity) or self._build(document, granularity, progress)
+            index = self._indexes.get(key)
+            chunked = embedded = 0
+            if index is None:
+                index = self._open(document, granularity)
+                if index is None:
+                    index, chunked = self._build(document, granularity), True
+            if dense and index.collection is None:
+                index.collection = self._open_collection(index)
+                if index.collection is None:
+                    index.collection = self._fill_collection(index, progress)
+                    embedded = index.n_units
             with self._lock:
                 self._indexes[key] = index
-            return index
+            return Built(index, chunked=bool(chunked), embedded=embedded)
 
     def is_indexed(self, doc_id: str, granularity: int) -> bool:
+        """Chunks and BM25 are on disk (the vectors may still need embedding into this Chroma)."""
         return (self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").exists()
 
     def _collection_name(self, doc_id: str, granularity: int) -> str:
         return f"longqa-{doc_id[:32]}-g{granularity}"
 
     def _open(self, document: Document, granularity: int) -> ChunkIndex | None:
+        """Chunks and BM25 tokens from disk; None when absent or built with other settings."""
         gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
         manifest_file = gdir / "manifest.json"
         if not manifest_file.exists():
             return None
         manifest = json.loads(manifest_file.read_text("utf-8"))
         if manifest.get("format") != INDEX_FORMAT or manifest.get("tokenizer") != self.counter.name \
-                or manifest.get("embedder") != self.embedder.name:
+                or manifest.get("embedder") != self._embedder_spec()[0]:
             log.info("index %s was built with other settings; rebuilding", gdir)
-            return None
-        name = self._collection_name(document.doc_id, granularity)
-        try:
-            collection = self.client.get_collection(name)
-        except Exception as e:  # noqa: BLE001 - chroma raises NotFoundError/ValueError by version
-            if "does not exist" not in str(e) and "not found" not in str(e).lower():
-                raise
-            log.info("vector collection %s missing in this Chroma store; rebuilding", name)
-            return None
-        meta = collection.metadata or {}
-        if not meta.get("complete") or collection.count() != manifest["n_units"]:
-            log.warning("vector collection %s is incomplete (interrupted build); rebuilding", name)
             return None
         chunk_rows = json.loads((gdir / "chunks.json").read_text("utf-8"))
         chunks = [Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=pids, n_tokens=n,
                         text=document.text[s:e]) for i, (s, e, pids, n) in enumerate(chunk_rows)]
         tokens = json.loads((gdir / "bm25.json").read_text("utf-8"))
-        return self._make(document, granularity, chunks, tokens, collection, manifest)
+        return ChunkIndex(document, granularity, chunks, tokens, None, manifest["n_units"], manifest["max_units"],
+                          str(manifest.get("build", "")))
 
-    def _make(self, document, granularity, chunks, tokens, collection, manifest) -> ChunkIndex:
-        return ChunkIndex(document, granularity, chunks, tokens, collection, manifest["n_units"],
-                          manifest["max_units"])
+    def _open_collection(self, index: ChunkIndex):
+        """The Chroma collection holding every vector of this chunking, else None (absent, interrupted,
+        or embedded from another chunking)."""
+        name = self._collection_name(index.document.doc_id, index.granularity)
+        try:
+            collection = self.client.get_collection(name)
+        except Exception as e:  # noqa: BLE001 - chroma raises NotFoundError/ValueError by version
+            if "does not exist" not in str(e) and "not found" not in str(e).lower():
+                raise
+            log.info("vector collection %s missing in this Chroma store; embedding", name)
+            return None
+        meta = collection.metadata or {}
+        if meta.get("build") != index.build_id:
+            log.info("vector collection %s was embedded from another chunking; embedding again", name)
+            return None
+        if not meta.get("complete") or collection.count() != index.n_units:
+            log.warning("vector collection %s is incomplete (interrupted build); embedding again", name)
+            return None
+        return collection
 
-    def _build(self, document: Document, granularity: int,
-               progress: Callable[[int, int], None] | None) -> ChunkIndex:
+    def _build(self, document: Document, granularity: int) -> ChunkIndex:
+        """Chunk the document and write chunks, BM25 tokens and the manifest (last, atomically)."""
         self.remember(document)
         chunks = chunk_document(document, granularity, self.counter)
-        units = dense_units(chunks, self.embedder.max_tokens)
+        units = dense_units(chunks, self._embedder_spec()[1])
         tokens = [bm25_tokens(c.text) for c in chunks]
         max_units = max(Counter(u[0] for u in units).values(), default=1)
         gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
@@ -217,11 +266,12 @@ class IndexStore:
             (tmp / "chunks.json").write_text(
                 json.dumps([[c.start, c.end, c.paragraph_ids, c.n_tokens] for c in chunks]), "utf-8")
             (tmp / "bm25.json").write_text(json.dumps(tokens), "utf-8")
-            collection = self._fill_collection(document.doc_id, granularity, units, progress)
-            manifest = {"format": INDEX_FORMAT, "doc_id": document.doc_id, "granularity": granularity,
-                        "n_chunks": len(chunks), "n_units": len(units), "max_units": max_units,
-                        "n_tokens": sum(c.n_tokens for c in chunks), "tokenizer": self.counter.name,
-                        "embedder": self.embedder.name, "source": document.source}
+            build_id = uuid.uuid4().hex
+            manifest = {"format": INDEX_FORMAT, "build": build_id, "doc_id": document.doc_id,
+                        "granularity": granularity, "n_chunks": len(chunks), "n_units": len(units),
+                        "max_units": max_units, "n_tokens": sum(c.n_tokens for c in chunks),
+                        "tokenizer": self.counter.name,
+                        "embedder": self._embedder_spec()[0], "source": document.source}
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), "utf-8")
             if gdir.exists():
                 shutil.rmtree(gdir)
@@ -229,17 +279,21 @@ class IndexStore:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        return self._make(document, granularity, chunks, tokens, collection, manifest)
+        return ChunkIndex(document, granularity, chunks, tokens, None, len(units), max_units, build_id)
 
-    def _fill_collection(self, doc_id: str, granularity: int, units: list[tuple[int, int, str]],
-                         progress: Callable[[int, int], None] | None):
+    def _fill_collection(self, index: ChunkIndex, progress: Callable[[int, int], None] | None):
+        doc_id, granularity = index.document.doc_id, index.granularity
+        units = dense_units(index.chunks, self.embedder.max_tokens)
         name = self._collection_name(doc_id, granularity)
+        meta = {"doc_id": doc_id, "granularity": granularity, "build": index.build_id}
         with contextlib.suppress(Exception):  # absent is the normal case
             self.client.delete_collection(name)
         collection = self.client.create_collection(
-            name, metadata={"doc_id": doc_id, "granularity": granularity, "complete": False},
-            configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
+            name, metadata={**meta, "complete": False}, configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None)
         done = 0
+        if progress:
+            progress(0, len(units))
         for i in range(0, len(units), _ADD_BATCH):
             batch = units[i : i + _ADD_BATCH]
             vectors = self.embedder.embed([u[2] for u in batch])
@@ -248,7 +302,7 @@ class IndexStore:
             done += len(batch)
             if progress:
                 progress(done, len(units))
-        collection.modify(metadata={"doc_id": doc_id, "granularity": granularity, "complete": True})
+        collection.modify(metadata={**meta, "complete": True})
         return collection
 
 

@@ -1,20 +1,19 @@
 """Offline token counting.
 
-Chunk sizes and context budgets are in LLM tokens. tiktoken's `cl100k_base` is the closest to
-what OpenAI-compatible models count, but it downloads its encoding on first use and cannot do
-so offline; when it cannot load we fall back to the bundled MiniLM word-piece tokenizer (which
-the dense embedder needs anyway) and say so once in the log. Never a silent 0.
+Chunk sizes and context budgets are in LLM tokens, counted by default with the bundled MiniLM
+word-piece tokenizer (the dense embedder needs it anyway): it is always there, so what a token
+count is — and so an index's identity — never depends on the network. tiktoken's `cl100k_base`,
+closer to what OpenAI models count, is used only when asked for (LONGQA_TOKENIZER=tiktoken) and
+only from tiktoken's local cache: longqa never downloads it, and says so if it is not cached.
 """
 
 from __future__ import annotations
 
 import functools
-import logging
 import os
+import threading
 from pathlib import Path
 from typing import Protocol
-
-log = logging.getLogger(__name__)
 
 
 class TokenCounter(Protocol):
@@ -52,11 +51,30 @@ class WordPieceCounter:
         return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]
 
 
+class TokenizerUnavailable(RuntimeError):
+    """The tokenizer asked for cannot be loaded offline."""
+
+
+_tiktoken_lock = threading.Lock()
+
+
 class TiktokenCounter:
     def __init__(self, encoding_name: str = "cl100k_base"):
         import tiktoken
+        import tiktoken.load
 
-        self._enc = tiktoken.get_encoding(encoding_name)
+        def refuse(blobpath: str) -> bytes:
+            raise TokenizerUnavailable(f"tiktoken's {encoding_name} is not in its local cache (TIKTOKEN_CACHE_DIR) "
+                                       "and longqa never downloads it; unset LONGQA_TOKENIZER to count with the "
+                                       "bundled word-piece tokenizer")
+
+        # tiktoken fetches an uncached encoding from the network: only its cache may answer here
+        with _tiktoken_lock:
+            fetch, tiktoken.load.read_file = tiktoken.load.read_file, refuse
+            try:
+                self._enc = tiktoken.get_encoding(encoding_name)
+            finally:
+                tiktoken.load.read_file = fetch
         self.name = f"tiktoken-{encoding_name}"
 
     def count(self, text: str) -> int:
@@ -110,15 +128,13 @@ def wordpiece_counter() -> WordPieceCounter:
     return WordPieceCounter(embedder_model_path() / "tokenizer.json")
 
 
+TOKENIZERS = ("wordpiece", "tiktoken")
+
+
 @functools.cache
 def default_counter() -> TokenCounter:
-    """tiktoken when its encoding can be loaded (LONGQA_TOKENIZER=wordpiece forces the fallback)."""
-    if os.environ.get("LONGQA_TOKENIZER", "auto") != "wordpiece":
-        try:
-            counter = TiktokenCounter()
-            counter.count("probe")
-            return counter
-        except (ImportError, OSError, ValueError) as e:  # requests' errors are OSErrors
-            log.warning("tiktoken unavailable (%s: %s); counting tokens with the MiniLM word-piece "
-                        "tokenizer instead", type(e).__name__, str(e)[:120])
-    return wordpiece_counter()
+    """The word-piece counter, or tiktoken when LONGQA_TOKENIZER=tiktoken (from its local cache only)."""
+    choice = os.environ.get("LONGQA_TOKENIZER", "wordpiece").strip().lower() or "wordpiece"
+    if choice not in TOKENIZERS:
+        raise TokenizerUnavailable(f"LONGQA_TOKENIZER={choice!r}: expected one of {', '.join(TOKENIZERS)}")
+    return TiktokenCounter() if choice == "tiktoken" else wordpiece_counter()

@@ -75,14 +75,14 @@ def isolated_longqa_home(tmp_path_factory, monkeypatch) -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The process-wide all-MiniLM-L6-v2 embedder (bundled, offline; loaded once per session)."""
-    from retrieval.embedder import get_embedder
+    from longqa.retrieval.embedder import get_embedder
 
     return get_embedder()
 
 
 @pytest.fixture(scope="session")
 def wordpiece():
-    from retrieval.tokens import wordpiece_counter
+    from longqa.retrieval.tokens import wordpiece_counter
 
     return wordpiece_counter()
 
@@ -90,8 +90,8 @@ def wordpiece():
 @pytest.fixture
 def make_store(embedder, isolated_longqa_home):
     """Factory: a new IndexStore over a home directory (default: this test's LONGQA_HOME)."""
-    from retrieval.config import IndexSettings
-    from retrieval.store import IndexStore
+    from longqa.retrieval.config import IndexSettings
+    from longqa.retrieval.store import IndexStore
 
     def make(home: Path | None = None, **settings):
         return IndexStore(IndexSettings(home=home or isolated_longqa_home, **settings), embedder=embedder)
@@ -103,9 +103,9 @@ def make_store(embedder, isolated_longqa_home):
 def harbor_index(tmp_path_factory, embedder):
     """One document indexed once for the session at granularity 40 (search tests share it):
     returns (store, document)."""
-    from retrieval.config import IndexSettings
-    from retrieval.loaders import document_from_text
-    from retrieval.store import IndexStore
+    from longqa.retrieval.config import IndexSettings
+    from longqa.retrieval.loaders import document_from_text
+    from longqa.retrieval.store import IndexStore
 
     home = tmp_path_factory.mktemp("harbor-index")
     store = IndexStore(IndexSettings(home=home), embedder=embedder)
@@ -191,8 +191,8 @@ def scripted():
     so `model.calls` and `model.max_in_flight` can be asserted."""
     import itertools
 
-    from llm.models import _REGISTRY, register_model
-    from llm.scripted import ScriptedChatModel
+    from longqa.llm.models import _REGISTRY, register_model
+    from longqa.llm.scripted import ScriptedChatModel
 
     counter = itertools.count(1)
     names: list[str] = []
@@ -213,7 +213,7 @@ def scripted():
 def run_graph(graph_home, report):
     """Run the compiled graph on `report` (unless the input names its own documents) with the
     session's home; keyword arguments are Settings fields (strategy defaults to adaptive-precise)."""
-    from graph.graph import graph as compiled
+    from longqa.graph.graph import graph as compiled
 
     def run(question: str | None = None, *, model: str | None = "scripted", inputs: dict | None = None,
             graph=None, config: dict | None = None, **settings) -> dict:

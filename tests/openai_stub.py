@@ -75,7 +75,7 @@ def scripted_reply_fn() -> ReplyFn:
     """A reply_fn answering like `ScriptedChatModel` (one instance per stub; it is thread-safe)."""
     from langchain_core.messages import convert_to_messages
 
-    from llm.scripted import ScriptedChatModel
+    from longqa.llm.scripted import ScriptedChatModel
 
     model = ScriptedChatModel()
 

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import PrivateAttr
 
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
 
 FACTS = {
     "observatory": "The observatory on Mount Tessaly was founded by the astronomer Orla Venndt in 1911.",
@@ -184,7 +184,7 @@ def test_concurrent_first_runs_share_one_store(tmp_path):
     object has no attribute 'bindings'")."""
     import threading
 
-    from nodes.resources import store_for
+    from longqa.contracts.runtime import store_for
 
     settings = scripted_settings(tmp_path / "race-home")
     n = 8
@@ -302,7 +302,7 @@ def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
     # the checkpoint itself: both exchanges, and the first one as the second turn's history
     saver = thread_checkpointer(thread_home)
     try:
-        from graph.graph import build_graph
+        from longqa.graph.graph import build_graph
 
         state = build_graph().compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t1"}}).values
     finally:

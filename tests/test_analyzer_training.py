@@ -7,8 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analyzer.features import BLOCKS, feature_blocks
-from analyzer.trained import HEADS, TrainedAnalyzer, embedder_fingerprint
 from bench.analyzer_data import (
     derivation_numbers,
     is_test,
@@ -20,6 +18,8 @@ from bench.analyzer_data import (
     units_found,
 )
 from bench.analyzer_train import design, save_weights, train
+from longqa.analyzer.features import BLOCKS, feature_blocks
+from longqa.analyzer.trained import HEADS, TrainedAnalyzer, embedder_fingerprint
 
 # -- labels -------------------------------------------------------------------------------------------
 

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.config import IndexSettings
-from retrieval.embedder import get_embedder
-from retrieval.search import Searcher
-from retrieval.store import IndexStore
-from retrieval.tokens import wordpiece_counter
+from longqa.contracts.settings import Settings
+from longqa.retrieval.config import IndexSettings
+from longqa.retrieval.embedder import get_embedder
+from longqa.retrieval.search import Searcher
+from longqa.retrieval.store import IndexStore
+from longqa.retrieval.tokens import wordpiece_counter
 
 pytestmark = pytest.mark.integration
 
@@ -164,24 +165,24 @@ def make_document_text() -> str:
 def test_settings_from_env_picks_up_chroma_server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("CHROMA_HOST", raising=False)
     monkeypatch.delenv("CHROMA_PORT", raising=False)
-    plain = IndexSettings.from_env(home=tmp_path)
+    plain = Settings(home=tmp_path).index_settings()
     assert plain.chroma_host is None and plain.chroma_port == 8000
 
     monkeypatch.setenv("CHROMA_HOST", "chroma.example.internal")
     monkeypatch.setenv("CHROMA_PORT", "18123")
-    settings = IndexSettings.from_env(home=tmp_path)
+    settings = Settings(home=tmp_path).index_settings()
     assert settings.chroma_host == "chroma.example.internal"
     assert settings.chroma_port == 18123
     assert settings.home == tmp_path
     # an explicit override still wins over the environment
-    assert IndexSettings.from_env(chroma_port=9999).chroma_port == 9999
+    assert Settings(chroma_port=9999).index_settings().chroma_port == 9999
 
 
 def test_store_from_env_talks_to_the_server(chroma_server: ChromaServer, monkeypatch: pytest.MonkeyPatch,
                                             tmp_path: Path) -> None:
     monkeypatch.setenv("CHROMA_HOST", chroma_server.host)
     monkeypatch.setenv("CHROMA_PORT", str(chroma_server.port))
-    store = IndexStore(IndexSettings.from_env(home=tmp_path / "home"))
+    store = IndexStore(Settings(home=tmp_path / "home").index_settings())
     client_settings = store.client.get_settings()
     assert client_settings.chroma_api_impl.endswith("FastAPI"), client_settings.chroma_api_impl
     assert int(client_settings.chroma_server_http_port) == chroma_server.port

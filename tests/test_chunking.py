@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from retrieval.chunking import chunk_document, sentence_atoms
-from retrieval.documents import Chunk, Document
-from retrieval.loaders import document_from_text
+from longqa.retrieval.chunking import chunk_document, sentence_atoms
+from longqa.retrieval.documents import Chunk, Document
+from longqa.retrieval.loaders import document_from_text
 
 from .conftest import harbor_text
 

@@ -7,12 +7,13 @@ import re
 import pytest
 
 from longqa.cli import main
-from retrieval.loaders import load_document
+from longqa.retrieval.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text
 
-INDEX_LINE = re.compile(r"^(?P<path>.+): (?P<state>built|cached) g=(?P<g>\d+): (?P<chunks>\d+) chunks, "
-                        r"(?P<tokens>[\d,]+) tokens, (?P<words>[\d,]+) words, (?P<seconds>[\d.]+) s "
+INDEX_LINE = re.compile(r"^(?P<path>.+): (?P<state>built|embedded|cached) g=(?P<g>\d+): (?P<chunks>\d+) chunks, "
+                        r"(?P<tokens>[\d,]+) tokens, (?P<words>[\d,]+) words, (?P<vectors>[\d,]+) vectors embedded, "
+                        r"(?P<seconds>[\d.]+) s "
                         r"\(doc (?P<doc>[0-9a-f]{12})\)$")
 RESULT_LINE = re.compile(r"^#(?P<rank>\d+) score=(?P<score>[\d.]+) dense=(?P<dense>-|-?[\d.]+) "
                          r"bm25=(?P<bm25>-|[\d.]+) (?P<source>.+) chunk (?P<chunk>\d+) "
@@ -45,7 +46,8 @@ def test_index_prints_counts_and_then_says_cached(report, capsys, embedder, isol
     calls = embedder.calls
     assert main(["index", str(report)]) == 0
     [cached] = index_lines(capsys.readouterr().out)
-    assert cached["state"] == "cached"
+    assert cached["state"] == "cached" and cached["vectors"] == "0"
+    assert int(built["vectors"]) >= int(built["chunks"])
     assert (cached["chunks"], cached["tokens"]) == (built["chunks"], built["tokens"])
     assert embedder.calls == calls
 
@@ -150,7 +152,9 @@ def test_interrupted_index_exits_130_and_rebuilds_next_time(report, capsys, embe
         assert main(["index", str(report), "-g", "40"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert main(["index", str(report), "-g", "40"]) == 0
-    assert index_lines(capsys.readouterr().out)[0]["state"] == "built"
+    # the chunks were written before embedding began: this run only embeds, and says so
+    [line] = index_lines(capsys.readouterr().out)
+    assert line["state"] == "embedded" and int(line["vectors"]) >= int(line["chunks"]) > 0
 
 
 @pytest.mark.parametrize("command, options", [

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.chunking import chunk_document
-from retrieval.context import Passage, extend, merge_chunks, recover_tables, source_paragraphs
-from retrieval.documents import Chunk, Document, ScoredChunk
-from retrieval.loaders import document_from_text
+from longqa.retrieval.chunking import chunk_document
+from longqa.retrieval.context import Passage, extend, merge_chunks, recover_tables, source_paragraphs
+from longqa.retrieval.documents import Chunk, Document, ScoredChunk
+from longqa.retrieval.loaders import document_from_text
 
 # every word is a single word piece, so token counts are word counts
 WORDS = ("ship port dock crane cargo tide quay pier mast deck hull sail anchor rope boat wave storm coast "

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from evals import long_contexts
-from evals.converters import convert, convert_papers, convert_tatqa, markdown_table, tatqa_answers
-from evals.longbench import read_jsonl, write_jsonl
-from evals.metrics import normalize_answer
 from longqa.cli import main
+from longqa.evals import long_contexts
+from longqa.evals.converters import convert, convert_papers, convert_tatqa, markdown_table, tatqa_answers
+from longqa.evals.longbench import read_jsonl, write_jsonl
+from longqa.evals.metrics import normalize_answer
 
 
 def _hotpot_item(i: int) -> dict:

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from evals.longbench import read_jsonl
 from longqa.cli import main
+from longqa.evals.longbench import read_jsonl
 from tests.eval_helpers import shared_eval_home, tiny_record
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evals.metrics import (
+from longqa.evals.metrics import (
     contains_answer,
     exact_match,
     f1_score,

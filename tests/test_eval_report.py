@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from evals.report import (
+from longqa.cli import main
+from longqa.evals.report import (
     RETRIEVAL_TITLE,
     SCRIPTED_TITLE,
     pareto_front,
@@ -17,7 +18,6 @@ from evals.report import (
     summarize,
     write_report,
 )
-from longqa.cli import main
 from tests.eval_helpers import shared_eval_home, write_tiny
 
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from evals import runner
-from evals.longbench import EvalItem
-from evals.runner import Cache, cache_key, run_eval
-from graph.settings import Settings
+from longqa.contracts.settings import Settings
+from longqa.evals import runner
+from longqa.evals.longbench import EvalItem
+from longqa.evals.runner import Cache, cache_key, run_eval
 from tests.eval_helpers import shared_eval_home, tiny_record
 
 
@@ -35,11 +35,11 @@ class Counting:
     def __init__(self, real, interrupt_at: int | None = None):
         self.real, self.interrupt_at, self.calls = real, interrupt_at, []
 
-    def __call__(self, item, strategy, settings, window):
+    def __call__(self, item, strategy, settings):
         self.calls.append((item.id, strategy))
         if self.interrupt_at is not None and len(self.calls) == self.interrupt_at:
             raise KeyboardInterrupt
-        return self.real(item, strategy, settings, window)
+        return self.real(item, strategy, settings)
 
 
 def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, eval_home, monkeypatch):
@@ -76,7 +76,7 @@ def fake_runs(monkeypatch):
     """run_one and warm replaced by instant fakes (the cache logic alone); returns the call log."""
     calls: list[tuple[str, str]] = []
 
-    def fake_run_one(item, strategy, settings, window):
+    def fake_run_one(item, strategy, settings):
         calls.append((item.id, strategy))
         return {"id": item.id, "dataset": item.dataset, "strategy": strategy, "status": "answered",
                 "answer": item.answers[0], "passages": [], "seconds": 0.01, "totals": {}}
@@ -136,10 +136,10 @@ def test_harness_failures_are_reported_and_not_cached(tmp_path, fake_runs, monke
     settings = Settings(model="scripted", home=tmp_path / "h")
     ok = runner.run_one
 
-    def flaky(item, strategy, settings, window):
+    def flaky(item, strategy, settings):
         if item.id == "q1":
             raise ValueError("boom")
-        return ok(item, strategy, settings, window)
+        return ok(item, strategy, settings)
 
     monkeypatch.setattr(runner, "run_one", flaky)
     result = run_eval(items, ["rag"], settings, tmp_path, progress=False)

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from graph.settings import Settings
-from nodes.resources import searcher_for
-from retrieval.tokens import default_counter
+from longqa.contracts.runtime import searcher_for
+from longqa.contracts.settings import Settings
+from longqa.retrieval.tokens import default_counter
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 ANSWER = "Amelie Kortsen\nSources: E1"
@@ -61,7 +61,7 @@ class FirstTwoMeet:
 # -- parallelism ----------------------------------------------------------------------------
 
 def test_sub_questions_are_retrieved_concurrently(run_graph, scripted, monkeypatch):
-    import nodes.retrieve as retrieve_node
+    import longqa.nodes.retrieve as retrieve_node
 
     meeting = FirstTwoMeet()
     real = retrieve_node.searcher_for

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval import Searcher
+from longqa.retrieval import Searcher
 
 
 @pytest.mark.parametrize("strategy", ["adaptive-precise", "rag", "longrag"])
@@ -21,7 +21,7 @@ def test_a_failing_search_ends_the_run_with_a_clear_error(run_graph, monkeypatch
 
 
 def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatch):
-    from retrieval import IndexStore
+    from longqa.retrieval import IndexStore
 
     def full_disk(self, *args, **kwargs):
         raise OSError(28, "No space left on device")

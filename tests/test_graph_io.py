@@ -15,9 +15,9 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-import nodes as nodes_package
-from graph.graph import build_graph
-from llm.scripted import LABEL, ScriptedChatModel
+import longqa.nodes as nodes_package
+from longqa.graph.graph import build_graph
+from longqa.llm.scripted import LABEL, ScriptedChatModel
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 BRIDGE_Q = "How long is the Verrin Bridge?"
@@ -52,15 +52,24 @@ def test_without_a_model_the_run_is_evidence_only(run_graph):
     assert any("Amelie Kortsen" in e["text"] for e in out["evidence"])
 
 
-@pytest.mark.parametrize(("question", "strategy"), [
-    ("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", "adaptive-precise"),  # split
-    (KEEPER_Q, "lc"),
-])
-def test_without_a_model_workflows_that_need_one_become_direct(run_graph, question, strategy):
-    out = run_graph(question, model=None, strategy=strategy)
+def test_without_a_model_split_becomes_direct(run_graph):
+    out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=None,
+                    strategy="adaptive-precise")
     assert out["plan"]["workflow"] == "direct"
     assert out["route"][-4:] == ["organize", "retrieve", "process_context", "respond"]
     assert out["status"] == "evidence-only" and out["answer"] is None and out["citations"]
+    assert out["shown"] == [], "no model read anything"
+
+
+def test_without_a_model_lc_returns_the_context_it_would_read(run_graph, graph_home):
+    out = run_graph(KEEPER_Q, model=None, strategy="lc")
+    assert out["plan"]["workflow"] == "long_context"
+    assert out["route"][-3:] == ["organize", "long_context", "respond"]
+    assert out["status"] == "evidence-only" and out["answer"] is None and not out["usage"]
+    assert out["shown"] == [], "no model read anything"
+    (span,) = out["evidence"]  # the sample fits the default window: the whole document, unread
+    assert span["id"] == "L1" and span["start"] == 0 and span["end"] == len(span["text"])
+    assert out["citations"] == out["evidence"]
 
 
 def test_analyzer_llm_without_a_model_uses_the_local_analyzer(run_graph):
@@ -121,11 +130,11 @@ def test_every_node_is_a_plain_function_run_in_a_thread():
     for name, spec in nodes.items():
         func = spec.runnable.func
         assert inspect.isfunction(func) and not inspect.iscoroutinefunction(func), name
-        assert func.__module__.startswith("nodes."), name
+        assert func.__module__.startswith("longqa.nodes."), name
         assert "run_in_executor" in repr(spec.runnable.afunc), name
     # and nothing in nodes/ is async
     for path in sorted(Path(nodes_package.__file__).parent.glob("*.py")):
-        module = importlib.import_module(f"nodes.{path.stem}")
+        module = importlib.import_module(f"longqa.nodes.{path.stem}")
         for name, func in inspect.getmembers(module, inspect.isfunction):
             if func.__module__ == module.__name__:
                 assert not inspect.iscoroutinefunction(func), f"{module.__name__}.{name}"
@@ -133,7 +142,7 @@ def test_every_node_is_a_plain_function_run_in_a_thread():
 
 @pytest.mark.parametrize("strategy", ["adaptive-precise", "longrag"])
 def test_ainvoke_matches_invoke(graph_home, report, strategy):
-    from graph.graph import graph
+    from longqa.graph.graph import graph
 
     inputs = {"question": KEEPER_Q, "texts": [report]}
     context = {"model": "scripted", "home": str(graph_home), "strategy": strategy}

@@ -12,11 +12,11 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
-from graph.graph import build_graph
-from llm.scripted import KIND_MARKERS
-from nodes.analyze import parse_analysis
-from nodes.reason_step import parse_step
-from nodes.split_question import parse_sub_questions
+from longqa.graph.graph import build_graph
+from longqa.llm.scripted import KIND_MARKERS
+from longqa.nodes.analyze import parse_analysis
+from longqa.nodes.reason_step import parse_step
+from longqa.nodes.split_question import parse_sub_questions
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 ANSWER = "Amelie Kortsen\nSources: E1"

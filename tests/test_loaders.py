@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from retrieval import loaders
-from retrieval.documents import Document, content_hash
-from retrieval.loaders import DocumentError, document_from_text, load_document
+from longqa.retrieval import loaders
+from longqa.retrieval.documents import Document, content_hash
+from longqa.retrieval.loaders import DocumentError, document_from_text, load_document
 
 
 def blocks(document: Document) -> list[tuple[str, bool]]:
@@ -250,7 +250,7 @@ def test_binary_file_of_control_bytes(tmp_path):
 
 def test_cp1252_fallback_is_logged(tmp_path, caplog):
     path = write(tmp_path / "legacy.txt", "Caf\u00e9 cr\u00e8me \u2013 \u20ac5 \u201cquoted\u201d.".encode("cp1252"))
-    with caplog.at_level(logging.WARNING, logger="retrieval.loaders"):
+    with caplog.at_level(logging.WARNING, logger="longqa.retrieval.loaders"):
         document = load_document(path)
     assert document.encoding == "cp1252"
     assert document.text == "Caf\u00e9 cr\u00e8me \u2013 \u20ac5 \u201cquoted\u201d."

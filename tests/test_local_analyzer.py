@@ -13,11 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analyzer.trained as trained
-from analyzer import Analysis, TrainedAnalyzer, WeightsError, analyze_local
-from analyzer.features import LEXICAL_NAMES, RETRIEVAL_NAMES, lexical_features, retrieval_features
-from analyzer.trained import HEADS, WEIGHTS_PATH
-from graph.settings import Settings
+import longqa.analyzer.trained as trained
+from longqa.analyzer import Analysis, TrainedAnalyzer, WeightsError, analyze_local
+from longqa.analyzer.features import LEXICAL_NAMES, RETRIEVAL_NAMES, lexical_features, retrieval_features
+from longqa.analyzer.trained import HEADS, WEIGHTS_PATH
+from longqa.contracts.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
@@ -95,7 +95,7 @@ def test_nothing_retrieved_means_no_evidence(model):
 
 
 def test_search_results_are_accepted_as_hits(model, harbor_index):
-    from retrieval import Searcher
+    from longqa.retrieval import Searcher
 
     store, document = harbor_index
     results = Searcher(store, [document]).search("Which ticket tracks the mooring winch?", k=3, granularity=40)
@@ -110,7 +110,7 @@ def test_analyze_local_uses_the_trained_analyzer(fresh_cache):
 # -- fallback to the rules -------------------------------------------------------------------------
 
 def _assert_rules_fallback(caplog, reason: str) -> None:
-    with caplog.at_level(logging.WARNING, logger="analyzer.trained"):
+    with caplog.at_level(logging.WARNING, logger="longqa.analyzer.trained"):
         analysis = analyze_local(KEEPER_Q, HITS)
     assert analysis.backend == "local-rules"
     assert "used rules" in analysis.note and reason in analysis.note
@@ -182,7 +182,7 @@ def test_a_graph_run_with_the_local_analyzer_spends_no_llm_tokens_on_analysis(ru
 
 
 def test_the_analyzer_reuses_the_question_vector_of_the_primary_retrieval(run_graph, monkeypatch):
-    from retrieval.embedder import Embedder
+    from longqa.retrieval.embedder import Embedder
 
     embedded: list[str] = []
     original = Embedder.embed
@@ -203,7 +203,7 @@ def test_the_analyzer_reuses_the_question_vector_of_the_primary_retrieval(run_gr
 def test_inference_does_not_import_sklearn():
     code = (
         "import sys, numpy as np\n"
-        "from analyzer.trained import TrainedAnalyzer\n"
+        "from longqa.analyzer.trained import TrainedAnalyzer\n"
         "a = TrainedAnalyzer.load()\n"
         "dim = a.meta['embedding_dim']\n"
         "hits = [{'text': 'The keeper is Amelie Kortsen.', 'score': 1.0, 'dense_score': 0.6, 'bm25_score': 5.0}]\n"

@@ -16,10 +16,10 @@ import urllib.request
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
-from graph.graph import graph
-from graph.settings import Settings
-from llm.calls import LLMError, call_llm
-from llm.models import chat_model
+from longqa.contracts.settings import Settings
+from longqa.graph.graph import graph
+from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.models import chat_model
 
 from .openai_stub import OpenAIStub, count_words, prompt_text
 

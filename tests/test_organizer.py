@@ -1,5 +1,5 @@
 """The organizer as a pure function: analysis x strategy x settings -> Plan (OkraLong §3.3,
-appendix C.3), the fixed presets, and the organize node's no-LLM downgrade. No index, no model."""
+appendix C.3), the fixed presets, and the no-LLM rule. No index, no model."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from analyzer import Analysis
-from graph.organizer import PERSPECTIVES, Plan, plan, preset
-from graph.settings import STRATEGIES, Settings
-from nodes.organize import organize
+from longqa.analyzer import Analysis
+from longqa.contracts.plan import PERSPECTIVES, Plan, plan, preset
+from longqa.contracts.settings import STRATEGIES, Settings
+from longqa.nodes.organize import organize
 
 SETTINGS = Settings(model="scripted", strategy="adaptive-precise")
 QUESTION_TYPES = ["extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"]
@@ -150,15 +150,30 @@ def test_organize_node_writes_the_plan_as_data():
     assert "stepwise" in out["trace"][0]
 
 
-@pytest.mark.parametrize(("strategy", "qtype"), [("adaptive", "multi-source"), ("adaptive-precise", "multi-bridge"),
-                                                 ("lc", "extractive")])
-def test_organize_without_llm_downgrades_to_direct(strategy, qtype):
-    settings = Settings(model=None, strategy=strategy)
-    out = _organize({"analysis": analysis(qtype).model_dump(), "question": "q"}, settings)
-    assert out["plan"]["workflow"] == "direct"
-    assert out["plan"]["k"] >= settings.factoid_k  # one retrieval replaces k per sub-question / hop
-    assert "no LLM configured" in out["plan"]["reasons"][-1]
-    assert any("evidence only" in line for line in out["trace"])
+NO_LLM = Settings(model=None)
+# without a model: (strategy, type) -> (workflow, k); split / step-wise become one direct retrieval of at
+# least factoid_k chunks, the long-context reader still selects its context (returned as evidence)
+NO_LLM_CASES = [
+    (("adaptive", "multi-source"), ("direct", 5)),
+    (("adaptive-precise", "multi-bridge"), ("direct", 5)),
+    (("adaptive", "summarizing"), ("direct", 8)),
+    (("adaptive-precise", "extractive"), ("direct", 5)),
+    (("lc", "extractive"), ("long_context", 5)),
+    (("rag", "multi-bridge"), ("direct", 5)),
+    (("longrag", "multi-source"), ("direct", 7)),
+]
+
+
+@pytest.mark.parametrize(("case", "expected"), NO_LLM_CASES, ids=["-".join(c) for c, _ in NO_LLM_CASES])
+def test_plan_without_llm(case, expected):
+    strategy, qtype = case
+    p = plan(analysis(qtype), NO_LLM, strategy)
+    with_model = plan(analysis(qtype), SETTINGS, strategy)
+    assert (p.workflow, p.k) == expected
+    replaced = with_model.workflow in ("split", "stepwise")
+    assert replaced == ("no LLM configured" in p.reasons[-1])
+    assert p.model_copy(update={"workflow": with_model.workflow, "k": with_model.k,
+                                "reasons": with_model.reasons}) == with_model, "only workflow and k change"
 
 
 def test_organize_with_llm_keeps_the_workflow():

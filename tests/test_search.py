@@ -1,12 +1,14 @@
 """Hybrid search: min-max fusion on hand-computed cases, the three modes, exact tokens, validation,
-several documents and the reranker stage."""
+several documents, and BM25-only search that never embeds."""
 
 from __future__ import annotations
 
 import pytest
 
-from retrieval.loaders import document_from_text
-from retrieval.search import Searcher, fuse, min_max, weights_for
+from longqa.contracts.plan import weights_toward
+from longqa.contracts.settings import Settings
+from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.search import Searcher, fuse, min_max
 
 from .conftest import RARE_CODE, harbor_text
 
@@ -40,8 +42,9 @@ def test_fuse_1_to_1():
 
 def test_fuse_weights_decide_the_winner():
     dense, sparse = {"sem": 1.0, "exact": 0.0}, {"sem": 0.0, "exact": 9.0}
-    assert fuse(dense, sparse, weights_for("semantic"))[0] == ("sem", pytest.approx(0.6))
-    assert fuse(dense, sparse, weights_for("exact"))[0] == ("exact", pytest.approx(0.6))
+    settings = Settings()
+    assert fuse(dense, sparse, weights_toward("semantic", settings))[0] == ("sem", pytest.approx(0.6))
+    assert fuse(dense, sparse, weights_toward("exact", settings))[0] == ("exact", pytest.approx(0.6))
 
 
 def test_fuse_all_equal_lists():
@@ -54,10 +57,11 @@ def test_fuse_one_empty_list():
     assert fuse({}, {}, (1.0, 1.0)) == []
 
 
-def test_weights_for_patterns():
-    assert weights_for("semantic") == (3.0, 2.0)
-    assert weights_for("exact") == (2.0, 3.0)
-    assert weights_for("same") == (1.0, 1.0)
+def test_weights_toward_patterns():
+    settings = Settings()
+    assert weights_toward("semantic", settings) == (3.0, 2.0)
+    assert weights_toward("exact", settings) == (2.0, 3.0)
+    assert weights_toward("same", settings) == (1.0, 1.0)
 
 
 # -- searching the session index ----------------------------------------------------------------------
@@ -144,35 +148,21 @@ def test_searcher_needs_a_document(harbor_index):
         Searcher(harbor_index[0], [])
 
 
-# -- the reranker stage -------------------------------------------------------------------------------
+# -- BM25-only search -----------------------------------------------------------------------------------
 
-class KeywordReranker:
-    """A stand-in cross-encoder: scores a text by how often a keyword occurs in it."""
-
-    def __init__(self, keyword: str):
-        self.keyword = keyword
-        self.calls: list[tuple[str, int]] = []
-
-    def score(self, query: str, texts: list[str]) -> list[float]:
-        self.calls.append((query, len(texts)))
-        return [float(t.lower().count(self.keyword)) for t in texts]
-
-
-def test_reranker_reorders_and_sets_rerank_score(harbor_index):
+def test_bm25_search_at_a_new_granularity_embeds_nothing(harbor_index):
     store, document = harbor_index
-    query = "Which storm closed the harbor entrance?"
-    plain = Searcher(store, [document]).search(query, k=5, granularity=G)
-    assert "dredging" not in plain[0].chunk.text.lower()
-    assert all(r.rerank_score is None for r in plain)
-    reranker = KeywordReranker("dredging")
-    reranked = Searcher(store, [document], reranker=reranker).search(query, k=5, granularity=G)
-    assert reranker.calls and reranker.calls[0][0] == query
-    assert reranker.calls[0][1] >= 5, "the reranker sees the whole fused list, not just the top k"
-    assert "dredging" in reranked[0].chunk.text.lower()
-    assert all(r.rerank_score is not None for r in reranked)
-    assert [r.rerank_score for r in reranked] == sorted((r.rerank_score for r in reranked), reverse=True)
-    assert reranked[0].rerank_score == float(reranked[0].chunk.text.lower().count("dredging"))
-    assert [r.chunk.index for r in reranked] != [r.chunk.index for r in plain]
+    g = 52  # built nowhere else
+    before = store.embedder.calls
+    built = store.build(document, g, dense=False)
+    results = Searcher(store, [document]).search(RARE_CODE, k=3, granularity=g, mode="bm25")
+    assert built.chunked and built.embedded == 0
+    assert results and all(r.dense_score is None for r in results)
+    assert store.embedder.calls == before, "a BM25-only search embedded text"
+    hybrid = store.build(document, g)  # a dense search needs the vectors: now, and only now, embedded
+    assert not hybrid.chunked and hybrid.embedded == hybrid.index.n_units > 0
+    assert store.embedder.calls == before + hybrid.index.n_units
+    assert store.build(document, g).embedded == 0
 
 
 # -- several documents ---------------------------------------------------------------------------------
@@ -208,7 +198,7 @@ def test_several_documents_in_one_searcher(make_store):
 
 def test_bm25s_backend_ranks_like_rank_bm25():
     """Large collections switch to bm25s; both backends must agree on what is relevant."""
-    from retrieval.bm25 import BM25S_MIN_CHUNKS, SparseIndex, bm25_tokens
+    from longqa.retrieval.bm25 import BM25S_MIN_CHUNKS, SparseIndex, bm25_tokens
 
     docs = [f"chunk {i} about harbour cargo and cranes number {i}" for i in range(60)]
     docs[17] = "the mooring winch ticket ZX-4471 on berth seven is faulty"

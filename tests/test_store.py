@@ -8,11 +8,12 @@ import random
 
 import pytest
 
-from retrieval import store as store_module
-from retrieval.config import IndexSettings
-from retrieval.documents import Chunk
-from retrieval.loaders import document_from_text
-from retrieval.store import IndexStore, dense_units
+from longqa.contracts.settings import Settings
+from longqa.retrieval import store as store_module
+from longqa.retrieval.config import IndexSettings
+from longqa.retrieval.documents import Chunk
+from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.store import IndexStore, dense_units
 
 from .conftest import RARE_CODE, harbor_text
 
@@ -71,7 +72,7 @@ def test_config_default_home_follows_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert IndexSettings().home == tmp_path / "xdg" / "longqa"
     monkeypatch.setenv("LONGQA_MAX_WORDS", "1234")
-    assert IndexSettings.from_env().max_words == 1234
+    assert Settings().index_settings().max_words == 1234
 
 
 # -- caching --------------------------------------------------------------------------------------------
@@ -135,8 +136,9 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
         return real_embed(texts, progress)
 
     def progress_then_fail(done, total):
-        batches.append(done)
-        raise error("interrupted after the first batch")
+        if done:  # the first call announces the total, before any batch
+            batches.append(done)
+            raise error("interrupted after the first batch")
 
     store = make_store()
     with monkeypatch.context() as patch:
@@ -146,8 +148,6 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
             store.index(harbor_doc, G, progress=progress_then_fail if where == "progress" else None)
     assert batches, "the build got past its first batch before failing"
     doc_dir = store.doc_dir(harbor_doc.doc_id)
-    assert not store.is_indexed(harbor_doc.doc_id, G)
-    assert not (doc_dir / f"g{G}").exists()
     assert not list(doc_dir.glob(".g*.tmp-*")), "the temporary build directory is removed"
     partial = collection_of(store, harbor_doc.doc_id, G)
     assert partial.metadata["complete"] is False
@@ -155,8 +155,12 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
 
     calls = embedder.calls
     fresh = make_store()
-    index = fresh.index(harbor_doc, G)
-    assert embedder.calls - calls == index.n_units, "the next request rebuilds completely"
+    built = fresh.build(harbor_doc, G)
+    index = built.index
+    # the chunks and BM25 part was complete before embedding began; the vectors are embedded anew
+    assert not built.chunked and built.embedded == index.n_units
+    assert embedder.calls - calls == index.n_units, "the next request re-embeds every vector"
+    assert collection_of(fresh, harbor_doc.doc_id, G).metadata["complete"] is True
     assert fresh.is_indexed(harbor_doc.doc_id, G)
     assert_serves_correct_results(fresh, index, embedder)
 

@@ -2,6 +2,7 @@
 
 The plan is data; conditional edges read it. Fixed baselines (Std-RAG, long context, Self-Route,
 LongRAG) are presets that ignore the analysis, so every strategy runs through the same nodes.
+Without a model, the workflows that need one to split or reason become one direct retrieval.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from analyzer.schema import Analysis
+from longqa.analyzer.schema import Analysis
 
 from .settings import Settings, Strategy
+from .state import State
 
 Workflow = Literal["direct", "split", "stepwise", "long_context"]
 
@@ -32,6 +34,19 @@ class Plan(BaseModel):
     allow_unanswerable: bool = True
     max_hops: int = 4
     reasons: list[str] = Field(default_factory=list)
+
+
+ADAPTIVE: tuple[str, ...] = ("adaptive", "adaptive-precise")
+
+
+def is_adaptive(strategy: str) -> bool:
+    """Adaptive strategies run the primary retrieval and the analyzer before planning."""
+    return strategy in ADAPTIVE
+
+
+def plan_of(state: State) -> Plan:
+    """The plan `organize` wrote (the state holds it as JSON-able data)."""
+    return Plan.model_validate(state["plan"])
 
 
 # Which LongRAG perspectives each question type gets (adaptive strategies), and why.
@@ -73,11 +88,21 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
 
 
 def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = None) -> Plan:
-    """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies; presets otherwise."""
+    """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies, presets otherwise;
+    without a model, a split or step-wise workflow becomes one direct retrieval."""
     strategy = strategy or settings.strategy
-    fixed = preset(strategy, settings)
-    if fixed is not None:
-        return fixed
+    the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
+    if not settings.has_llm and the_plan.workflow in ("split", "stepwise"):
+        # splitting and reasoning need a model; k per sub-question / per hop would be too few for
+        # the one retrieval that replaces them
+        k = max(the_plan.k, settings.factoid_k)
+        the_plan = the_plan.model_copy(update={"workflow": "direct", "k": k, "reasons": [
+            *the_plan.reasons, f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, k={k}"]})
+    return the_plan
+
+
+def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) -> Plan:
+    """OkraLong's heuristics (§3.3, appendix C.3)."""
     qtype = analysis.question_type
     reasons: list[str] = []
     contextual = qtype == "summarizing"

@@ -1,5 +1,6 @@
-"""Process-wide resources the nodes share: the index store (one per index location) and the
-settings of the current run (the runtime context, or the environment defaults)."""
+"""Runtime helpers every node uses: the run's settings (the runtime context, or the environment
+defaults), the error guard of retrieval-side nodes, and the process-wide caches of index stores
+(one per index location) and searchers (one per set of documents)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from collections.abc import Callable, Sequence
 
 from langgraph.runtime import Runtime
 
-from graph.settings import Settings, running_as_server
-from graph.state import Hit
-from retrieval import Chunk, IndexSettings, IndexStore, ScoredChunk, Searcher
+from longqa.contracts.settings import Settings, running_as_server
+from longqa.retrieval import IndexSettings, IndexStore, Searcher
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -50,15 +50,13 @@ def store_for(settings: Settings) -> IndexStore:
     """The one store per index location. Locked: `functools.cache` does not stop concurrent runs
     (a server's first runs) from each building a store, and so each an embedded Chroma client on
     the same path, which races inside chromadb ("'RustBindingsAPI' object has no attribute 'bindings'")."""
-    index = settings.index_settings()
     with _store_lock:
-        return _store(index.home, index.chroma_host, index.chroma_port, index.max_words)
+        return _store(settings.index_settings())
 
 
 @functools.cache
-def _store(home, chroma_host, chroma_port, max_words) -> IndexStore:
-    return IndexStore(IndexSettings(home=home, chroma_host=chroma_host, chroma_port=chroma_port,
-                                    max_words=max_words))
+def _store(index: IndexSettings) -> IndexStore:
+    return IndexStore(index)
 
 
 def searcher_for(settings: Settings, doc_ids: Sequence[str]) -> Searcher:
@@ -70,20 +68,3 @@ def searcher_for(settings: Settings, doc_ids: Sequence[str]) -> Searcher:
 @functools.lru_cache(maxsize=64)
 def _searcher(store: IndexStore, doc_ids: tuple[str, ...]) -> Searcher:
     return Searcher(store, [store.document(d) for d in doc_ids])
-
-
-def to_scored(hit: Hit) -> ScoredChunk:
-    chunk = Chunk(doc_id=hit["doc_id"], index=hit["index"], start=hit["start"], end=hit["end"],
-                  paragraph_ids=hit["paragraph_ids"], n_tokens=hit["n_tokens"], text=hit["text"])
-    return ScoredChunk(chunk=chunk, score=hit["score"], dense_score=hit["dense_score"],
-                       bm25_score=hit["bm25_score"], granularity=hit["granularity"], source=hit["source"])
-
-
-def to_hit(result: ScoredChunk, query: str) -> Hit:
-    c = result.chunk
-    return Hit(doc_id=c.doc_id, source=result.source, index=c.index, granularity=result.granularity,
-               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens,
-               text=c.text, score=round(result.score, 6),
-               dense_score=result.dense_score, bm25_score=result.bm25_score, query=query)
-
-

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from longqa.retrieval import Chunk, Document, Passage, ScoredChunk
+
 from .settings import Strategy
 
 
@@ -48,6 +50,12 @@ class Evidence(TypedDict):
     text: str
     score: float
     query: str
+
+
+class Shown(Evidence):
+    """A passage or long-context span put in front of the model, and by which node."""
+
+    reader: Literal["generate", "long_context"]
 
 
 class Verdict(TypedDict):
@@ -126,6 +134,7 @@ class OutputState(TypedDict, total=False):
     evidence: list[Evidence]
     plan: dict[str, Any]
     analysis: dict[str, Any]
+    shown: Annotated[list[Shown], _extend]  # what the model read: generate's passages, long_context's spans
     route: Annotated[list[str], _extend]  # nodes in the order they ran
     usage: Ledger
     totals: Usage
@@ -151,6 +160,7 @@ class State(InputState, OutputState, total=False):
     cot: str | None
     verdicts: Annotated[list[Verdict], _extend]
     draft: str | None  # answer proposed by the step-wise reasoner
+    fallback: bool  # self_route's decision: read the long context
 
 
 class RetrieveTask(TypedDict):
@@ -171,3 +181,46 @@ class FilterTask(TypedDict):
     question: str
     cot: str
     evidence: Evidence
+
+
+# -- conversions between the state's records and retrieval's types: one constructor each ------------
+
+
+def hit_from(result: ScoredChunk, query: str) -> Hit:
+    c = result.chunk
+    return Hit(doc_id=c.doc_id, source=result.source, index=c.index, granularity=result.granularity,
+               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens, text=c.text,
+               score=round(result.score, 6), dense_score=result.dense_score, bm25_score=result.bm25_score,
+               query=query)
+
+
+def scored_from(hit: Hit) -> ScoredChunk:
+    chunk = Chunk(doc_id=hit["doc_id"], index=hit["index"], start=hit["start"], end=hit["end"],
+                  paragraph_ids=hit["paragraph_ids"], n_tokens=hit["n_tokens"], text=hit["text"])
+    return ScoredChunk(chunk=chunk, score=hit["score"], dense_score=hit["dense_score"],
+                       bm25_score=hit["bm25_score"], granularity=hit["granularity"], source=hit["source"])
+
+
+def evidence_from_passage(passage: Passage, id: str, hits: list[Hit]) -> Evidence:
+    """A processed passage, scored and attributed by the best hit inside it."""
+    inside = [h for h in hits if h["doc_id"] == passage.doc_id and passage.start <= h["start"]
+              and h["end"] <= passage.end]
+    best = max(inside, key=lambda h: h["score"], default=None)
+    return Evidence(id=id, doc_id=passage.doc_id, source=passage.source, start=passage.start, end=passage.end,
+                    text=passage.text, score=round(best["score"] if best else passage.score, 6),
+                    query=best["query"] if best else "")
+
+
+def evidence_from_chunk(result: ScoredChunk, id: str, query: str) -> Evidence:
+    c = result.chunk
+    return Evidence(id=id, doc_id=c.doc_id, source=result.source, start=c.start, end=c.end, text=c.text,
+                    score=round(result.score, 6), query=query)
+
+
+def evidence_from_document(document: Document, id: str) -> Evidence:
+    return Evidence(id=id, doc_id=document.doc_id, source=document.source, start=0, end=len(document.text),
+                    text=document.text, score=1.0, query="")
+
+
+def shown_by(reader: Literal["generate", "long_context"], evidence: list[Evidence]) -> list[Shown]:
+    return [Shown(**e, reader=reader) for e in evidence]

@@ -14,8 +14,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from retrieval import IndexSettings
-from retrieval.config import default_home
+from longqa.retrieval import IndexSettings
+from longqa.retrieval.config import default_home
+from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
 
 Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive",
                    "adaptive-precise"]
@@ -23,7 +24,7 @@ STRATEGIES: tuple[str, ...] = Strategy.__args__
 
 
 # fixed by the deployment's environment when LONGQA_SERVER=1 (set in langgraph.json)
-SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env")
+SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words")
 
 
 def running_as_server() -> bool:
@@ -88,6 +89,8 @@ class Settings(BaseModel):
     home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
     chroma_port: int = Field(default_factory=_env_int("CHROMA_PORT", 8000), description="Chroma server port")
+    max_words: int = Field(default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
+                           description="refuse documents longer than this many words")
     documents_root: Path | None = Field(default_factory=_env("LONGQA_DOCUMENTS_ROOT"), description=(
         "if set, document paths must lie under this directory; on a server, paths are refused without it"))
 
@@ -100,7 +103,8 @@ class Settings(BaseModel):
         return self.model_copy(update={name: getattr(deployment, name) for name in SERVER_LOCKED})
 
     def index_settings(self) -> IndexSettings:
-        return IndexSettings.from_env(home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port)
+        return IndexSettings(home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port,
+                             max_words=self.max_words)
 
     @property
     def has_llm(self) -> bool:

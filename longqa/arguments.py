@@ -1,0 +1,48 @@
+"""Argument types shared by every `longqa` subcommand (index, search, ask, eval, convert)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+GRANULARITY_HELP = "chunk size in tokens (OkraLong uses 150, 256, 400; Std-RAG 512)"
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number (got {text!r})") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
+def granularity(text: str) -> int:
+    value = positive_int(text)
+    if value < 8:
+        raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
+    return value
+
+
+def weights(text: str) -> tuple[float, float]:
+    try:
+        dense, sparse = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"weights must look like DENSE:BM25, e.g. 3:2 (got {text!r})") from None
+    if not (math.isfinite(dense) and math.isfinite(sparse)) or dense < 0 or sparse < 0 or dense + sparse == 0:
+        raise argparse.ArgumentTypeError("weights must be non-negative and not both zero")
+    return dense, sparse
+
+
+def query(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the query is empty")
+    return text
+
+
+def assignment(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected FIELD=VALUE (got {text!r})")
+    return key.strip(), value.strip()
