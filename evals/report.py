@@ -277,55 +277,14 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     return sorted(front, key=lambda i: (points[i][0], -points[i][1]))
 
 
-def _label_points(ax, points: Sequence[tuple[float, float]], names: Sequence[str], same_px: float = 4.0) -> None:
-    """Label every point with its strategy: points that coincide (within `same_px` pixels) share one
-    label; each label takes the first of a few positions around its point where it overlaps no label
-    or point already placed."""
-    if not points:
-        return
-    display = ax.transData.transform(points)
-    clusters: list[list[int]] = []
-    for i, (x, y) in enumerate(display):
-        for cluster in clusters:
-            cx, cy = display[cluster[0]]
-            if abs(x - cx) <= same_px and abs(y - cy) <= same_px:
-                cluster.append(i)
-                break
-        else:
-            clusters.append([i])
-    renderer = ax.figure.canvas.get_renderer()
-    axes_box = ax.get_window_extent(renderer)
-    taken = [(x - 5, y - 5, x + 5, y + 5) for x, y in display]  # the markers themselves
-    near = [(8, 0), (-8, 0), (0, 9), (0, -9)]
-    far = [(dx, dy) for r in (22, 38, 56) for dx, dy in ((r, r * 0.7), (r, -r * 0.7), (-r, r * 0.7), (-r, -r * 0.7),
-                                                          (0, r), (0, -r))]
-
-    def clashes(box) -> bool:
-        inside = (box.x0 >= axes_box.x0 and box.x1 <= axes_box.x1 and box.y0 >= axes_box.y0
-                  and box.y1 <= axes_box.y1)
-        return not inside or any(box.x0 < x1 and box.x1 > x0 and box.y0 < y1 and box.y1 > y0
-                                 for x0, y0, x1, y1 in taken)
-
-    for cluster in sorted(clusters, key=lambda c: display[c[0]][0]):
-        x, y = points[cluster[0]]
-        text = "\n".join(names[i] for i in cluster)
-        candidates = near + far
-        for n, (dx, dy) in enumerate(candidates):
-            ha = "left" if dx > 0 else "right" if dx < 0 else "center"
-            va = "bottom" if dy > 0 else "top" if dy < 0 else "center"
-            arrow = {"arrowstyle": "-", "lw": 0.6, "color": "0.45"} if (dx, dy) in far else None
-            label = ax.annotate(text, (x, y), textcoords="offset points", xytext=(dx, dy), fontsize=8, ha=ha, va=va,
-                                arrowprops=arrow)
-            box = label.get_window_extent(renderer)
-            if not clashes(box) or n == len(candidates) - 1:
-                taken.append((box.x0, box.y0, box.x1, box.y1))
-                break
-            label.remove()
+MARKERS = "osD^vP*Xph<>"
 
 
 def plot(report: dict[str, Any], path: str | Path) -> str | None:
-    """cost (x) vs score (y) per strategy, one panel per dataset, Pareto front marked. Returns a
-    note instead of writing when matplotlib is missing."""
+    """cost (x) vs score (y) per strategy, one panel per dataset. Each strategy has its own marker
+    and colour, named in the legend beside the panel (no text on the points, so nothing overprints);
+    non-dominated points wear a black ring and, when there are two or more, the Pareto frontier is
+    drawn through them. Returns a note instead of writing when matplotlib is missing."""
     try:
         import matplotlib
 
@@ -333,25 +292,35 @@ def plot(report: dict[str, Any], path: str | Path) -> str | None:
         import matplotlib.pyplot as plt
     except ImportError:
         return "matplotlib is not installed: no plot (pip install matplotlib)"
+    figure = draw(report, plt)
+    figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(figure)
+    return None
+
+
+def draw(report: dict[str, Any], plt: Any) -> Any:
+    """The plot's figure (see `plot`)."""
     with_llm = not report["retrieval_only"]
     xkey, ykey = ("cost", "f1") if with_llm else ("evidence_tokens", "answer_in_evidence_pct")
     xlabel = "cost per question: input + 4 × output tokens" if with_llm else "evidence tokens per question"
     ylabel = "F1 (LongBench, ×100)" if with_llm else "gold answer in evidence (%)"
     scale = 100.0 if with_llm else 1.0
     rows = [r for r in report["rows"] if r.get(xkey) is not None and r.get(ykey) is not None]
+    strategies = list(dict.fromkeys(r["strategy"] for r in rows))
+    colors = plt.get_cmap("tab10")
     datasets = list(dict.fromkeys(r["dataset"] for r in rows)) or ["(no data)"]
-    fig, axes = plt.subplots(1, len(datasets), figsize=(5.2 * len(datasets), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6.4 * len(datasets), 4.6), squeeze=False)
     for ax, dataset in zip(axes[0], datasets, strict=True):
         group = [r for r in rows if r["dataset"] == dataset]
         points = [(float(r[xkey]), float(r[ykey]) * scale) for r in group]
         front = pareto_front(points)
-        others = [p for i, p in enumerate(points) if i not in front]
-        ax.scatter([p[0] for p in others], [p[1] for p in others], s=40, color="tab:blue", zorder=3,
-                   label="dominated")
-        ax.scatter([points[i][0] for i in front], [points[i][1] for i in front], s=64, color="tab:red",
-                   edgecolors="black", zorder=4, label="non-dominated")
+        for i, (r, (x, y)) in enumerate(zip(group, points, strict=True)):
+            n = strategies.index(r["strategy"])
+            ax.scatter([x], [y], s=70, marker=MARKERS[n % len(MARKERS)], color=colors(n % 10), zorder=4,
+                       edgecolors="black" if i in front else "none", linewidths=1.6,
+                       label=r["strategy"] + (" (non-dominated)" if i in front else ""))
         if len(front) > 1:
-            ax.plot([points[i][0] for i in front], [points[i][1] for i in front], "--", color="tab:red", lw=1.2,
+            ax.plot([points[i][0] for i in front], [points[i][1] for i in front], "--", color="0.35", lw=1.1,
                     zorder=2, label="Pareto frontier")
         xs = [p[0] for p in points]
         if xs and min(xs) > 0 and max(xs) / min(xs) > 20:
@@ -361,23 +330,16 @@ def plot(report: dict[str, Any], path: str | Path) -> str | None:
             pad = max(2.0, (max(ys) - min(ys)) * 0.12)
             top = max(ys) + pad
             ax.set_ylim(max(0.0, min(ys) - pad), min(top, 105.0) if max(ys) <= 100 else top)
-            xpad = max((max(xs) - min(xs)) * 0.12, max(xs) * 0.05, 1.0)
-            if ax.get_xscale() == "linear":
-                ax.set_xlim(max(0.0, min(xs) - xpad), max(xs) + 2.5 * xpad)
-        _label_points(ax, points, [r["strategy"] for r in group])
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
         ax.set_title(f"{dataset} (n={group[0]['n'] if group else 0} questions)", fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-        if points:
-            ax.legend(fontsize=8, loc="best")
     subtitle = (SCRIPTED_TITLE if report["scripted"] else RETRIEVAL_TITLE if report["retrieval_only"]
                 else f"model {report['model']}")
     fig.suptitle(f"Cost vs score per strategy\n{subtitle}", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return None
+    return fig
 
 
 # -- the whole report ---------------------------------------------------------------------------------

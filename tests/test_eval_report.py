@@ -12,6 +12,7 @@ from longqa.cli import main
 from longqa.evals.report import (
     RETRIEVAL_TITLE,
     SCRIPTED_TITLE,
+    draw,
     pareto_front,
     percentile,
     plot,
@@ -98,6 +99,40 @@ def test_pareto_front():
     assert pareto_front(points) == [2, 4, 1]
     assert pareto_front([(1, 1), (1, 1)]) == [0, 1]  # ties dominate nothing
     assert pareto_front([]) == []
+
+
+def _rows(points: dict[str, tuple[float, float]]) -> list[dict]:
+    return [{"dataset": "d", "n": 3, "strategy": s, "evidence_tokens": x, "answer_in_evidence_pct": y}
+            for s, (x, y) in points.items()]
+
+
+@pytest.mark.parametrize("points", [
+    # five strategies at nearly the same place: the old labels overprinted each other here
+    {"rag": (1500, 90.0), "self-route": (1502, 90.0), "longrag": (1498, 89.5), "adaptive": (1501, 90.2),
+     "adaptive-precise": (1501, 90.2)},
+    # one non-dominated point: no frontier line, and the legend does not name one
+    {"rag": (100, 90.0), "lc": (5000, 80.0), "adaptive": (400, 70.0)},
+])
+def test_plot_names_every_strategy_once_and_only_what_it_draws(points):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    report = {"retrieval_only": True, "scripted": False, "model": None, "rows": _rows(points)}
+    fig = draw(report, plt)
+    (ax,) = fig.axes
+    assert not ax.texts, "no text is written on the points"
+    names = [t.get_text() for t in ax.get_legend().get_texts()]
+    front = pareto_front(list(points.values()))
+    expected = [s + (" (non-dominated)" if i in front else "") for i, s in enumerate(points)]
+    assert names[: len(points)] == expected
+    lines = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
+    if len(front) > 1:
+        assert names[len(points):] == ["Pareto frontier"] and len(lines[0].get_xdata()) == len(front)
+    else:
+        assert names[len(points):] == [] and not lines
+    plt.close(fig)
 
 
 def test_percentile_is_linear():

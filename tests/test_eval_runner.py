@@ -131,7 +131,28 @@ def test_a_line_cut_short_is_ignored_and_run_again(tmp_path, fake_runs):
     assert all(json.loads(line) for line in path.read_text("utf-8").splitlines()[2:])  # appended on a fresh line
 
 
-def test_harness_failures_are_reported_and_not_cached(tmp_path, fake_runs, monkeypatch):
+def test_a_record_holds_what_the_graph_says_the_model_read(eval_home, scripted):
+    """The harness reads `shown` (with a model) or `evidence` (without), never node internals."""
+    from longqa.graph.graph import graph
+
+    (item,) = _items(1)
+
+    def keep_the_fact(text: str) -> str:
+        return json.dumps({"status": "Kortsen" in text.split("\nQuestion:", 1)[0]})
+
+    name, _ = scripted({"filter": keep_the_fact})
+    for model, strategy, key in ((name, "longrag", "shown"), (None, "longrag", "evidence"), (None, "lc", "evidence")):
+        settings = Settings(model=model, home=eval_home, strategy=strategy)
+        record = runner.run_one(item, strategy, settings)
+        final = graph.invoke({"question": item.question, "texts": [item.context]}, context=settings.model_dump())
+        expected = [(p["start"], p["end"]) for p in final[key]]
+        assert expected and [(p["start"], p["end"]) for p in record["passages"]] == expected, (model, strategy)
+        texts = runner.passage_texts(record["passages"], item.context)
+        assert texts == [p["text"] for p in final[key]]
+    assert record["passages"] == [{"id": "L1", "start": 0, "end": len(item.context), "whole_document": True}]
+
+
+def test_harness_failures_are_reported_and_not_cached(tmp_path, fake_runs, monkeypatch, caplog):
     items = _items(2)
     settings = Settings(model="scripted", home=tmp_path / "h")
     ok = runner.run_one
@@ -144,9 +165,21 @@ def test_harness_failures_are_reported_and_not_cached(tmp_path, fake_runs, monke
     monkeypatch.setattr(runner, "run_one", flaky)
     result = run_eval(items, ["rag"], settings, tmp_path, progress=False)
     assert result.ran == 1 and result.failures == ["tiny/q1 / rag: ValueError: boom"]
+    (logged,) = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert logged.exc_info and "raise ValueError" in caplog.text, "the failure is logged with its traceback"
     monkeypatch.setattr(runner, "run_one", ok)
     fake_runs.clear()
     assert run_eval(items, ["rag"], settings, tmp_path, progress=False).ran == 1 and fake_runs == [("q1", "rag")]
+
+
+def test_indexing_failures_are_logged_with_their_traceback(tmp_path, monkeypatch, caplog):
+    def broken_warm(item, strategies, settings):
+        raise IndexError("string index out of range")
+
+    monkeypatch.setattr(runner, "warm", broken_warm)
+    result = run_eval(_items(1), ["rag"], Settings(model=None, home=tmp_path / "h"), tmp_path, progress=False)
+    assert result.failures == ["tiny/q0: indexing failed: IndexError: string index out of range"]
+    assert "Traceback" in caplog.text and "broken_warm" in caplog.text
 
 
 def test_graph_errors_are_cached_unless_retried(tmp_path, fake_runs, monkeypatch):

@@ -79,6 +79,41 @@ def test_analyzer_llm_without_a_model_uses_the_local_analyzer(run_graph):
     assert out["status"] == "evidence-only"
 
 
+# -- shown: what the model read -------------------------------------------------------------------
+
+def test_shown_holds_the_passages_the_filter_kept_as_the_generator_saw_them(run_graph, scripted):
+    prompts: list[str] = []
+
+    def generator(text: str) -> str:
+        prompts.append(text)
+        return "Amelie Kortsen\nSources: E1"
+
+    def keep_the_keeper(text: str) -> str:
+        article = text.split("Given an article:", 1)[1].split("\nQuestion:", 1)[0]
+        return json.dumps({"status": "keeper" in article.lower()})
+
+    name, _ = scripted({"filter": keep_the_keeper, "generator": generator})
+    out = run_graph(KEEPER_Q, model=name, strategy="longrag")
+    kept = [e for e in out["evidence"] if "keeper" in e["text"].lower()]
+    assert 0 < len(kept) < len(out["evidence"]), "the filter dropped some passages"
+    assert [{k: v for k, v in s.items() if k != "reader"} for s in out["shown"]] == kept
+    assert {s["reader"] for s in out["shown"]} == {"generate"}
+    (prompt,) = prompts
+    for passage in out["evidence"]:
+        assert (passage["text"] in prompt) == (passage in kept)
+
+
+def test_shown_after_a_fallback_holds_both_readings(run_graph, scripted):
+    name, _ = scripted({"generator": "unanswerable", "long_context": "Amelie Kortsen"})
+    out = run_graph(KEEPER_Q, model=name, strategy="self-route")
+    assert out["route"][-3:] == ["self_route", "long_context", "respond"]
+    readers = [s["reader"] for s in out["shown"]]
+    assert readers == ["generate"] * len(out["evidence"]) + ["long_context"]
+    whole = out["shown"][-1]
+    assert (whole["id"], whole["start"], whole["end"]) == ("L1", 0, len(whole["text"]))
+    assert out["answer"] == "Amelie Kortsen"
+
+
 # -- accounting ---------------------------------------------------------------------------------
 
 def test_every_llm_call_leaves_a_usage_record(run_graph, scripted):
