@@ -8,5 +8,14 @@ from .rules import analyze_rules
 from .schema import SAFE_DEFAULT, Analysis, InfoPattern, QuestionType
 from .trained import TrainedAnalyzer, WeightsError, analyze_local, default_analyzer
 
-__all__ = ["SAFE_DEFAULT", "Analysis", "InfoPattern", "QuestionType", "TrainedAnalyzer", "WeightsError",
-           "analyze_local", "analyze_rules", "default_analyzer"]
+__all__ = [
+    "SAFE_DEFAULT",
+    "Analysis",
+    "InfoPattern",
+    "QuestionType",
+    "TrainedAnalyzer",
+    "WeightsError",
+    "analyze_local",
+    "analyze_rules",
+    "default_analyzer",
+]

@@ -32,53 +32,157 @@ _YEAR = re.compile(r"\b(1[5-9]\d\d|20\d\d)\b")
 _QUOTED = re.compile(r"\"([^\"]{2,})\"|“([^”]{2,})”|'([^']{3,})'")
 _CAPITALISED = re.compile(r"\b[A-Z][\w'\-]*(?:\s+(?:of|the|de|van|von|and|&)?\s*[A-Z][\w'\-]*)*")
 _ACRONYM = re.compile(r"\b[A-Z]{2,}[A-Za-z0-9]*\b")
-_AUX = ("is", "are", "was", "were", "do", "does", "did", "can", "could", "has", "have", "had", "will", "would",
-        "should", "may")
-_IMPERATIVE = ("summarize", "summarise", "describe", "explain", "list", "give", "outline", "name", "calculate",
-               "compute", "compare", "discuss", "provide", "identify")
+_AUX = (
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "can",
+    "could",
+    "has",
+    "have",
+    "had",
+    "will",
+    "would",
+    "should",
+    "may",
+)
+_IMPERATIVE = (
+    "summarize",
+    "summarise",
+    "describe",
+    "explain",
+    "list",
+    "give",
+    "outline",
+    "name",
+    "calculate",
+    "compute",
+    "compare",
+    "discuss",
+    "provide",
+    "identify",
+)
 _HOW_QUANTITY = re.compile(r"^how (many|much|long|old|big|large|far|often|tall|high|wide|deep|fast)\b", re.I)
 _PREP_WH = re.compile(r"^(in|on|at|from|for|to|by|of|during|with|under) (which|what|whom|whose)\b", re.I)
 _OR_TAIL = re.compile(r",\s*[^,?]+\s+or\s+[^,?]+\?\s*$", re.I)
 _COMPARATIVE = re.compile(
     r"\b(\w+er than|more|less|fewer|older|younger|larger|smaller|bigger|longer|shorter|earlier|later|first|last|"
     r"higher|lower|greater|faster|slower|better|worse|most|least|oldest|youngest|largest|smallest|longest|"
-    r"earliest|latest|highest|lowest|greatest)\b", re.I)
-_BOTH = re.compile(r"\b(both|either|neither|same|in common|compare[ds]?|comparison|differ\w*|similar\w*|"
-                   r"which of the (two|three))\b", re.I)
+    r"earliest|latest|highest|lowest|greatest)\b",
+    re.I,
+)
+_BOTH = re.compile(
+    r"\b(both|either|neither|same|in common|compare[ds]?|comparison|differ\w*|similar\w*|"
+    r"which of the (two|three))\b",
+    re.I,
+)
 _ARITHMETIC = re.compile(
     r"\b(change[ds]?|percent(age)?|average|mean|total|sum|ratio|difference|increase[ds]?|decrease[ds]?|grow(th)?|"
     r"decline[ds]?|rate|proportion|portion|combined|calculate|compute|per|share|margin|net|cagr|"
-    r"how (many|much))\b|%", re.I)
+    r"how (many|much))\b|%",
+    re.I,
+)
 _SUMMARIZING = re.compile(
     r"\b(summar\w+|describe|description|explain\w*|overview|outline|main|key|major|overall|approach\w*|role|"
     r"impact|significance|lessons?|themes?|strateg\w+|process|mechanism|arguments?|reasons?|challenges?|"
     r"policy|findings?|recommendations?|consequences?|causes?|benefits?|risks?|limitations?|strengths?|"
-    r"weakness\w*|work|works|affect\w*|handle\w*|happen\w*|evolve\w*|view|say|says)\b", re.I)
+    r"weakness\w*|work|works|affect\w*|handle\w*|happen\w*|evolve\w*|view|say|says)\b",
+    re.I,
+)
 _BRIDGE = re.compile(r"\b(of|by|for|in|at|from) the \w+(?: \w+)? (of|that|which|who|whose|where|when)\b", re.I)
 _RELATIVE = re.compile(r"(?<!^)\b(that|which|who|whom|whose|where)\b(?! (is|are|was|were)\b)", re.I)
 _YEAR_TEXT = r"\b(1[5-9]\d\d|20\d\d)\b"
 _FROM_TO_YEARS = re.compile(rf"\b(from|between)\b[^?]*{_YEAR_TEXT}[^?]*\b(to|and)\b[^?]*{_YEAR_TEXT}", re.I)
-_RESEARCH = re.compile(r"\b(they|their|the authors?|this (paper|work|study)|proposed|model|dataset|baselines?)\b",
-                       re.I)
+_RESEARCH = re.compile(r"\b(they|their|the authors?|this (paper|work|study)|proposed|model|dataset|baselines?)\b", re.I)
 
-WH_SLOTS = ("what", "which", "who", "when", "where", "why", "how-quantity", "how", "prep-wh", "aux", "imperative",
-            "other")
+WH_SLOTS = (
+    "what",
+    "which",
+    "who",
+    "when",
+    "where",
+    "why",
+    "how-quantity",
+    "how",
+    "prep-wh",
+    "aux",
+    "imperative",
+    "other",
+)
 
 LEXICAL_NAMES: tuple[str, ...] = (
     *(f"start:{w}" for w in WH_SLOTS),
-    "log_words", "content_words", "has_or", "or_tail", "comparatives", "both_same", "arithmetic_cues",
-    "summarizing_cues", "bridge_phrases", "relative_clauses", "possessives", "of_the", "numbers", "years",
-    "from_to_years", "percent_sign", "currency", "quoted", "capitalised_spans", "capitalised_share", "acronyms",
-    "question_mark", "research_cues", "commas", *(f"rule:{t}" for t in QUESTION_TYPES),
+    "log_words",
+    "content_words",
+    "has_or",
+    "or_tail",
+    "comparatives",
+    "both_same",
+    "arithmetic_cues",
+    "summarizing_cues",
+    "bridge_phrases",
+    "relative_clauses",
+    "possessives",
+    "of_the",
+    "numbers",
+    "years",
+    "from_to_years",
+    "percent_sign",
+    "currency",
+    "quoted",
+    "capitalised_spans",
+    "capitalised_share",
+    "acronyms",
+    "question_mark",
+    "research_cues",
+    "commas",
+    *(f"rule:{t}" for t in QUESTION_TYPES),
 )
 
 RETRIEVAL_NAMES: tuple[str, ...] = (
-    "n_hits", "dense_max", "dense_mean", "dense_min", "dense_gap", "dense_missing", "bm25_max_per_term",
-    "bm25_mean_per_term", "bm25_gap", "bm25_log_max", "bm25_missing", "fused_1", "fused_2", "fused_3",
-    "both_scored", "top_is_dense_best", "top_is_bm25_best", "dense_bm25_agree", "dense_bm25_rank_corr",
-    "cover_union", "cover_max", "cover_mean", "bigram_cover", "names_present", "names_cover", "numbers_present",
-    "numbers_cover", "quoted_cover", "digit_share", "table_share", "words_per_hit", "cover_hit_1", "cover_hit_2",
-    "cover_hit_3", "row_match", "years_present", "years_cover", "names_spread", "names_in_one_hit",
+    "n_hits",
+    "dense_max",
+    "dense_mean",
+    "dense_min",
+    "dense_gap",
+    "dense_missing",
+    "bm25_max_per_term",
+    "bm25_mean_per_term",
+    "bm25_gap",
+    "bm25_log_max",
+    "bm25_missing",
+    "fused_1",
+    "fused_2",
+    "fused_3",
+    "both_scored",
+    "top_is_dense_best",
+    "top_is_bm25_best",
+    "dense_bm25_agree",
+    "dense_bm25_rank_corr",
+    "cover_union",
+    "cover_max",
+    "cover_mean",
+    "bigram_cover",
+    "names_present",
+    "names_cover",
+    "numbers_present",
+    "numbers_cover",
+    "quoted_cover",
+    "digit_share",
+    "table_share",
+    "words_per_hit",
+    "cover_hit_1",
+    "cover_hit_2",
+    "cover_hit_3",
+    "row_match",
+    "years_present",
+    "years_cover",
+    "names_spread",
+    "names_in_one_hit",
 )
 
 
@@ -271,12 +375,12 @@ def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
     return np.asarray(values, dtype=np.float32)
 
 
-
 BLOCKS = ("lexical", "embedding", "retrieval", "ngrams")
 
 
-def feature_blocks(question: str, hits: Sequence[Any], embedding: np.ndarray | None,
-                   blocks: Sequence[str] = BLOCKS) -> dict[str, np.ndarray]:
+def feature_blocks(
+    question: str, hits: Sequence[Any], embedding: np.ndarray | None, blocks: Sequence[str] = BLOCKS
+) -> dict[str, np.ndarray]:
     """The named blocks as float64 vectors (`embedding` must be given when "embedding" is asked for)."""
     out: dict[str, np.ndarray] = {}
     if "lexical" in blocks:

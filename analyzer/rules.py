@@ -12,17 +12,25 @@ from .schema import Analysis, QuestionType
 
 _ARITHMETIC = re.compile(
     r"\b(how (much|many)|percent(age)?|%|ratio|average|mean|sum|total|difference|change[ds]?|increase[ds]?|"
-    r"decrease[ds]?|grow(th)?|decline[ds]?|proportion|rate|margin|compute|calculate)\b", re.I)
+    r"decrease[ds]?|grow(th)?|decline[ds]?|proportion|rate|margin|compute|calculate)\b",
+    re.I,
+)
 _SUMMARIZING = re.compile(
     r"\b(summari[sz]e|summary|overview|describe|explain|discuss|main|key|principal|overall|approach(es)?|"
-    r"how (does|do|did|is|are|was|were)|why|what (are|were) the (main|key|major|principal))\b", re.I)
+    r"how (does|do|did|is|are|was|were)|why|what (are|were) the (main|key|major|principal))\b",
+    re.I,
+)
 _COMPARISON = re.compile(
     r"(,\s*[^,?]+\s+or\s+[^,?]+\?$)|\b(both|either|neither|compare|comparison|same|in common|"
     r"(older|younger|larger|smaller|bigger|longer|shorter|earlier|later|first|more|less|fewer|higher|lower)\b.*"
-    r"\bor\b)", re.I)
+    r"\bor\b)",
+    re.I,
+)
 _BRIDGE = re.compile(
     r"\b(of|by|for|in) the \w+( \w+)? (of|that|which|who|whose|where)\b|\bwhose\b|"
-    r"\b(the \w+ (that|which|who) \w+)", re.I)
+    r"\b(the \w+ (that|which|who) \w+)",
+    re.I,
+)
 _EXACT = re.compile(r"\d|\"[^\"]+\"|'[^']+'|\b[A-Z]{2,}\b")
 
 
@@ -60,5 +68,9 @@ def evidence_present(question: str, contexts: list[str]) -> bool:
 
 
 def analyze_rules(question: str, contexts: list[str]) -> Analysis:
-    return Analysis(question_type=question_type(question), info_pattern=info_pattern(question),
-                    evidence="yes" if evidence_present(question, contexts) else "no", backend="local-rules")
+    return Analysis(
+        question_type=question_type(question),
+        info_pattern=info_pattern(question),
+        evidence="yes" if evidence_present(question, contexts) else "no",
+        backend="local-rules",
+    )

@@ -22,5 +22,6 @@ class Analysis(BaseModel):
 
 
 # what the analyzer records when the model's reply cannot be parsed (issue: extractive/same/no)
-SAFE_DEFAULT = Analysis(question_type="extractive", info_pattern="same", evidence="no", backend="default",
-                        used_default=True)
+SAFE_DEFAULT = Analysis(
+    question_type="extractive", info_pattern="same", evidence="no", backend="default", used_default=True
+)

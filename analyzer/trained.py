@@ -98,14 +98,20 @@ class TrainedAnalyzer:
         return query_vector(self.embedder, question)
 
     # -- prediction ------------------------------------------------------------------------
-    def features(self, question: str, hits: Sequence[Any] = (), embedding: np.ndarray | None = None,
-                 blocks: Sequence[str] = BLOCKS) -> dict[str, np.ndarray]:
+    def features(
+        self,
+        question: str,
+        hits: Sequence[Any] = (),
+        embedding: np.ndarray | None = None,
+        blocks: Sequence[str] = BLOCKS,
+    ) -> dict[str, np.ndarray]:
         if "embedding" in blocks and embedding is None:
             embedding = self.embed(question)
         return feature_blocks(question, hits, embedding, blocks)
 
-    def probabilities(self, question: str, hits: Sequence[Any] = (),
-                      embedding: np.ndarray | None = None) -> dict[str, dict[str, float]]:
+    def probabilities(
+        self, question: str, hits: Sequence[Any] = (), embedding: np.ndarray | None = None
+    ) -> dict[str, dict[str, float]]:
         needed = {b for h in self.heads.values() for b in h.blocks}
         feats = self.features(question, hits, embedding, tuple(b for b in BLOCKS if b in needed))
         out = {}
@@ -119,40 +125,60 @@ class TrainedAnalyzer:
         best = {name: max(p, key=p.get) for name, p in probs.items()}
         evidence = best["evidence"] if hits else "no"  # nothing retrieved holds no evidence
         note = "p=" + "/".join(f"{probs[n][best[n]]:.2f}" for n in HEADS)
-        return Analysis(question_type=best["question_type"], info_pattern=best["info_pattern"], evidence=evidence,
-                        backend="local-trained", note=note)
+        return Analysis(
+            question_type=best["question_type"],
+            info_pattern=best["info_pattern"],
+            evidence=evidence,
+            backend="local-trained",
+            note=note,
+        )
 
 
 def embedder_fingerprint(embedder) -> dict[str, Any]:
     """What identifies the embedder the weights were trained with: its name, dimension and the vector of
     a fixed probe sentence (the directory name alone does not tell two models apart)."""
     vector = embedder.embed([PROBE])[0]
-    return {"name": embedder.name, "dim": int(embedder.dimension), "probe": PROBE,
-            "probe_vector": [round(float(x), 6) for x in vector]}
+    return {
+        "name": embedder.name,
+        "dim": int(embedder.dimension),
+        "probe": PROBE,
+        "probe_vector": [round(float(x), 6) for x in vector],
+    }
 
 
 def check_embedder(meta: dict[str, Any], embedder) -> None:
     """Raise WeightsError unless `embedder` embeds like the one the weights were trained with."""
     spec = meta.get("embedder") or {}
     if int(embedder.dimension) != int(meta.get("embedding_dim", -1)):
-        raise WeightsError(f"weights expect {meta.get('embedding_dim')}-dimensional question embeddings, "
-                           f"the embedder {embedder.name!r} gives {embedder.dimension}")
+        raise WeightsError(
+            f"weights expect {meta.get('embedding_dim')}-dimensional question embeddings, "
+            f"the embedder {embedder.name!r} gives {embedder.dimension}"
+        )
     expected = np.asarray(spec.get("probe_vector", []), dtype=np.float64)
     got = np.asarray(embedder.embed([spec.get("probe", PROBE)])[0], dtype=np.float64)
-    if expected.shape != got.shape or float(expected @ got) / (np.linalg.norm(expected) * np.linalg.norm(got)
-                                                               + 1e-12) < 0.98:
-        raise WeightsError(f"weights were trained with another embedder than {embedder.name!r} "
-                           f"(probe similarity below 0.98)")
+    if (
+        expected.shape != got.shape
+        or float(expected @ got) / (np.linalg.norm(expected) * np.linalg.norm(got) + 1e-12) < 0.98
+    ):
+        raise WeightsError(
+            f"weights were trained with another embedder than {embedder.name!r} (probe similarity below 0.98)"
+        )
 
 
 def _heads_from(meta: dict[str, Any], arrays: dict[str, np.ndarray], path: Path) -> dict[str, Head]:
     if meta.get("format") != FORMAT:
         raise WeightsError(f"weights file {path} has format {meta.get('format')!r}; this code reads {FORMAT}")
-    widths = {"lexical": len(LEXICAL_NAMES), "retrieval": len(RETRIEVAL_NAMES), "embedding": meta.get("embedding_dim"),
-              "ngrams": meta.get("ngram_buckets")}
-    if list(meta.get("lexical_names", [])) != list(LEXICAL_NAMES) \
-            or list(meta.get("retrieval_names", [])) != list(RETRIEVAL_NAMES) \
-            or meta.get("ngram_buckets") not in (None, NGRAM_BUCKETS):
+    widths = {
+        "lexical": len(LEXICAL_NAMES),
+        "retrieval": len(RETRIEVAL_NAMES),
+        "embedding": meta.get("embedding_dim"),
+        "ngrams": meta.get("ngram_buckets"),
+    }
+    if (
+        list(meta.get("lexical_names", [])) != list(LEXICAL_NAMES)
+        or list(meta.get("retrieval_names", [])) != list(RETRIEVAL_NAMES)
+        or meta.get("ngram_buckets") not in (None, NGRAM_BUCKETS)
+    ):
         raise WeightsError(f"weights file {path} was trained on other features than analyzer/features.py computes")
     heads = {}
     for name in HEADS:
@@ -164,15 +190,25 @@ def _heads_from(meta: dict[str, Any], arrays: dict[str, np.ndarray], path: Path)
             raise WeightsError(f"weights file {path}: {name} uses unknown feature blocks {blocks}")
         n = sum(int(widths[b]) for b in blocks)
         try:
-            head = Head(classes=tuple(spec["classes"]), blocks=blocks, mean=arrays[f"{name}__mean"],
-                        scale=arrays[f"{name}__scale"], coef=arrays[f"{name}__coef"],
-                        intercept=arrays[f"{name}__intercept"])
+            head = Head(
+                classes=tuple(spec["classes"]),
+                blocks=blocks,
+                mean=arrays[f"{name}__mean"],
+                scale=arrays[f"{name}__scale"],
+                coef=arrays[f"{name}__coef"],
+                intercept=arrays[f"{name}__intercept"],
+            )
         except KeyError as e:
             raise WeightsError(f"weights file {path} lacks array {e}") from e
         k = len(head.classes)
-        if head.coef.shape != (k, n) or head.mean.shape != (n,) or head.scale.shape != (n,) \
-                or head.intercept.shape != (k,) or not np.all(np.isfinite(head.coef)) \
-                or not np.all(head.scale > 0):
+        if (
+            head.coef.shape != (k, n)
+            or head.mean.shape != (n,)
+            or head.scale.shape != (n,)
+            or head.intercept.shape != (k,)
+            or not np.all(np.isfinite(head.coef))
+            or not np.all(head.scale > 0)
+        ):
             raise WeightsError(f"weights file {path}: {name} arrays do not fit {k} classes x {n} features")
         heads[name] = head
     return heads
@@ -216,8 +252,9 @@ def analyze_local(question: str, hits: Sequence[Any] = (), path: str | Path | No
             why = str(e)
         except Exception as e:  # noqa: BLE001 - the analysis must never end a run; logged in full
             why = f"{type(e).__name__}: {e}"
-            log.warning("trained local analyzer failed on this question (%s), using the rule-based analyzer", why,
-                        exc_info=True)
+            log.warning(
+                "trained local analyzer failed on this question (%s), using the rule-based analyzer", why, exc_info=True
+            )
     texts = [str(hit_field(h, "text") or "") for h in hits]
     analysis = analyze_rules(question, texts)
     analysis.note = f"trained analyzer unavailable ({why}); used rules"

@@ -86,17 +86,31 @@ _CONSTANTS = {"2", "3", "4", "5", "10", "12", "100", "1000"}
 
 # -- question-only sources ---------------------------------------------------------------------------
 
+
 def hand_records() -> list[dict[str, Any]]:
     rows = [json.loads(line) for line in HAND_QUESTIONS.read_text("utf-8").splitlines() if line.strip()]
-    return [{"id": r["id"], "group": f"hand:{r['id']}", "dataset": "hand", "question": r["question"],
-             "type": r["type"], "label_source": "hand", "subtype": r["domain"], "units": [], "retrieval": None}
-            for r in rows]
+    return [
+        {
+            "id": r["id"],
+            "group": f"hand:{r['id']}",
+            "dataset": "hand",
+            "question": r["question"],
+            "type": r["type"],
+            "label_source": "hand",
+            "subtype": r["domain"],
+            "units": [],
+            "retrieval": None,
+        }
+        for r in rows
+    ]
 
 
 _QUANTITY = re.compile(r"^\s*how (many|much|big|large|long|old|far|often|tall|high|deep|fast)\b", re.I)
-PAPERS_RULE = ("summarizing when the question starts with how/why (not how many/much/big/large/long/...) and "
-               "the reference answer has >= 12 words, or starts with 'what are/were the' and the answer has "
-               ">= 20 words; extractive when the reference answer has <= 5 words; otherwise unlabelled (left out)")
+PAPERS_RULE = (
+    "summarizing when the question starts with how/why (not how many/much/big/large/long/...) and "
+    "the reference answer has >= 12 words, or starts with 'what are/were the' and the answer has "
+    ">= 20 words; extractive when the reference answer has <= 5 words; otherwise unlabelled (left out)"
+)
 
 
 def papers_label(question: str, answer: str) -> str | None:
@@ -123,8 +137,19 @@ def papers_records(data_dir: Path) -> list[dict[str, Any]]:
             if label is None or (paper, q) in seen:
                 continue
             seen.add((paper, q))
-            out.append({"id": f"papers:{paper}:{i}", "group": f"papers:{paper}", "dataset": "papers", "question": q,
-                        "type": label, "label_source": "rule", "subtype": label, "units": [], "retrieval": None})
+            out.append(
+                {
+                    "id": f"papers:{paper}:{i}",
+                    "group": f"papers:{paper}",
+                    "dataset": "papers",
+                    "question": q,
+                    "type": label,
+                    "label_source": "rule",
+                    "subtype": label,
+                    "units": [],
+                    "retrieval": None,
+                }
+            )
     return out
 
 
@@ -149,12 +174,24 @@ def musique_step_records(raw: dict[str, Any], group: str) -> list[dict[str, Any]
     """Single-hop questions (each answered from one annotated paragraph) -> extractive: general-domain
     extractive questions, which no other source here has (TAT-QA's are financial, Qasper's about papers).
     Evaluation only (EVAL_ONLY)."""
-    return [{"id": f"musique-step:{raw['id']}:{k}", "group": group, "dataset": "musique-steps", "question": q,
-             "type": "extractive", "label_source": "annotation-derived", "subtype": "single-hop", "units": [],
-             "retrieval": None} for k, q in enumerate(musique_steps(raw))]
+    return [
+        {
+            "id": f"musique-step:{raw['id']}:{k}",
+            "group": group,
+            "dataset": "musique-steps",
+            "question": q,
+            "type": "extractive",
+            "label_source": "annotation-derived",
+            "subtype": "single-hop",
+            "units": [],
+            "retrieval": None,
+        }
+        for k, q in enumerate(musique_steps(raw))
+    ]
 
 
 # -- TAT-QA documents and gold units ---------------------------------------------------------------
+
 
 def tatqa_block(ctx: dict[str, Any]) -> str:
     """A TAT-QA context as text: its table as a pipe table, then its paragraphs in order."""
@@ -188,8 +225,11 @@ def tatqa_units(q: dict[str, Any]) -> list[dict[str, str]]:
     answers = q["answer"] if isinstance(q["answer"], list) else [str(q["answer"])]
     units: list[dict[str, str]] = []
     if kind == "arithmetic":
-        units = [{"kind": "number", "text": n} for n in derivation_numbers(derivation)] \
-            if _FORMULA.match(derivation) else []
+        units = (
+            [{"kind": "number", "text": n} for n in derivation_numbers(derivation)]
+            if _FORMULA.match(derivation)
+            else []
+        )
     elif kind == "count" and derivation:
         items = [s.strip() for s in derivation.split("##") if s.strip()]
         units = [{"kind": "sentence" if len(s.split()) > 8 else "answer", "text": s} for s in items]
@@ -204,6 +244,7 @@ def tatqa_units(q: dict[str, Any]) -> list[dict[str, str]]:
 
 # -- matching gold units in retrieved passages -------------------------------------------------------
 
+
 def _contiguous(unit: list[str], padded: list[str], share: float) -> bool:
     size = max(1, int(np.ceil(share * len(unit))))
     windows = {" " + " ".join(unit[i : i + size]) + " " for i in range(len(unit) - size + 1)}
@@ -212,12 +253,16 @@ def _contiguous(unit: list[str], padded: list[str], share: float) -> bool:
 
 def prepare(passages: list[str]) -> tuple[list[str], list[str], set[str]]:
     """Passages with their normalised (space-padded) texts and the numbers they print."""
-    return (passages, [f" {normalize_answer(p)} " for p in passages],
-            {norm_number(n) for p in passages for n in _NUMBER.findall(p)})
+    return (
+        passages,
+        [f" {normalize_answer(p)} " for p in passages],
+        {norm_number(n) for p in passages for n in _NUMBER.findall(p)},
+    )
 
 
-def units_found(units: list[dict[str, str]], passages: list[str],
-                prepared: tuple[list[str], list[str], set[str]] | None = None) -> list[bool]:
+def units_found(
+    units: list[dict[str, str]], passages: list[str], prepared: tuple[list[str], list[str], set[str]] | None = None
+) -> list[bool]:
     passages, padded, numbers = prepared or prepare(passages)
     found = []
     for u in units:
@@ -242,8 +287,12 @@ def labels(record: dict[str, Any]) -> dict[str, Any] | None:
     found = {mode: units_found(record["units"], r[mode]["passages"]) for mode in ("bm25", "dense", "hybrid")}
     nb, nd = sum(found["bm25"]), sum(found["dense"])
     pattern = "exact" if nb > nd else "semantic" if nd > nb else "same"
-    return {"info_pattern": pattern, "evidence": "yes" if all(found["hybrid"]) else "no",
-            "found": {m: sum(v) for m, v in found.items()}, "n_units": len(record["units"])}
+    return {
+        "info_pattern": pattern,
+        "evidence": "yes" if all(found["hybrid"]) else "no",
+        "found": {m: sum(v) for m, v in found.items()},
+        "n_units": len(record["units"]),
+    }
 
 
 def is_test(group: str, seed: int = 0, fraction: float = TEST_FRACTION) -> bool:
@@ -252,6 +301,7 @@ def is_test(group: str, seed: int = 0, fraction: float = TEST_FRACTION) -> bool:
 
 
 # -- retrieval --------------------------------------------------------------------------------------
+
 
 def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: the top K of BM25 only, dense only and hybrid 1:1 (GRANULARITY tokens, depth DEPTH)."""
@@ -265,10 +315,21 @@ def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
         per_mode = {}
         for mode in ("bm25", "dense", "hybrid"):
             results = searcher.search(q, k=K, granularity=GRANULARITY, weights=(1.0, 1.0), depth=DEPTH, mode=mode)
-            hits = [{"text": r.chunk.text, "start": r.chunk.start, "end": r.chunk.end, "score": round(r.score, 6),
-                     "dense_score": r.dense_score, "bm25_score": r.bm25_score} for r in results]
-            per_mode[mode] = {"hits": hits,
-                              "passages": [p.text for p in merge_chunks(results, {document.doc_id: document})]}
+            hits = [
+                {
+                    "text": r.chunk.text,
+                    "start": r.chunk.start,
+                    "end": r.chunk.end,
+                    "score": round(r.score, 6),
+                    "dense_score": r.dense_score,
+                    "bm25_score": r.bm25_score,
+                }
+                for r in results
+            ]
+            per_mode[mode] = {
+                "hits": hits,
+                "passages": [p.text for p in merge_chunks(results, {document.doc_id: document})],
+            }
         out.append(per_mode)
     return out
 
@@ -276,8 +337,14 @@ def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
 def cache_key(config: dict[str, Any]) -> str:
     """Records depend on the seed and the TAT-QA document length, not on how many items are asked for
     (items are seeded prefixes), so a larger run reuses a smaller one's records."""
-    key = {"seed": config["seed"], "tatqa_words": config["tatqa_words"], "version": RECORD_VERSION,
-           "granularity": GRANULARITY, "k": K, "depth": DEPTH}
+    key = {
+        "seed": config["seed"],
+        "tatqa_words": config["tatqa_words"],
+        "version": RECORD_VERSION,
+        "granularity": GRANULARITY,
+        "k": K,
+        "depth": DEPTH,
+    }
     return hashlib.sha1(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
 
 
@@ -304,8 +371,13 @@ def _groups(items: list[Any], words: Callable[[Any], int], target: int) -> list[
     return groups
 
 
-def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = None,
-                  log: Callable[[str], None] = print, max_minutes: float | None = None) -> list[dict[str, Any]]:
+def build_records(
+    home: Path,
+    config: dict[str, Any],
+    data_dir: Path | None = None,
+    log: Callable[[str], None] = print,
+    max_minutes: float | None = None,
+) -> list[dict[str, Any]]:
     """Every labelled record. All questions of every source carry a question-type label; those of the
     first n_hotpotqa / n_musique items and n_tatqa reports (seeded order; n_tatqa None = all) are asked of
     shared long documents and carry their retrievals ("retrieval"), from the cache under `home` or
@@ -344,9 +416,17 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
     # a job: (group name, its records, the document text)
     jobs: dict[str, list[tuple[str, list[dict[str, Any]], str]]] = {"hotpotqa": [], "musique": [], "tatqa": []}
 
-    def add_jobs(dataset: str, raws: list[dict[str, Any]], n: int, recs_of: Callable[[dict[str, Any]], list[dict]],
-                 own: Callable[[dict[str, Any]], list[tuple[str, str]]], target: int,
-                 key: Callable[[tuple[str, str]], str], prefix: str, fmt: Callable[[list], str]) -> None:
+    def add_jobs(
+        dataset: str,
+        raws: list[dict[str, Any]],
+        n: int,
+        recs_of: Callable[[dict[str, Any]], list[dict]],
+        own: Callable[[dict[str, Any]], list[tuple[str, str]]],
+        target: int,
+        key: Callable[[tuple[str, str]], str],
+        prefix: str,
+        fmt: Callable[[list], str],
+    ) -> None:
         """Documents for the first n of `raws`; distractors come from all of `raws` outside the group."""
         everything = [(id(raw), p) for raw in raws for p in own(raw)]
         for g, group in enumerate(_groups(raws[:n], lambda r: sum(map(paragraph_words, own(r))), target)):
@@ -372,26 +452,60 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
         raws = select(load_hotpotqa(split, data_dir), None, seed)
         for raw in raws:
             item = hotpotqa_item(raw, [], seed, target_words=0)  # gold units only
-            rec = {"id": f"hotpotqa-{split}:{item.id}", "group": f"hotpotqa:{item.id}", "dataset": "hotpotqa",
-                   "question": item.question, "type": qtype[item.type], "label_source": "annotation",
-                   "subtype": item.type, "answers": item.answers, "retrieval": None,
-                   "units": [{"kind": "sentence", "text": x} for x in item.supporting]}
+            rec = {
+                "id": f"hotpotqa-{split}:{item.id}",
+                "group": f"hotpotqa:{item.id}",
+                "dataset": "hotpotqa",
+                "question": item.question,
+                "type": qtype[item.type],
+                "label_source": "annotation",
+                "subtype": item.type,
+                "answers": item.answers,
+                "retrieval": None,
+                "units": [{"kind": "sentence", "text": x} for x in item.supporting],
+            }
             records.append(rec)
             by_raw[id(raw)] = [rec]
-        add_jobs("hotpotqa", raws, n, lambda raw: by_raw[id(raw)], hotpotqa_paragraphs, HOTPOTQA_WORDS,
-                 lambda p: p[0], f"hotpotqa-{split}", format_context)
+        add_jobs(
+            "hotpotqa",
+            raws,
+            n,
+            lambda raw: by_raw[id(raw)],
+            hotpotqa_paragraphs,
+            HOTPOTQA_WORDS,
+            lambda p: p[0],
+            f"hotpotqa-{split}",
+            format_context,
+        )
     # MuSiQue
     raws = select(load_musique(data_dir), None, seed)
     for raw in raws:
         item = musique_item(raw, [], seed, target_words=0)
-        rec = {"id": f"musique:{item.id}", "group": f"musique:{item.id}", "dataset": "musique",
-               "question": item.question, "type": "multi-bridge", "label_source": "annotation", "subtype": item.type,
-               "answers": item.answers, "units": [{"kind": "paragraph", "text": x} for x in item.supporting],
-               "retrieval": None}
+        rec = {
+            "id": f"musique:{item.id}",
+            "group": f"musique:{item.id}",
+            "dataset": "musique",
+            "question": item.question,
+            "type": "multi-bridge",
+            "label_source": "annotation",
+            "subtype": item.type,
+            "answers": item.answers,
+            "units": [{"kind": "paragraph", "text": x} for x in item.supporting],
+            "retrieval": None,
+        }
         records.append(rec)
         by_raw[id(raw)] = [rec]
-    add_jobs("musique", raws, config["n_musique"], lambda raw: by_raw[id(raw)], musique_paragraphs,
-             MUSIQUE_WORDS, lambda p: p[1], "musique", format_context)
+    add_jobs(
+        "musique",
+        raws,
+        config["n_musique"],
+        lambda raw: by_raw[id(raw)],
+        musique_paragraphs,
+        MUSIQUE_WORDS,
+        lambda p: p[1],
+        "musique",
+        format_context,
+    )
     for raw in raws:  # the annotated single-hop steps, in the parent item's group (same side of the split)
         records.extend(musique_step_records(raw, by_raw[id(raw)][0]["group"]))
     # TAT-QA
@@ -401,23 +515,44 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
         for q in ctx["questions"]:
             label = "arithmetic" if q["answer_type"] in ("arithmetic", "count") else "extractive"
             answers = q["answer"] if isinstance(q["answer"], list) else [str(q["answer"])]
-            recs.append({"id": f"tatqa:{q['uid']}", "group": f"tatqa:{ctx['table']['uid']}", "dataset": "tatqa",
-                         "question": " ".join(q["question"].split()), "type": label, "label_source": "annotation",
-                         "subtype": q["answer_type"], "answers": [str(a) for a in answers], "units": tatqa_units(q),
-                         "retrieval": None})
+            recs.append(
+                {
+                    "id": f"tatqa:{q['uid']}",
+                    "group": f"tatqa:{ctx['table']['uid']}",
+                    "dataset": "tatqa",
+                    "question": " ".join(q["question"].split()),
+                    "type": label,
+                    "label_source": "annotation",
+                    "subtype": q["answer_type"],
+                    "answers": [str(a) for a in answers],
+                    "units": tatqa_units(q),
+                    "retrieval": None,
+                }
+            )
         records.extend(recs)
         by_raw[id(ctx)] = recs
     n_tatqa = len(contexts) if config.get("n_tatqa") is None else config["n_tatqa"]
-    add_jobs("tatqa", contexts, n_tatqa, lambda ctx: by_raw[id(ctx)], lambda ctx: [("", tatqa_block(ctx))],
-             config["tatqa_words"], lambda p: p[1], "tatqa", lambda ps: "\n\n".join(x for _, x in ps))
+    add_jobs(
+        "tatqa",
+        contexts,
+        n_tatqa,
+        lambda ctx: by_raw[id(ctx)],
+        lambda ctx: [("", tatqa_block(ctx))],
+        config["tatqa_words"],
+        lambda p: p[1],
+        "tatqa",
+        lambda ps: "\n\n".join(x for _, x in ps),
+    )
     records += papers_records(data_dir) + hand_records()
 
     # retrieve: the datasets' documents interleaved, so an interrupted build holds some of each
     order = _round_robin(jobs["hotpotqa"], jobs["musique"], jobs["tatqa"])
     doc_hash = {group: hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] for group, _, text in order}
     todo = [j for j in order if not all((r["id"], doc_hash[j[0]]) in cached for r in j[1])]
-    log(f"analyzer data: {len(records)} questions; {sum(len(j[1]) for j in order)} of them asked of "
-        f"{len(order)} shared documents, {len(order) - len(todo)} cached in {cache}")
+    log(
+        f"analyzer data: {len(records)} questions; {sum(len(j[1]) for j in order)} of them asked of "
+        f"{len(order)} shared documents, {len(order) - len(todo)} cached in {cache}"
+    )
     start, n_new, store = time.perf_counter(), 0, None
     with cache.open("a", encoding="utf-8") as out:
         for group, recs, text in order:
@@ -442,16 +577,21 @@ def build_records(home: Path, config: dict[str, Any], data_dir: Path | None = No
                 out.write(json.dumps({**rec, "doc_hash": h}) + "\n")
             out.flush()
             n_new += 1
-            log(f"  {n_new}/{len(todo)} new documents retrieved ({group}, {len(recs)} questions), "
-                f"{time.perf_counter() - start:.0f} s")
+            log(
+                f"  {n_new}/{len(todo)} new documents retrieved ({group}, {len(recs)} questions), "
+                f"{time.perf_counter() - start:.0f} s"
+            )
     pending = sum(bool(r.get("pending")) for r in records)
     if pending:
-        log(f"analyzer data: stopped after {max_minutes} min; {pending} questions still lack their retrieval "
-            "(run again to continue)")
+        log(
+            f"analyzer data: stopped after {max_minutes} min; {pending} questions still lack their retrieval "
+            "(run again to continue)"
+        )
     return records
 
 
 # -- question embeddings ------------------------------------------------------------------------------
+
 
 def question_embeddings(records: list[dict[str, Any]], home: Path, embedder=None) -> dict[str, np.ndarray]:
     """question text -> its all-MiniLM-L6-v2 vector (cached in home/embeddings-<model>.npz)."""

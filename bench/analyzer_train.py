@@ -66,22 +66,44 @@ def default_home() -> Path:
 
 
 def add_data_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--home", type=Path, default=default_home(),
-                   help="cache: indexes, labelled records, question embeddings ($LONGQA_ANALYZER_HOME)")
-    p.add_argument("--n-hotpotqa", type=int, default=300,
-                   help="items of hotpotqa_a (and of hotpotqa_b with --hotpotqa-b index) asked of long documents")
+    p.add_argument(
+        "--home",
+        type=Path,
+        default=default_home(),
+        help="cache: indexes, labelled records, question embeddings ($LONGQA_ANALYZER_HOME)",
+    )
+    p.add_argument(
+        "--n-hotpotqa",
+        type=int,
+        default=300,
+        help="items of hotpotqa_a (and of hotpotqa_b with --hotpotqa-b index) asked of long documents",
+    )
     p.add_argument("--n-musique", type=int, default=100)
     p.add_argument("--n-tatqa", type=int, default=None, help="TAT-QA contexts (default all 278)")
-    p.add_argument("--tatqa-words", type=int, default=TATQA_WORDS,
-                   help="TAT-QA documents padded with other reports to this many words (0 = own context only)")
-    p.add_argument("--hotpotqa-b", choices=["questions", "index", "none"], default="index",
-                   help="hotpotqa_b: question-type labels only, also retrieval labels, or not used")
+    p.add_argument(
+        "--tatqa-words",
+        type=int,
+        default=TATQA_WORDS,
+        help="TAT-QA documents padded with other reports to this many words (0 = own context only)",
+    )
+    p.add_argument(
+        "--hotpotqa-b",
+        choices=["questions", "index", "none"],
+        default="index",
+        help="hotpotqa_b: question-type labels only, also retrieval labels, or not used",
+    )
     p.add_argument("--seed", type=int, default=0)
 
 
 def data_config(args: argparse.Namespace) -> dict[str, Any]:
-    return {"n_hotpotqa": args.n_hotpotqa, "n_musique": args.n_musique, "n_tatqa": args.n_tatqa,
-            "tatqa_words": args.tatqa_words, "seed": args.seed, "hotpotqa_b": args.hotpotqa_b}
+    return {
+        "n_hotpotqa": args.n_hotpotqa,
+        "n_musique": args.n_musique,
+        "n_tatqa": args.n_tatqa,
+        "tatqa_words": args.tatqa_words,
+        "seed": args.seed,
+        "hotpotqa_b": args.hotpotqa_b,
+    }
 
 
 def load_labelled(args: argparse.Namespace, log=print) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
@@ -92,8 +114,11 @@ def load_labelled(args: argparse.Namespace, log=print) -> tuple[list[dict[str, A
     records = build_records(args.home, data_config(args), log=log)
     for rec in records:
         lab = labels(rec)
-        rec["labels"] = {"question_type": rec.get("type"), "info_pattern": lab and lab["info_pattern"],
-                         "evidence": lab and lab["evidence"]}
+        rec["labels"] = {
+            "question_type": rec.get("type"),
+            "info_pattern": lab and lab["info_pattern"],
+            "evidence": lab and lab["evidence"],
+        }
         rec["found"] = lab and lab["found"]
         rec["test"] = is_test(rec["group"], args.seed, TEST_FRACTION)
     return records, question_embeddings(records, args.home)
@@ -111,8 +136,14 @@ def design(records: Sequence[dict[str, Any]], blocks: Sequence[str], emb: dict[s
     return np.vstack(rows)
 
 
-def fit_head(x: np.ndarray, y: Sequence[str], groups: Sequence[str], blocks: Sequence[str], seed: int = 0,
-             c_grid: Sequence[float] = C_GRID) -> tuple[Head, dict[str, Any]]:
+def fit_head(
+    x: np.ndarray,
+    y: Sequence[str],
+    groups: Sequence[str],
+    blocks: Sequence[str],
+    seed: int = 0,
+    c_grid: Sequence[float] = C_GRID,
+) -> tuple[Head, dict[str, Any]]:
     """Standardise, choose C by 5-fold grouped CV (accuracy; skipped when one C is given), refit on all of x.
     scikit-learn is used here only."""
     from sklearn.linear_model import LogisticRegression
@@ -144,14 +175,26 @@ def fit_head(x: np.ndarray, y: Sequence[str], groups: Sequence[str], blocks: Seq
     if coef.shape[0] == 1:  # binary: as two softmax rows (0, w) and (0, b) -> the same probabilities
         coef = np.vstack([np.zeros_like(coef[0]), coef[0]])
         intercept = np.array([0.0, intercept[0]])
-    head = Head(classes=tuple(str(c) for c in model.classes_), blocks=tuple(blocks), mean=mean, scale=scale,
-                coef=coef, intercept=intercept)
+    head = Head(
+        classes=tuple(str(c) for c in model.classes_),
+        blocks=tuple(blocks),
+        mean=mean,
+        scale=scale,
+        coef=coef,
+        intercept=intercept,
+    )
     return head, {"C": best, "cv_accuracy": {str(c): round(s, 4) for c, s in scores.items()}}
 
 
-def train(records: Sequence[dict[str, Any]], emb: dict[str, np.ndarray], seed: int = 0,
-          head_blocks: dict[str, tuple[str, ...]] | None = None, c_fixed: dict[str, float] | None = None,
-          heads_to_fit: Sequence[str] = HEADS, log=print) -> tuple[TrainedAnalyzer, dict[str, Any]]:
+def train(
+    records: Sequence[dict[str, Any]],
+    emb: dict[str, np.ndarray],
+    seed: int = 0,
+    head_blocks: dict[str, tuple[str, ...]] | None = None,
+    c_fixed: dict[str, float] | None = None,
+    heads_to_fit: Sequence[str] = HEADS,
+    log=print,
+) -> tuple[TrainedAnalyzer, dict[str, Any]]:
     """One analyzer from `records` (all of them are training data). Per head, each candidate block set of
     HEAD_CANDIDATES gets its C by grouped CV and the best (CV accuracy) is kept; `head_blocks` fixes the
     blocks of the heads it names and `c_fixed` their C (no CV for a head with both fixed)."""
@@ -170,30 +213,49 @@ def train(records: Sequence[dict[str, Any]], emb: dict[str, np.ndarray], seed: i
                 log(f"  {name} on {' + '.join(blocks)}: C={fit['C']}, cv accuracy {fits[-1][0]:.3f}")
         cv, _, head, fit = max(fits, key=lambda f: f[:2])
         heads[name] = head
-        info[name] = {"n": len(rows), "classes": list(head.classes), "blocks": list(head.blocks),
-                      "labels": dict(Counter(y)), **fit,
-                      "candidates": {" + ".join(f[2].blocks): f[0] for f in fits},
-                      "seconds": round(time.perf_counter() - t0, 1)}
-        log(f"  {name}: {len(rows)} examples, {' + '.join(head.blocks)}, C={fit['C']}"
-            + (f", cv accuracy {cv:.3f}" if len(grid) > 1 else ""))
+        info[name] = {
+            "n": len(rows),
+            "classes": list(head.classes),
+            "blocks": list(head.blocks),
+            "labels": dict(Counter(y)),
+            **fit,
+            "candidates": {" + ".join(f[2].blocks): f[0] for f in fits},
+            "seconds": round(time.perf_counter() - t0, 1),
+        }
+        log(
+            f"  {name}: {len(rows)} examples, {' + '.join(head.blocks)}, C={fit['C']}"
+            + (f", cv accuracy {cv:.3f}" if len(grid) > 1 else "")
+        )
     dim = next(len(v) for v in emb.values())
-    meta = {"format": FORMAT, "embedder": None, "embedding_dim": dim,
-            "lexical_names": list(LEXICAL_NAMES), "retrieval_names": list(RETRIEVAL_NAMES),
-            "ngram_buckets": NGRAM_BUCKETS,
-            "heads": {n: {"classes": list(h.classes), "blocks": list(h.blocks)} for n, h in heads.items()},
-            "training": info}
+    meta = {
+        "format": FORMAT,
+        "embedder": None,
+        "embedding_dim": dim,
+        "lexical_names": list(LEXICAL_NAMES),
+        "retrieval_names": list(RETRIEVAL_NAMES),
+        "ngram_buckets": NGRAM_BUCKETS,
+        "heads": {n: {"classes": list(h.classes), "blocks": list(h.blocks)} for n, h in heads.items()},
+        "training": info,
+    }
     return TrainedAnalyzer(heads, meta), meta
 
 
 def save_weights(analyzer: TrainedAnalyzer, path: Path) -> None:
     arrays = {}
     for name, head in analyzer.heads.items():
-        arrays.update({f"{name}__mean": head.mean, f"{name}__scale": head.scale, f"{name}__coef": head.coef,
-                       f"{name}__intercept": head.intercept})
+        arrays.update(
+            {
+                f"{name}__mean": head.mean,
+                f"{name}__scale": head.scale,
+                f"{name}__coef": head.coef,
+                f"{name}__intercept": head.intercept,
+            }
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, meta=np.asarray(json.dumps(analyzer.meta)),
-                        **{k: v.astype(np.float32) for k, v in arrays.items()})
+    np.savez_compressed(
+        tmp, meta=np.asarray(json.dumps(analyzer.meta)), **{k: v.astype(np.float32) for k, v in arrays.items()}
+    )
     os.replace(tmp, path)
 
 
@@ -204,15 +266,21 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     records, emb = load_labelled(args)
     train_rows = [r for r in records if not r["test"] and r["dataset"] not in EVAL_ONLY]
-    print(f"{len(records)} records, {len(train_rows)} for training ({len({r['group'] for r in train_rows})} "
-          f"groups), {len(records) - len(train_rows)} held out")
+    print(
+        f"{len(records)} records, {len(train_rows)} for training ({len({r['group'] for r in train_rows})} "
+        f"groups), {len(records) - len(train_rows)} held out"
+    )
     analyzer, meta = train(train_rows, emb, args.seed)
     from longqa.retrieval.embedder import get_embedder
 
     meta["embedder"] = embedder_fingerprint(get_embedder())
-    meta["data"] = {"config": data_config(args), "test_fraction": TEST_FRACTION, "papers_rule": PAPERS_RULE,
-                    "datasets": dict(Counter(r["dataset"] for r in train_rows)),
-                    "created": dt.datetime.now().isoformat(timespec="seconds")}
+    meta["data"] = {
+        "config": data_config(args),
+        "test_fraction": TEST_FRACTION,
+        "papers_rule": PAPERS_RULE,
+        "datasets": dict(Counter(r["dataset"] for r in train_rows)),
+        "created": dt.datetime.now().isoformat(timespec="seconds"),
+    }
     save_weights(analyzer, args.out)
     check = TrainedAnalyzer.load(args.out)  # what ships must load and agree with what was trained
     probe = next(r for r in records if r["test"] and r["dataset"] not in EVAL_ONLY)

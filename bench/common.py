@@ -17,17 +17,27 @@ RESULTS = REPO / "bench" / "results"
 def offline_env() -> None:
     """No network: the bundled MiniLM, and its word-piece tokenizer for token counts (tiktoken's
     encoding would be downloaded; the app falls back to the same tokenizer when offline)."""
-    for key, value in {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LONGQA_TOKENIZER": "wordpiece",
-                       "TOKENIZERS_PARALLELISM": "false", "ANONYMIZED_TELEMETRY": "False"}.items():
+    for key, value in {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "LONGQA_TOKENIZER": "wordpiece",
+        "TOKENIZERS_PARALLELISM": "false",
+        "ANONYMIZED_TELEMETRY": "False",
+    }.items():
         os.environ.setdefault(key, value)
 
 
 def machine() -> dict[str, Any]:
     import torch
 
-    return {"date": dt.datetime.now().isoformat(timespec="seconds"), "cpus": len(os.sched_getaffinity(0)),
-            "torch_threads": torch.get_num_threads(), "python": platform.python_version(),
-            "platform": platform.platform(), "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "cpus": len(os.sched_getaffinity(0)),
+        "torch_threads": torch.get_num_threads(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def save(name: str, payload: dict[str, Any]) -> Path:

@@ -92,6 +92,7 @@ SCRIPTED_NOTE = "answers are scripted: token counts are real given the retrieval
 
 # -- questions and long contexts ------------------------------------------------------------------
 
+
 @dataclass
 class Question:
     qid: str
@@ -108,8 +109,9 @@ def _passages_text(passages: list[tuple[str, str]]) -> str:
     return "\n\n".join(f"Passage {i}:\n{title}\n{text}" for i, (title, text) in enumerate(passages, 1))
 
 
-def _long_context(own: list[tuple[str, str]], pool: list[tuple[str, str]], target_words: int,
-                  rng: random.Random) -> list[tuple[str, str]]:
+def _long_context(
+    own: list[tuple[str, str]], pool: list[tuple[str, str]], target_words: int, rng: random.Random
+) -> list[tuple[str, str]]:
     """LongBench-style: the item's paragraphs plus distractors from other items until ~target words."""
     titles = {t for t, _ in own}
     passages = list(own)
@@ -129,21 +131,34 @@ def _long_context(own: list[tuple[str, str]], pool: list[tuple[str, str]], targe
 def load_hotpotqa(n: int, target_words: int, seed: int) -> list[Question]:
     items = [json.loads(line) for line in (DATA / "hotpotqa_a.jsonl").read_text("utf-8").splitlines() if line]
     rng = random.Random(seed)
-    by_type = {t: rng.sample([x for x in items if x["type"] == t], sum(1 for x in items if x["type"] == t))
-               for t in ("bridge", "comparison")}
+    by_type = {
+        t: rng.sample([x for x in items if x["type"] == t], sum(1 for x in items if x["type"] == t))
+        for t in ("bridge", "comparison")
+    }
     chosen = [by_type["bridge" if i % 2 == 0 else "comparison"][i // 2] for i in range(n)]
 
     def paragraphs(item: dict) -> list[tuple[str, str]]:
-        return [(t, "".join(s).strip()) for t, s in zip(item["context"]["title"], item["context"]["sentences"],
-                                                       strict=True)]
+        return [
+            (t, "".join(s).strip()) for t, s in zip(item["context"]["title"], item["context"]["sentences"], strict=True)
+        ]
 
     out = []
     for item in chosen:
         pool = [p for other in items if other["id"] != item["id"] for p in paragraphs(other)]
         passages = _long_context(paragraphs(item), pool, target_words, random.Random(f"{seed}-{item['id']}"))
         text = _passages_text(passages)
-        out.append(Question(item["id"], "hotpotqa", item["type"], item["question"], item["answer"], text,
-                            len(text.split()), sorted(set(item["supporting_facts"]["title"]))))
+        out.append(
+            Question(
+                item["id"],
+                "hotpotqa",
+                item["type"],
+                item["question"],
+                item["answer"],
+                text,
+                len(text.split()),
+                sorted(set(item["supporting_facts"]["title"])),
+            )
+        )
     return out
 
 
@@ -159,8 +174,18 @@ def load_musique(n: int, target_words: int, seed: int) -> list[Question]:
         pool = [p for other in items if other["id"] != item["id"] for p in paragraphs(other)]
         passages = _long_context(paragraphs(item), pool, target_words, random.Random(f"{seed}-{item['id']}"))
         text = _passages_text(passages)
-        out.append(Question(item["id"], "musique", item["id"].split("__")[0], item["question"], item["answer"], text,
-                            len(text.split()), sorted({p["title"] for p in item["paragraphs"] if p["is_supporting"]})))
+        out.append(
+            Question(
+                item["id"],
+                "musique",
+                item["id"].split("__")[0],
+                item["question"],
+                item["answer"],
+                text,
+                len(text.split()),
+                sorted({p["title"] for p in item["paragraphs"] if p["is_supporting"]}),
+            )
+        )
     return out
 
 
@@ -169,11 +194,12 @@ def build_questions(n: int, target_words: int, seed: int) -> list[Question]:
     hotpot, musique = load_hotpotqa(n_hotpot, target_words, seed), load_musique(n - n_hotpot, target_words, seed)
     mixed = []
     for i in range(max(len(hotpot), len(musique))):  # interleave, so any prefix mixes both sets
-        mixed += hotpot[i:i + 1] + musique[i:i + 1]
+        mixed += hotpot[i : i + 1] + musique[i : i + 1]
     return mixed
 
 
 # -- measuring supersteps -----------------------------------------------------------------------
+
 
 class StepTimer(BaseCallbackHandler):
     """Client-side timings: each graph task (node run, with its superstep) and each model call."""
@@ -190,8 +216,12 @@ class StepTimer(BaseCallbackHandler):
             if parent_run_id is None:
                 self.root = run_id
             elif parent_run_id == self.root and metadata and "langgraph_node" in metadata:
-                self.tasks[run_id] = {"node": metadata["langgraph_node"], "step": metadata.get("langgraph_step"),
-                                      "start": now, "end": None}
+                self.tasks[run_id] = {
+                    "node": metadata["langgraph_node"],
+                    "step": metadata.get("langgraph_step"),
+                    "start": now,
+                    "end": None,
+                }
 
     def _end_task(self, run_id) -> None:
         now = time.perf_counter()
@@ -209,8 +239,13 @@ class StepTimer(BaseCallbackHandler):
         now = time.perf_counter()
         metadata = metadata or {}
         with self.lock:
-            self.calls[run_id] = {"node": metadata.get("langgraph_node"), "step": metadata.get("langgraph_step"),
-                                  "start": now, "end": None, "ok": None}
+            self.calls[run_id] = {
+                "node": metadata.get("langgraph_node"),
+                "step": metadata.get("langgraph_step"),
+                "start": now,
+                "end": None,
+                "ok": None,
+            }
 
     def _end_call(self, run_id, ok: bool) -> None:
         now = time.perf_counter()
@@ -228,8 +263,9 @@ class StepTimer(BaseCallbackHandler):
         """superstep -> the longest completed model call in it (client side: start, end)."""
         steps: dict[Any, dict] = {}
         for c in self.calls.values():
-            if c["ok"] and (c["step"] not in steps or c["end"] - c["start"] > steps[c["step"]]["end"]
-                            - steps[c["step"]]["start"]):
+            if c["ok"] and (
+                c["step"] not in steps or c["end"] - c["start"] > steps[c["step"]]["end"] - steps[c["step"]]["start"]
+            ):
                 steps[c["step"]] = c
         return steps
 
@@ -239,18 +275,33 @@ class StepTimer(BaseCallbackHandler):
         for t in self.tasks.values():
             if t["node"] == node and t["end"] is not None:
                 by_step.setdefault(t["step"], []).append(t)
-        return [{"m": len(ts), "wall": max(t["end"] for t in ts) - min(t["start"] for t in ts),
-                 "sum": sum(t["end"] - t["start"] for t in ts)} for ts in by_step.values() if len(ts) >= 2]
+        return [
+            {
+                "m": len(ts),
+                "wall": max(t["end"] for t in ts) - min(t["start"] for t in ts),
+                "sum": sum(t["end"] - t["start"] for t in ts),
+            }
+            for ts in by_step.values()
+            if len(ts) >= 2
+        ]
 
 
 def critical_path_calls(usage_nodes: list[str]) -> int:
     """The rule of the module docstring, from the nodes of the usage ledger (calls made)."""
     c = Counter(usage_nodes)
-    return (c["analyze"] + c["split_question"] + c["reason_step"] + int(bool(c["extract"] or c["cot"]))
-            + int(bool(c["filter"])) + c["generate"] + c["long_context"])
+    return (
+        c["analyze"]
+        + c["split_question"]
+        + c["reason_step"]
+        + int(bool(c["extract"] or c["cot"]))
+        + int(bool(c["filter"]))
+        + c["generate"]
+        + c["long_context"]
+    )
 
 
 # -- one run ------------------------------------------------------------------------------------
+
 
 @dataclass
 class Run:
@@ -278,8 +329,9 @@ class Run:
     error: str | None = None
 
 
-def run_one(graph, stub, question: Question, strategy: str, context: dict, latency: float,
-            max_concurrency: int | None) -> Run:
+def run_one(
+    graph, stub, question: Question, strategy: str, context: dict, latency: float, max_concurrency: int | None
+) -> Run:
     from longqa.llm.scripted import prompt_kind
     from tests.openai_stub import prompt_text
 
@@ -289,8 +341,11 @@ def run_one(graph, stub, question: Question, strategy: str, context: dict, laten
     if max_concurrency:
         config["max_concurrency"] = max_concurrency
     t0 = time.perf_counter()
-    out = graph.invoke({"question": question.question, "texts": [question.context]},
-                       context={**context, "strategy": strategy}, config=config)
+    out = graph.invoke(
+        {"question": question.question, "texts": [question.context]},
+        context={**context, "strategy": strategy},
+        config=config,
+    )
     wall = time.perf_counter() - t0
     records = out.get("usage") or []
     totals = out.get("totals") or {}
@@ -300,18 +355,37 @@ def run_one(graph, stub, question: Question, strategy: str, context: dict, laten
     timings = stub.timings
     stub_path = 0.0
     for call in steps.values():  # the stub's own time in each critical call (same clock, same process)
-        inside = [t["end"] - t["start"] for t in timings
-                  if t["end"] is not None and call["start"] <= t["start"] and t["end"] <= call["end"]]
+        inside = [
+            t["end"] - t["start"]
+            for t in timings
+            if t["end"] is not None and call["start"] <= t["start"] and t["end"] <= call["end"]
+        ]
         stub_path += max(inside) - latency if inside else 0.0
-    run = Run(strategy=strategy, qid=question.qid, dataset=question.dataset, status=out.get("status") or "?",
-              wall_s=wall, calls=len(records), critical=critical, critical_measured=len(steps),
-              input_tokens=totals.get("input_tokens", 0), output_tokens=totals.get("output_tokens", 0),
-              cost=totals.get("cost", 0), llm_path_s=sum(c["end"] - c["start"] for c in steps.values()),
-              stub_path_s=stub_path, overhead_s=wall - critical * latency,
-              route=out.get("route") or [], workflow=(out.get("plan") or {}).get("workflow"),
-              stub_requests=len(stub.requests), error=out.get("error"))
-    filters = [t for b, t in zip(stub.requests, timings, strict=True)
-               if prompt_kind(prompt_text(b.get("messages") or [])) == "filter" and t["end"] is not None]
+    run = Run(
+        strategy=strategy,
+        qid=question.qid,
+        dataset=question.dataset,
+        status=out.get("status") or "?",
+        wall_s=wall,
+        calls=len(records),
+        critical=critical,
+        critical_measured=len(steps),
+        input_tokens=totals.get("input_tokens", 0),
+        output_tokens=totals.get("output_tokens", 0),
+        cost=totals.get("cost", 0),
+        llm_path_s=sum(c["end"] - c["start"] for c in steps.values()),
+        stub_path_s=stub_path,
+        overhead_s=wall - critical * latency,
+        route=out.get("route") or [],
+        workflow=(out.get("plan") or {}).get("workflow"),
+        stub_requests=len(stub.requests),
+        error=out.get("error"),
+    )
+    filters = [
+        t
+        for b, t in zip(stub.requests, timings, strict=True)
+        if prompt_kind(prompt_text(b.get("messages") or [])) == "filter" and t["end"] is not None
+    ]
     if len(filters) >= 2:
         run.filter_k = len(filters)
         run.filter_stub_span_s = max(t["end"] for t in filters) - min(t["start"] for t in filters)
@@ -323,6 +397,7 @@ def run_one(graph, stub, question: Question, strategy: str, context: dict, laten
 
 
 # -- warm-up ------------------------------------------------------------------------------------
+
 
 def granularities(context: dict) -> list[int]:
     from longqa.contracts.plan import preset
@@ -359,6 +434,7 @@ def warm_index(questions: list[Question], context: dict) -> float:
 
 # -- OkraLong table 1 (context only) --------------------------------------------------------------
 
+
 def okralong_table1() -> list[str]:
     """The cost columns of OkraLong's table 1, quoted from the seed text, with line numbers."""
     if not OKRALONG_SEED.exists():
@@ -377,21 +453,28 @@ def okralong_table1() -> list[str]:
                 break
             continue
         rows.append((i + 1, cells))
-    out = [f"OkraLong table 1, cost column (x10^3 tokens per question, GPT-4o; quoted from "
-           f"{OKRALONG_SEED.name} lines {rows[0][0]}-{rows[-1][0]}" + (f", caption line {caption + 1}" if caption
-                                                                       is not None else "") + "):"]
+    out = [
+        f"OkraLong table 1, cost column (x10^3 tokens per question, GPT-4o; quoted from "
+        f"{OKRALONG_SEED.name} lines {rows[0][0]}-{rows[-1][0]}"
+        + (f", caption line {caption + 1}" if caption is not None else "")
+        + "):"
+    ]
     if weight is not None:
-        out.append(f"  (line {weight + 1}: \"we apply a cost-weight to output tokens four times higher than input "
-                   "tokens\")")
+        out.append(
+            f'  (line {weight + 1}: "we apply a cost-weight to output tokens four times higher than input tokens")'
+        )
     out.append(f"  {'method':<18} {'average':>8} {'HotpotQA':>9} {'2WikiMQA':>9}")
     for _, cells in rows:
         out.append(f"  {cells[0]:<18} {cells[2]:>8} {cells[12]:>9} {cells[14]:>9}")
-    out.append("  ours -> theirs: rag ~ Std-RAG, lc ~ LC, adaptive ~ OkraLong, adaptive-precise ~ w/ Precise Mode. "
-               "Context only: different model, tokenizer, datasets and documents; not comparable numbers.")
+    out.append(
+        "  ours -> theirs: rag ~ Std-RAG, lc ~ LC, adaptive ~ OkraLong, adaptive-precise ~ w/ Precise Mode. "
+        "Context only: different model, tokenizer, datasets and documents; not comparable numbers."
+    )
     return out
 
 
 # -- report -------------------------------------------------------------------------------------
+
 
 def _mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
@@ -404,55 +487,73 @@ def summarize(runs: list[Run], strategies: list[str], latency: float) -> list[di
         if not rs:
             continue
         status = Counter(r.status for r in rs)
-        rows.append({
-            "strategy": s, "n": len(rs),
-            "answered": status.get("answered", 0), "unanswerable": status.get("unanswerable", 0),
-            "error": status.get("error", 0) + sum(v for k, v in status.items()
-                                                  if k not in ("answered", "unanswerable", "error")),
-            "wall_s": _mean([r.wall_s for r in rs]), "calls": _mean([r.calls for r in rs]),
-            "critical": _mean([r.critical for r in rs]), "input_tokens": _mean([r.input_tokens for r in rs]),
-            "output_tokens": _mean([r.output_tokens for r in rs]), "cost": _mean([r.cost for r in rs]),
-            "overhead_s": _mean([r.overhead_s for r in rs]),
-            "stub_s": _mean([r.stub_path_s for r in rs]),
-            "http_s": _mean([r.llm_path_s - r.critical * latency - r.stub_path_s for r in rs]),
-            "graph_s": _mean([r.wall_s - r.llm_path_s for r in rs]),
-            "rule_agrees": sum(r.critical == r.critical_measured for r in rs),
-        })
+        rows.append(
+            {
+                "strategy": s,
+                "n": len(rs),
+                "answered": status.get("answered", 0),
+                "unanswerable": status.get("unanswerable", 0),
+                "error": status.get("error", 0)
+                + sum(v for k, v in status.items() if k not in ("answered", "unanswerable", "error")),
+                "wall_s": _mean([r.wall_s for r in rs]),
+                "calls": _mean([r.calls for r in rs]),
+                "critical": _mean([r.critical for r in rs]),
+                "input_tokens": _mean([r.input_tokens for r in rs]),
+                "output_tokens": _mean([r.output_tokens for r in rs]),
+                "cost": _mean([r.cost for r in rs]),
+                "overhead_s": _mean([r.overhead_s for r in rs]),
+                "stub_s": _mean([r.stub_path_s for r in rs]),
+                "http_s": _mean([r.llm_path_s - r.critical * latency - r.stub_path_s for r in rs]),
+                "graph_s": _mean([r.wall_s - r.llm_path_s for r in rs]),
+                "rule_agrees": sum(r.critical == r.critical_measured for r in rs),
+            }
+        )
     return rows
 
 
-def print_report(runs: list[Run], strategies: list[str], args, questions: list[Question], index_s: float,
-                 default_workers: int) -> list[dict]:
+def print_report(
+    runs: list[Run], strategies: list[str], args, questions: list[Question], index_s: float, default_workers: int
+) -> list[dict]:
     latency = args.latency
     rows = summarize(runs, strategies, latency)
     datasets = Counter(q.dataset for q in questions)
     words = [q.words for q in questions]
     print()
-    print(f"Graph latency over HTTP (OpenAI-compatible stub, L = {latency:g} s per LLM call), "
-          f"{len(questions)} questions ({', '.join(f'{v} {k}' for k, v in sorted(datasets.items()))}), "
-          f"contexts {min(words):,}-{max(words):,} words; warm index (indexing took {index_s:.1f} s, untimed).")
+    print(
+        f"Graph latency over HTTP (OpenAI-compatible stub, L = {latency:g} s per LLM call), "
+        f"{len(questions)} questions ({', '.join(f'{v} {k}' for k, v in sorted(datasets.items()))}), "
+        f"contexts {min(words):,}-{max(words):,} words; warm index (indexing took {index_s:.1f} s, untimed)."
+    )
     print(f"Tokens: the stub's counts ({args.count}); cost = input + 4 x output. Means per question.")
     print()
-    head = (f"{'strategy':<17}{'ans/unk/err':>12}{'wall s':>8}{'calls':>7}{'crit':>6}{'in tok':>9}{'out tok':>8}"
-            f"{'cost':>9}{'crit*L s':>9}{'ovh ms':>8}{'stub ms':>8}{'http ms':>8}{'graph ms':>9}{'rule':>6}")
+    head = (
+        f"{'strategy':<17}{'ans/unk/err':>12}{'wall s':>8}{'calls':>7}{'crit':>6}{'in tok':>9}{'out tok':>8}"
+        f"{'cost':>9}{'crit*L s':>9}{'ovh ms':>8}{'stub ms':>8}{'http ms':>8}{'graph ms':>9}{'rule':>6}"
+    )
     print(head)
     print("-" * len(head))
     for r in rows:
-        print(f"{r['strategy']:<17}{r['answered']:>4}/{r['unanswerable']}/{r['error']:<4}"
-              f"{r['wall_s']:>8.2f}{r['calls']:>7.2f}{r['critical']:>6.2f}{r['input_tokens']:>9.0f}"
-              f"{r['output_tokens']:>8.0f}{r['cost']:>9.0f}{r['critical'] * latency:>9.2f}"
-              f"{r['overhead_s'] * 1000:>8.0f}{r['stub_s'] * 1000:>8.0f}{r['http_s'] * 1000:>8.0f}"
-              f"{r['graph_s'] * 1000:>9.0f}"
-              f"{r['rule_agrees']:>4}/{r['n']}")
+        print(
+            f"{r['strategy']:<17}{r['answered']:>4}/{r['unanswerable']}/{r['error']:<4}"
+            f"{r['wall_s']:>8.2f}{r['calls']:>7.2f}{r['critical']:>6.2f}{r['input_tokens']:>9.0f}"
+            f"{r['output_tokens']:>8.0f}{r['cost']:>9.0f}{r['critical'] * latency:>9.2f}"
+            f"{r['overhead_s'] * 1000:>8.0f}{r['stub_s'] * 1000:>8.0f}{r['http_s'] * 1000:>8.0f}"
+            f"{r['graph_s'] * 1000:>9.0f}"
+            f"{r['rule_agrees']:>4}/{r['n']}"
+        )
     print()
-    print("  ovh = wall - crit x L (non-LLM overhead) = stub + http + graph, summed over the critical path: "
-          "stub = the stub's own time beyond L (scripted reply, token counting, JSON; it shares this process and "
-          "its GIL); http = the rest of the client-measured model-call time (HTTP, openai client, LangChain); "
-          "graph = wall - client model-call time (prepare, retrieval, context processing, LangGraph). "
-          "rule = runs where the critical-path rule equals the measured number of LLM supersteps.")
-    print("  critical path rule: analyze, split_question, each reason_step hop, generate and long_context are one "
-          "superstep each; extract and cot share one superstep; the k per-chunk filter calls are one Send fan-out "
-          "superstep; only calls actually made count.")
+    print(
+        "  ovh = wall - crit x L (non-LLM overhead) = stub + http + graph, summed over the critical path: "
+        "stub = the stub's own time beyond L (scripted reply, token counting, JSON; it shares this process and "
+        "its GIL); http = the rest of the client-measured model-call time (HTTP, openai client, LangChain); "
+        "graph = wall - client model-call time (prepare, retrieval, context processing, LangGraph). "
+        "rule = runs where the critical-path rule equals the measured number of LLM supersteps."
+    )
+    print(
+        "  critical path rule: analyze, split_question, each reason_step hop, generate and long_context are one "
+        "superstep each; extract and cot share one superstep; the k per-chunk filter calls are one Send fan-out "
+        "superstep; only calls actually made count."
+    )
 
     print()
     print("Fan-outs: one superstep costs about one L, not k x L")
@@ -461,30 +562,40 @@ def print_report(runs: list[Run], strategies: list[str], args, questions: list[Q
         by_k: dict[int, list[Run]] = {}
         for r in filt:
             by_k.setdefault(r.filter_k, []).append(r)
-        print(f"  per-chunk CoT filter (longrag, longrag-fil, adaptive with filter): L = {latency:g} s; "
-              f"LangGraph's thread pool here has {default_workers} workers"
-              + (f" (--max-concurrency {args.max_concurrency})" if args.max_concurrency else
-                 " (default: min(32, cpus + 4))"))
+        print(
+            f"  per-chunk CoT filter (longrag, longrag-fil, adaptive with filter): L = {latency:g} s; "
+            f"LangGraph's thread pool here has {default_workers} workers"
+            + (
+                f" (--max-concurrency {args.max_concurrency})"
+                if args.max_concurrency
+                else " (default: min(32, cpus + 4))"
+            )
+        )
         print(f"    {'k':>3}{'runs':>6}{'stub span s':>13}{'step wall s':>13}{'span/L':>8}{'waves':>7}{'k x L s':>9}")
         for k in sorted(by_k):
             rs = by_k[k]
             span = _mean([r.filter_stub_span_s for r in rs])
             wall = _mean([r.filter_step_wall_s for r in rs if r.filter_step_wall_s is not None])
             waves = -(-k // default_workers)
-            print(f"    {k:>3}{len(rs):>6}{span:>13.3f}{wall:>13.3f}{span / latency:>8.2f}{waves:>7}"
-                  f"{k * latency:>9.2f}")
-        print("    stub span = first filter request in -> last filter reply out (server clock); step wall = the "
-              "filter superstep, client side; waves = ceil(k / workers): more chunks than pool threads run in "
-              "waves of about one L each (raise with --max-concurrency).")
+            print(
+                f"    {k:>3}{len(rs):>6}{span:>13.3f}{wall:>13.3f}{span / latency:>8.2f}{waves:>7}{k * latency:>9.2f}"
+            )
+        print(
+            "    stub span = first filter request in -> last filter reply out (server clock); step wall = the "
+            "filter superstep, client side; waves = ceil(k / workers): more chunks than pool threads run in "
+            "waves of about one L each (raise with --max-concurrency)."
+        )
     else:
         print("  per-chunk CoT filter: no run judged >= 2 chunks")
     splits = [s for r in runs for s in r.split_retrieves]
     if splits:
-        print(f"  sub-question retrieval (split workflow): {len(splits)} fan-out(s) of "
-              f"{'/'.join(str(m) for m in sorted({s['m'] for s in splits}))} retrieves; superstep wall "
-              f"{_mean([s['wall'] for s in splits]) * 1000:.0f} ms vs the sum of the retrieves "
-              f"{_mean([s['sum'] for s in splits]) * 1000:.0f} ms (no LLM call: local search time, not L; "
-              f"the split itself is one LLM call = one L)")
+        print(
+            f"  sub-question retrieval (split workflow): {len(splits)} fan-out(s) of "
+            f"{'/'.join(str(m) for m in sorted({s['m'] for s in splits}))} retrieves; superstep wall "
+            f"{_mean([s['wall'] for s in splits]) * 1000:.0f} ms vs the sum of the retrieves "
+            f"{_mean([s['sum'] for s in splits]) * 1000:.0f} ms (no LLM call: local search time, not L; "
+            f"the split itself is one LLM call = one L)"
+        )
     else:
         n_split = sum(1 for r in runs if "split_question" in r.route)
         print(f"  sub-question retrieval: {n_split} split run(s), none retrieved >= 2 sub-questions in one superstep")
@@ -498,9 +609,11 @@ def print_report(runs: list[Run], strategies: list[str], args, questions: list[Q
 
 # -- main ---------------------------------------------------------------------------------------
 
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=20, help="questions (half HotpotQA, half MuSiQue); default 20")
     parser.add_argument("--latency", type=float, default=0.2, help="fixed latency L per LLM call, seconds (0.2)")
     parser.add_argument("--strategies", default=",".join(ALL_STRATEGIES), help="comma-separated (default: all)")
@@ -509,16 +622,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--home", type=Path, help="index directory to use/reuse (default: a temporary one)")
     parser.add_argument("--context-window", type=int, default=32768, help="the model's window in tokens (32768)")
-    parser.add_argument("--count", choices=("tokenizer", "words"), default="tokenizer",
-                        help="how the stub counts usage: the project's offline tokenizer, or whitespace words")
-    parser.add_argument("--max-concurrency", type=int, default=None,
-                        help="LangGraph max_concurrency (default: its thread pool's default)")
+    parser.add_argument(
+        "--count",
+        choices=("tokenizer", "words"),
+        default="tokenizer",
+        help="how the stub counts usage: the project's offline tokenizer, or whitespace words",
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        type=int,
+        default=None,
+        help="LangGraph max_concurrency (default: its thread pool's default)",
+    )
     args = parser.parse_args(argv)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
     unknown = [s for s in strategies if s not in ALL_STRATEGIES]
     if unknown or not strategies or args.n < 1 or args.latency < 0:
-        parser.error(f"bad arguments: unknown strategies {unknown}" if unknown else "need --n >= 1, --latency >= 0 "
-                     "and at least one strategy")
+        parser.error(
+            f"bad arguments: unknown strategies {unknown}"
+            if unknown
+            else "need --n >= 1, --latency >= 0 and at least one strategy"
+        )
 
     from longqa.graph.graph import graph
     from longqa.retrieval.tokens import default_counter
@@ -532,11 +656,19 @@ def main(argv: list[str] | None = None) -> int:
         args.count = f"tokenizer {counter.name}"
     default_workers = args.max_concurrency or min(32, (os.cpu_count() or 1) + 4)
 
-    with tempfile.TemporaryDirectory(prefix="longqa-bench-") as tmp, \
-            OpenAIStub(latency_s=args.latency, count_fn=count_fn) as stub:
+    with (
+        tempfile.TemporaryDirectory(prefix="longqa-bench-") as tmp,
+        OpenAIStub(latency_s=args.latency, count_fn=count_fn) as stub,
+    ):
         home = args.home or Path(tmp)
-        context = {"model": "openai:stub-model", "base_url": stub.base_url, "home": str(home),
-                   "context_window": args.context_window, "max_retries": 0, "timeout_s": 60.0}
+        context = {
+            "model": "openai:stub-model",
+            "base_url": stub.base_url,
+            "home": str(home),
+            "context_window": args.context_window,
+            "max_retries": 0,
+            "timeout_s": 60.0,
+        }
         print(f"stub at {stub.base_url}; indexing into {home} ...", file=sys.stderr, flush=True)
         index_s = warm_index(questions, context)
         for s in strategies:  # warm clients, searchers and code paths; untimed
@@ -546,15 +678,26 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             for q in questions:
                 runs.append(run_one(graph, stub, q, s, context, args.latency, args.max_concurrency))
-            print(f"  {s}: {len(questions)} questions in {time.perf_counter() - t0:.1f} s", file=sys.stderr,
-                  flush=True)
+            print(f"  {s}: {len(questions)} questions in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
     rows = print_report(runs, strategies, args, questions, index_s, default_workers)
     if args.out:
-        args.out.write_text(json.dumps({
-            "latency_s": args.latency, "n": args.n, "seed": args.seed, "words": args.words, "count": args.count,
-            "note": SCRIPTED_NOTE,
-            "questions": [{k: v for k, v in asdict(q).items() if k != "context"} for q in questions],
-            "summary": rows, "runs": [asdict(r) for r in runs]}, indent=1, default=str))
+        args.out.write_text(
+            json.dumps(
+                {
+                    "latency_s": args.latency,
+                    "n": args.n,
+                    "seed": args.seed,
+                    "words": args.words,
+                    "count": args.count,
+                    "note": SCRIPTED_NOTE,
+                    "questions": [{k: v for k, v in asdict(q).items() if k != "context"} for q in questions],
+                    "summary": rows,
+                    "runs": [asdict(r) for r in runs],
+                },
+                indent=1,
+                default=str,
+            )
+        )
         print(f"wrote {args.out}", file=sys.stderr)
     return 0
 

@@ -84,33 +84,58 @@ def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
         from langchain_community.retrievers import BM25Retriever
         from langchain_text_splitters import RecursiveCharacterTextSplitter
 
-        embedding = HuggingFaceEmbeddings(model_name=model_path,
-                                          model_kwargs={"device": "cpu", "local_files_only": True},
-                                          encode_kwargs={"normalize_embeddings": True, "batch_size": 64})
+        embedding = HuggingFaceEmbeddings(
+            model_name=model_path,
+            model_kwargs={"device": "cpu", "local_files_only": True},
+            encode_kwargs={"normalize_embeddings": True, "batch_size": 64},
+        )
         embedding.embed_query("warm up")
         load_s, rss_load = time.perf_counter() - t0, _rss_mib()
         t0 = time.perf_counter()
         docs = RecursiveCharacterTextSplitter(chunk_size=chunk_chars, chunk_overlap=0).create_documents([text])
-        store = Chroma.from_documents(docs, embedding, persist_directory=str(home), collection_name="bench",
-                                      collection_metadata={"hnsw:space": "cosine"})
+        store = Chroma.from_documents(
+            docs,
+            embedding,
+            persist_directory=str(home),
+            collection_name="bench",
+            collection_metadata={"hnsw:space": "cosine"},
+        )
         bm25 = BM25Retriever.from_documents(docs, k=5)
         EnsembleRetriever(retrievers=[bm25, store.as_retriever(search_kwargs={"k": 5})], weights=[0.5, 0.5])
         n_chunks, chars = len(docs), sum(len(d.page_content) for d in docs)
     else:
         raise ValueError(method)
     index_s = time.perf_counter() - t0
-    return {"method": method, "load_s": load_s, "index_s": index_s, "n_chunks": n_chunks, "chars": chars,
-            "rss_after_load_mib": rss_load, "peak_rss_mib": _rss_mib(), "loadavg": os.getloadavg()[0]}
+    return {
+        "method": method,
+        "load_s": load_s,
+        "index_s": index_s,
+        "n_chunks": n_chunks,
+        "chars": chars,
+        "rss_after_load_mib": rss_load,
+        "peak_rss_mib": _rss_mib(),
+        "loadavg": os.getloadavg()[0],
+    }
 
 
 def run_method(method: str, doc_file: Path, home: Path, chunk_chars: int) -> dict:
-    cmd = [sys.executable, __file__, "--worker", method, "--doc", str(doc_file), "--home", str(home),
-           "--chunk-chars", str(chunk_chars)]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--worker",
+        method,
+        "--doc",
+        str(doc_file),
+        "--home",
+        str(home),
+        "--chunk-chars",
+        str(chunk_chars),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode or not lines:
         raise RuntimeError(f"{method} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    return json.loads(lines[-1][len("RESULT ") :])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -138,10 +163,15 @@ def main(argv: list[str] | None = None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="longqa-indexing-"))
     doc_file = tmp / "document.txt"
     doc_file.write_text(text, "utf-8")
-    info = {"machine": machine(), "words": n_words, "chars": len(text), "seed": args.seed,
-            "langchain_chunk_chars": chunk_chars, "runs": []}
-    print(f"document: {n_words:,} words, {len(text):,} characters; langchain chunk_size={chunk_chars}",
-          file=sys.stderr)
+    info = {
+        "machine": machine(),
+        "words": n_words,
+        "chars": len(text),
+        "seed": args.seed,
+        "langchain_chunk_chars": chunk_chars,
+        "runs": [],
+    }
+    print(f"document: {n_words:,} words, {len(text):,} characters; langchain chunk_size={chunk_chars}", file=sys.stderr)
     try:
         for r in range(args.repeats):
             for method in args.methods:
@@ -149,8 +179,12 @@ def main(argv: list[str] | None = None) -> None:
                 home = args.keep_index if keep else tmp / f"{method}-{r}"
                 result = run_method(method, doc_file, home, chunk_chars)
                 info["runs"].append(result)
-                print(f"round {r + 1} {method}: {result['index_s']:.1f} s ({n_words / result['index_s']:,.0f} words/s)"
-                      f", load avg {result['loadavg']:.1f}", file=sys.stderr, flush=True)
+                print(
+                    f"round {r + 1} {method}: {result['index_s']:.1f} s ({n_words / result['index_s']:,.0f} words/s)"
+                    f", load avg {result['loadavg']:.1f}",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     by_method = {m: [x for x in info["runs"] if x["method"] == m] for m in args.methods}
@@ -159,12 +193,30 @@ def main(argv: list[str] | None = None) -> None:
     for m, runs in by_method.items():
         s = statistics.median(x["index_s"] for x in runs)
         load = statistics.median(x["load_s"] for x in runs)
-        rows.append([m, runs[0]["n_chunks"], f"{runs[0]['chars']:,}", f"{load:.1f}",
-                     " / ".join(f"{x['index_s']:.1f}" for x in runs), f"{n_words / s:,.0f}",
-                     f"{s / floor:.2f}x" if floor else "-", f"{max(x['rss_after_load_mib'] for x in runs):,.0f}",
-                     f"{max(x['peak_rss_mib'] for x in runs):,.0f}"])
-    head = ["method", "chunks", "chars embedded", "model load s", "index s (each run)", "words/s (median)",
-            "time vs encode", "RSS after load MiB", "peak RSS MiB"]
+        rows.append(
+            [
+                m,
+                runs[0]["n_chunks"],
+                f"{runs[0]['chars']:,}",
+                f"{load:.1f}",
+                " / ".join(f"{x['index_s']:.1f}" for x in runs),
+                f"{n_words / s:,.0f}",
+                f"{s / floor:.2f}x" if floor else "-",
+                f"{max(x['rss_after_load_mib'] for x in runs):,.0f}",
+                f"{max(x['peak_rss_mib'] for x in runs):,.0f}",
+            ]
+        )
+    head = [
+        "method",
+        "chunks",
+        "chars embedded",
+        "model load s",
+        "index s (each run)",
+        "words/s (median)",
+        "time vs encode",
+        "RSS after load MiB",
+        "peak RSS MiB",
+    ]
     info["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     print(f"### Indexing {n_words:,} words at granularity {GRANULARITY} ({args.repeats} round(s))\n")
     print(md_table(head, rows))

@@ -69,9 +69,18 @@ def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict,
     import torch
 
     threads = torch.get_num_threads()
-    parts: dict[str, list[float]] = {k: [] for k in ("hybrid search", "embed query", "chroma query",
-                                                      "dense (embed + chroma)", "bm25", "fusion",
-                                                      "embed query, 1 torch thread")}
+    parts: dict[str, list[float]] = {
+        k: []
+        for k in (
+            "hybrid search",
+            "embed query",
+            "chroma query",
+            "dense (embed + chroma)",
+            "bm25",
+            "fusion",
+            "embed query, 1 torch thread",
+        )
+    }
     doc_id = document.doc_id
     for q in queries[5:]:
         parts["hybrid search"].append(timed(searcher.search, q, k=K, granularity=GRANULARITY, depth=DEPTH)[0])
@@ -88,19 +97,35 @@ def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict,
         parts["embed query, 1 torch thread"].append(timed(store.embedder.embed, [q])[0])
         torch.set_num_threads(threads)
     words = [len(c.text.split()) for c in index.chunks]
-    meta = {"bm25_backend": index.sparse.backend, "n_chunks": len(index.chunks),
-            "n_units": index.n_units, "mean_chunk_words": statistics.fmean(words),
-            "index_was_cached": cached, "index_build_s": round(build_s, 1)}
+    meta = {
+        "bm25_backend": index.sparse.backend,
+        "n_chunks": len(index.chunks),
+        "n_units": index.n_units,
+        "mean_chunk_words": statistics.fmean(words),
+        "index_was_cached": cached,
+        "index_build_s": round(build_s, 1),
+    }
     return {k: ms_stats(v) for k, v in parts.items()}, meta, [c.text for c in index.chunks]
 
 
 def sentence_pool() -> list[str]:
     from longqa.evals.long_contexts import load_hotpotqa, load_musique
 
-    pool = [s.strip() for split in ("a", "b") for raw in load_hotpotqa(split)
-            for sents in raw["context"]["sentences"] for s in sents if s.strip()]
-    pool += [s for raw in load_musique() for p in raw["paragraphs"]
-             for s in re.split(r"(?<=[.!?])\s+", p["paragraph_text"]) if s.strip()]
+    pool = [
+        s.strip()
+        for split in ("a", "b")
+        for raw in load_hotpotqa(split)
+        for sents in raw["context"]["sentences"]
+        for s in sents
+        if s.strip()
+    ]
+    pool += [
+        s
+        for raw in load_musique()
+        for p in raw["paragraphs"]
+        for s in re.split(r"(?<=[.!?])\s+", p["paragraph_text"])
+        if s.strip()
+    ]
     return list(dict.fromkeys(pool))
 
 
@@ -138,10 +163,14 @@ def bm25_at_scale(chunks: list[str], queries: list[str]) -> tuple[dict, dict]:
         a, b = tops["rank-bm25"], tops["bm25s"]
         if a or b:
             overlap.append(len(a & b) / max(len(a), len(b)))
-    stats = {f"{name} (SparseIndex)": {**ms_stats(times[name]), "build_s": build_s}
-             for name, (build_s, _) in indexes.items()}
-    meta = {"tokenize_s": tokenize_s, "top20_agreement": statistics.fmean(overlap) if overlap else None,
-            "mean_tokens": statistics.fmean(map(len, tokens))}
+    stats = {
+        f"{name} (SparseIndex)": {**ms_stats(times[name]), "build_s": build_s} for name, (build_s, _) in indexes.items()
+    }
+    meta = {
+        "tokenize_s": tokenize_s,
+        "top20_agreement": statistics.fmean(overlap) if overlap else None,
+        "mean_tokens": statistics.fmean(map(len, tokens)),
+    }
     return stats, meta
 
 
@@ -167,13 +196,18 @@ def dense_at_scale(n: int, queries: int, seed: int, with_chroma: bool, home: Pat
         col = client.create_collection("scale", configuration={"hnsw": {"space": "cosine"}}, embedding_function=None)
         t0 = time.perf_counter()
         for i in range(0, n, 5000):
-            col.add(ids=[str(j) for j in range(i, min(n, i + 5000))], embeddings=vectors[i : i + 5000],
-                    metadatas=[{"chunk": j} for j in range(i, min(n, i + 5000))])
+            col.add(
+                ids=[str(j) for j in range(i, min(n, i + 5000))],
+                embeddings=vectors[i : i + 5000],
+                metadatas=[{"chunk": j} for j in range(i, min(n, i + 5000))],
+            )
         build_s = time.perf_counter() - t0
         for q in qs[:3]:
             col.query(query_embeddings=[q.tolist()], n_results=DEPTH, include=["metadatas", "distances"])
-        t = [timed(col.query, query_embeddings=[q.tolist()], n_results=DEPTH, include=["metadatas", "distances"])[0]
-             for q in qs]
+        t = [
+            timed(col.query, query_embeddings=[q.tolist()], n_results=DEPTH, include=["metadatas", "distances"])[0]
+            for q in qs
+        ]
         out["chroma HNSW (random vectors)"] = {**ms_stats(t), "build_s": build_s}
     return out
 
@@ -184,8 +218,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--scale", type=int, default=100_000, help="chunks in the scale test (0 = skip)")
-    p.add_argument("--chroma", action=argparse.BooleanOptionalAction, default=True,
-                   help="also time Chroma HNSW on the random vectors at scale")
+    p.add_argument(
+        "--chroma",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also time Chroma HNSW on the random vectors at scale",
+    )
     p.add_argument("--home", type=Path, help="index directory holding (or to hold) the document's index; kept")
     args = p.parse_args(argv)
     offline_env()
@@ -196,24 +234,48 @@ def main(argv: list[str] | None = None) -> None:
     try:
         warm, meta, doc_chunks = warm_latency(args.home or tmp, text, queries)
         info.update(warm=warm, warm_meta=meta)
-        print(f"### Warm hybrid search: {len(text.split()):,} words, {meta['n_chunks']} chunks of <= {GRANULARITY} "
-              f"tokens, k={K}, depth={DEPTH}, {len(queries) - 5} queries\n")
-        print(md_table(["part", "median ms", "p95 ms"],
-                       [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in warm.items()]))
+        print(
+            f"### Warm hybrid search: {len(text.split()):,} words, {meta['n_chunks']} chunks of <= {GRANULARITY} "
+            f"tokens, k={K}, depth={DEPTH}, {len(queries) - 5} queries\n"
+        )
+        print(
+            md_table(
+                ["part", "median ms", "p95 ms"],
+                [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in warm.items()],
+            )
+        )
         print(f"\nindex: {meta}", flush=True)
         if args.scale:
             chunks = synthetic_chunks(args.scale, meta["mean_chunk_words"], args.seed)
             sparse, sparse_meta = bm25_at_scale(chunks, queries)
             dense = dense_at_scale(args.scale, len(queries), args.seed, args.chroma, tmp)
             small, _ = bm25_at_scale(doc_chunks, queries)
-            info.update(scale={"n": args.scale, "bm25": sparse, "bm25_meta": sparse_meta, "dense": dense,
-                               "bm25_document_scale": small})
-            rows = [[f"{k} @ {meta['n_chunks']:,} chunks", "-", f"{v['median_ms']:.2f}", f"{v['p95_ms']:.2f}"]
-                    for k, v in small.items()]
-            rows += [[f"{k} @ {args.scale:,} chunks", f"{v.get('build_s', 0):.1f}", f"{v['median_ms']:.2f}",
-                      f"{v['p95_ms']:.2f}"] for k, v in {**sparse, **dense}.items()]
-            print(f"\n### Per-query cost at {args.scale:,} chunks (mean {sparse_meta['mean_tokens']:.0f} BM25 tokens "
-                  f"each; tokenizing took {sparse_meta['tokenize_s']:.1f} s)\n")
+            info.update(
+                scale={
+                    "n": args.scale,
+                    "bm25": sparse,
+                    "bm25_meta": sparse_meta,
+                    "dense": dense,
+                    "bm25_document_scale": small,
+                }
+            )
+            rows = [
+                [f"{k} @ {meta['n_chunks']:,} chunks", "-", f"{v['median_ms']:.2f}", f"{v['p95_ms']:.2f}"]
+                for k, v in small.items()
+            ]
+            rows += [
+                [
+                    f"{k} @ {args.scale:,} chunks",
+                    f"{v.get('build_s', 0):.1f}",
+                    f"{v['median_ms']:.2f}",
+                    f"{v['p95_ms']:.2f}",
+                ]
+                for k, v in {**sparse, **dense}.items()
+            ]
+            print(
+                f"\n### Per-query cost at {args.scale:,} chunks (mean {sparse_meta['mean_tokens']:.0f} BM25 tokens "
+                f"each; tokenizing took {sparse_meta['tokenize_s']:.1f} s)\n"
+            )
             print(md_table(["retriever", "build s", "median ms", "p95 ms"], rows))
             print(f"\nrank-bm25 vs bm25s top-{DEPTH} agreement: {100 * (sparse_meta['top20_agreement'] or 0):.1f}%")
     finally:

@@ -45,8 +45,11 @@ from longqa.evals.long_contexts import LongItem, build  # noqa: E402
 from longqa.evals.metrics import contains_answer, normalize_answer  # noqa: E402
 
 CONFIGS: dict[str, tuple[str, tuple[float, float]]] = {
-    "dense": ("dense", (1.0, 0.0)), "bm25": ("bm25", (0.0, 1.0)), "hybrid 1:1": ("hybrid", (1.0, 1.0)),
-    "hybrid 3:2": ("hybrid", (3.0, 2.0)), "hybrid 2:3": ("hybrid", (2.0, 3.0)),
+    "dense": ("dense", (1.0, 0.0)),
+    "bm25": ("bm25", (0.0, 1.0)),
+    "hybrid 1:1": ("hybrid", (1.0, 1.0)),
+    "hybrid 3:2": ("hybrid", (3.0, 2.0)),
+    "hybrid 2:3": ("hybrid", (2.0, 3.0)),
 }
 DEFAULT = ("hybrid 1:1", 150, 5)  # organizer: base granularity 150, factoid k=5, 1:1 for pattern "same"
 BUDGET = 1_500
@@ -67,8 +70,7 @@ def score(texts: list[str], n_tokens: int, answers: list[str] | None, units: lis
     strict = [unit_found(u, padded, lenient=False) for u in units]
     lenient = [s or unit_found(u, padded, lenient=True) for u, s in zip(units, strict, strict=True)]
     covered = None if answers is None else any(contains_answer(t, answers) for t in texts)
-    return [covered, all(strict), all(lenient), sum(lenient) / len(units), sum(len(t.split()) for t in texts),
-            n_tokens]
+    return [covered, all(strict), all(lenient), sum(lenient) / len(units), sum(len(t.split()) for t in texts), n_tokens]
 
 
 def spans_union(spans: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
@@ -100,24 +102,31 @@ def evaluate_item(item: LongItem, store, granularities: list[int], ks: list[int]
             timing[f"index g{g}"] = time.perf_counter() - t0
         for name, (mode, weights) in CONFIGS.items():
             t0 = time.perf_counter()
-            results = searcher.search(item.question, k=max(ks), granularity=g, weights=weights, depth=depth,
-                                      mode=mode)
+            results = searcher.search(item.question, k=max(ks), granularity=g, weights=weights, depth=depth, mode=mode)
             timing[f"search {name} g{g}"] = time.perf_counter() - t0
             for k in ks:
                 top = results[:k]
                 passages = merge_chunks(top, docs)
-                scores[f"{name}|{g}|{k}"] = score([p.text for p in passages], sum(r.chunk.n_tokens for r in top),
-                                                  answers, units)
+                scores[f"{name}|{g}|{k}"] = score(
+                    [p.text for p in passages], sum(r.chunk.n_tokens for r in top), answers, units
+                )
                 if name != "hybrid 1:1":
                     continue
                 grown = [extend(p, doc, 64, 64, store.counter) for p in passages]
                 texts = [doc.text[s:e] for s, e in spans_union([(p.start, p.end) for p in grown], doc.text)]
                 scores[f"{name} +ext64|{g}|{k}"] = score(texts, sum(store.counter.count_many(texts)), answers, units)
                 texts = [p.text for p in source_paragraphs(top, docs, max_tokens=10**9, counter=store.counter)]
-                scores[f"{name} +paragraphs|{g}|{k}"] = score(texts, sum(store.counter.count_many(texts)), answers,
-                                                              units)
-    return {"id": item.id, "type": item.type, "yes_no": yes_no, "n_words": item.n_words, "scores": scores,
-            "timing": timing}
+                scores[f"{name} +paragraphs|{g}|{k}"] = score(
+                    texts, sum(store.counter.count_many(texts)), answers, units
+                )
+    return {
+        "id": item.id,
+        "type": item.type,
+        "yes_no": yes_no,
+        "n_words": item.n_words,
+        "scores": scores,
+        "timing": timing,
+    }
 
 
 def aggregate(rows: list[dict]) -> dict[str, dict[str, float]]:
@@ -128,8 +137,11 @@ def aggregate(rows: list[dict]) -> dict[str, dict[str, float]]:
     out = {}
     for key, values in by_key.items():
         cov = [v[0] for v in values if v[0] is not None]
-        out[key] = {"n": len(values), "coverage": statistics.fmean(cov) if cov else float("nan"),
-                    **{m: statistics.fmean(v[i] for v in values) for i, m in enumerate(METRICS) if i}}
+        out[key] = {
+            "n": len(values),
+            "coverage": statistics.fmean(cov) if cov else float("nan"),
+            **{m: statistics.fmean(v[i] for v in values) for i, m in enumerate(METRICS) if i},
+        }
     return out
 
 
@@ -137,11 +149,32 @@ def report(dataset: str, agg: dict[str, dict[str, float]], n: int) -> str:
     rows = []
     for key, m in sorted(agg.items(), key=lambda kv: kv[1]["words"]):
         name, g, k = key.split("|")
-        rows.append([name, g, k, round(m["words"]), round(m["tokens"]), f"{100 * m['coverage']:.1f}",
-                     f"{100 * m['strict']:.1f}", f"{100 * m['lenient']:.1f}", f"{100 * m['recall']:.1f}",
-                     "✓" if m["words"] <= BUDGET else ""])
-    head = ["config", "g", "k", "words", "tokens", "coverage %", "all-support strict %", "all-support lenient %",
-            "support recall %", f"≤{BUDGET:,} w"]
+        rows.append(
+            [
+                name,
+                g,
+                k,
+                round(m["words"]),
+                round(m["tokens"]),
+                f"{100 * m['coverage']:.1f}",
+                f"{100 * m['strict']:.1f}",
+                f"{100 * m['lenient']:.1f}",
+                f"{100 * m['recall']:.1f}",
+                "✓" if m["words"] <= BUDGET else "",
+            ]
+        )
+    head = [
+        "config",
+        "g",
+        "k",
+        "words",
+        "tokens",
+        "coverage %",
+        "all-support strict %",
+        "all-support lenient %",
+        "support recall %",
+        f"≤{BUDGET:,} w",
+    ]
     return f"### {dataset} (n={n})\n\n" + md_table(head, rows)
 
 
@@ -154,12 +187,16 @@ def verdict(dataset: str, agg: dict[str, dict[str, float]]) -> list[str]:
 
     def fmt(key: str) -> str:
         m = agg[key]
-        return (f"{key.replace('|', ' g=', 1).replace('|', ' k=')}: {m['words']:.0f} words, coverage "
-                f"{100 * m['coverage']:.1f}%, all-support {100 * m['strict']:.1f}% strict / "
-                f"{100 * m['lenient']:.1f}% lenient")
+        return (
+            f"{key.replace('|', ' g=', 1).replace('|', ' k=')}: {m['words']:.0f} words, coverage "
+            f"{100 * m['coverage']:.1f}%, all-support {100 * m['strict']:.1f}% strict / "
+            f"{100 * m['lenient']:.1f}% lenient"
+        )
 
-    lines = [f"**{dataset}** default {fmt(f'{name}|{g}|{k}')} -> targets (≥90% coverage, ≥70% all-support, "
-             f"≤{BUDGET:,} words) {'MET' if ok else 'NOT met'}"]
+    lines = [
+        f"**{dataset}** default {fmt(f'{name}|{g}|{k}')} -> targets (≥90% coverage, ≥70% all-support, "
+        f"≤{BUDGET:,} words) {'MET' if ok else 'NOT met'}"
+    ]
     lines += [f"  same g,k  {fmt(f'{base}|{g}|{k}')}" for base in ("dense", "bm25")]
     ks = [int(key.split("|")[2]) for key, m in agg.items() if key.startswith(f"{name}|{g}|") and m["words"] <= BUDGET]
     if ks:  # the default granularity with k raised to the budget, against the baselines at the same g, k
@@ -169,10 +206,16 @@ def verdict(dataset: str, agg: dict[str, dict[str, float]]) -> list[str]:
         if within:
             best = max(within, key=lambda key: (agg[key]["lenient"], agg[key]["coverage"]))
             lines.append(f"  best {mode} ≤{BUDGET:,} words  {fmt(best)}")
-    meeting = [key for key, m in sorted(agg.items(), key=lambda kv: kv[1]["words"]) if m["words"] <= BUDGET
-               and m["coverage"] >= TARGET_COVERAGE and m["lenient"] >= TARGET_SUPPORT]
-    lines.append(f"  meeting both targets ≤{BUDGET:,} words: {len(meeting)} configuration(s)"
-                 + "".join(f"\n    {fmt(key)}" for key in meeting[:8]) + ("\n    ..." if len(meeting) > 8 else ""))
+    meeting = [
+        key
+        for key, m in sorted(agg.items(), key=lambda kv: kv[1]["words"])
+        if m["words"] <= BUDGET and m["coverage"] >= TARGET_COVERAGE and m["lenient"] >= TARGET_SUPPORT
+    ]
+    lines.append(
+        f"  meeting both targets ≤{BUDGET:,} words: {len(meeting)} configuration(s)"
+        + "".join(f"\n    {fmt(key)}" for key in meeting[:8])
+        + ("\n    ..." if len(meeting) > 8 else "")
+    )
     return lines
 
 
@@ -184,15 +227,25 @@ def by_type(rows: list[dict], key: str) -> str:
     parts = []
     for t, values in sorted(types.items()):
         cov = [v[0] for v in values if v[0] is not None]
-        parts.append(f"{t} (n={len(values)}): coverage {100 * statistics.fmean(cov) if cov else float('nan'):.1f}%, "
-                     f"all-support {100 * statistics.fmean(v[2] for v in values):.1f}%")
+        parts.append(
+            f"{t} (n={len(values)}): coverage {100 * statistics.fmean(cov) if cov else float('nan'):.1f}%, "
+            f"all-support {100 * statistics.fmean(v[2] for v in values):.1f}%"
+        )
     return f"  by type, {key.replace('|', ' g=', 1).replace('|', ' k=')}: " + "; ".join(parts)
 
 
-SUMMARY_ROWS = [f"{c}|150|{k}" for k in (5, 15) for c in CONFIGS] + [
-    f"{c}|150|{k}" for k in (10, 12) for c in ("dense", "bm25", "hybrid 1:1", "hybrid 3:2")] + [
-    "hybrid 1:1|256|8", "hybrid 1:1|400|5", "hybrid 1:1 +ext64|150|5", "hybrid 1:1 +ext64|150|8",
-    "hybrid 1:1 +paragraphs|150|5", "hybrid 1:1 +paragraphs|150|8"]
+SUMMARY_ROWS = (
+    [f"{c}|150|{k}" for k in (5, 15) for c in CONFIGS]
+    + [f"{c}|150|{k}" for k in (10, 12) for c in ("dense", "bm25", "hybrid 1:1", "hybrid 3:2")]
+    + [
+        "hybrid 1:1|256|8",
+        "hybrid 1:1|400|5",
+        "hybrid 1:1 +ext64|150|5",
+        "hybrid 1:1 +ext64|150|8",
+        "hybrid 1:1 +paragraphs|150|5",
+        "hybrid 1:1 +paragraphs|150|8",
+    ]
+)
 
 
 def summary(results_file: Path) -> str:
@@ -236,8 +289,14 @@ def main(argv: list[str] | None = None) -> None:
     store = IndexStore(IndexSettings(home=home))
     t0 = time.perf_counter()
     store.embedder  # noqa: B018 - load the model outside the timings
-    info = {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}, "home": str(home),
-            "model_load_s": round(time.perf_counter() - t0, 2), "token_counter": store.counter.name, "datasets": {}}
+    info = {
+        "machine": machine(),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "home": str(home),
+        "model_load_s": round(time.perf_counter() - t0, 2),
+        "token_counter": store.counter.name,
+        "datasets": {},
+    }
     datasets = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
     try:
         for dataset in datasets:
@@ -257,24 +316,38 @@ def main(argv: list[str] | None = None) -> None:
                     timing[key].append(v)
             answerable = [it for it in items[: len(rows)] if normalize_answer(it.answers[0]) not in ("yes", "no")]
             stats = {
-                "n": len(rows), "mean_words": statistics.fmean(r["n_words"] for r in rows),
+                "n": len(rows),
+                "mean_words": statistics.fmean(r["n_words"] for r in rows),
                 "yes_no": sum(r["yes_no"] for r in rows),
                 "answer_in_context": statistics.fmean(contains_answer(it.context, it.answers) for it in answerable),
                 "answer_outside_gold": statistics.fmean(
-                    any(contains_answer(block, it.answers) for block in it.context.split("\n\n")
-                        if not any(g in block for g in it.gold_paragraphs)) for it in answerable),
+                    any(
+                        contains_answer(block, it.answers)
+                        for block in it.context.split("\n\n")
+                        if not any(g in block for g in it.gold_paragraphs)
+                    )
+                    for it in answerable
+                ),
                 "median_s": {key: round(statistics.median(v), 4) for key, v in timing.items()},
             }
             info["datasets"][dataset] = {"stats": stats, "aggregate": agg, "items": rows}
-            section = [report(dataset, agg, len(rows)), "",
-                          f"{stats['n']} items, mean {stats['mean_words']:,.0f} words; yes/no answers "
-                          f"{stats['yes_no']}; normalised answer in the whole context: "
-                          f"{100 * stats['answer_in_context']:.1f}% (coverage ceiling); answer also in a "
-                          f"non-gold passage: {100 * stats['answer_outside_gold']:.1f}%", "",
-                          *verdict(dataset, agg), by_type(rows, "|".join(map(str, DEFAULT))), "",
-                          "median index build s (items built in this run; nan = all opened from --home): "
-                          + ", ".join(f"g{g} {stats['median_s'].get(f'index g{g}', float('nan')):.2f}"
-                                      for g in args.granularities), ""]
+            section = [
+                report(dataset, agg, len(rows)),
+                "",
+                f"{stats['n']} items, mean {stats['mean_words']:,.0f} words; yes/no answers "
+                f"{stats['yes_no']}; normalised answer in the whole context: "
+                f"{100 * stats['answer_in_context']:.1f}% (coverage ceiling); answer also in a "
+                f"non-gold passage: {100 * stats['answer_outside_gold']:.1f}%",
+                "",
+                *verdict(dataset, agg),
+                by_type(rows, "|".join(map(str, DEFAULT))),
+                "",
+                "median index build s (items built in this run; nan = all opened from --home): "
+                + ", ".join(
+                    f"g{g} {stats['median_s'].get(f'index g{g}', float('nan')):.2f}" for g in args.granularities
+                ),
+                "",
+            ]
             print("\n".join(section), flush=True)
     finally:
         if args.home is None:

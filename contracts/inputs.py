@@ -21,8 +21,10 @@ def allowed_path(path: str, settings: Settings) -> Path:
     """Resolve a document path; with a documents root set, refuse anything outside it."""
     p = Path(path).expanduser()
     if settings.documents_root is None and running_as_server():
-        raise InputError(f"{path}: this server reads no files (its LONGQA_DOCUMENTS_ROOT is not set); "
-                         "pass the text in 'texts' or name an indexed 'collection'")
+        raise InputError(
+            f"{path}: this server reads no files (its LONGQA_DOCUMENTS_ROOT is not set); "
+            "pass the text in 'texts' or name an indexed 'collection'"
+        )
     if settings.documents_root is not None:
         root = Path(settings.documents_root).expanduser().resolve()
         p = (root / p).resolve() if not p.is_absolute() else p.resolve()
@@ -45,5 +47,3 @@ def load_documents(state: Mapping[str, Any], settings: Settings) -> list[Documen
     if not documents:
         raise InputError("no documents: pass 'documents' (paths), 'texts' or 'collection'")
     return documents
-
-

@@ -56,8 +56,12 @@ PERSPECTIVES: dict[str, tuple[bool, bool, str]] = {
     "arithmetic": (False, False, "numbers sit in table rows and years: filtering or paraphrasing can lose one"),
     "summarizing": (True, False, "a conclusion needs the global view; filtering would cut needed context"),
     "multi-source": (False, True, "each sub-question pulls its own chunks, many irrelevant to the others"),
-    "multi-bridge": (True, False, "source paragraphs keep the bridge entity's context (LongRAG's largest gain "
-                                  "is on MuSiQue); the reasoner already picks evidence per hop"),
+    "multi-bridge": (
+        True,
+        False,
+        "source paragraphs keep the bridge entity's context (LongRAG's largest gain "
+        "is on MuSiQue); the reasoner already picks evidence per hop",
+    ),
 }
 
 
@@ -73,13 +77,33 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
     longrag = {"workflow": "direct", "k": 7, "granularity": 256, "mode": "hybrid", "allow_unanswerable": False}
     presets: dict[str, Plan] = {
         # Std-RAG in OkraLong's comparison: top-5 chunks of 512 tokens, dense retrieval
-        "rag": Plan(**base, workflow="direct", k=5, granularity=512, mode="dense", recover_tables=False,
-                    allow_unanswerable=False, reasons=["Std-RAG: top-5 x 512 tokens, dense"]),
-        "lc": Plan(**base, workflow="long_context", allow_unanswerable=True,
-                   reasons=["long context: the whole document, capped to the window"]),
+        "rag": Plan(
+            **base,
+            workflow="direct",
+            k=5,
+            granularity=512,
+            mode="dense",
+            recover_tables=False,
+            allow_unanswerable=False,
+            reasons=["Std-RAG: top-5 x 512 tokens, dense"],
+        ),
+        "lc": Plan(
+            **base,
+            workflow="long_context",
+            allow_unanswerable=True,
+            reasons=["long context: the whole document, capped to the window"],
+        ),
         # Self-Route: RAG with the option to decline, then the long context
-        "self-route": Plan(**base, workflow="direct", k=5, granularity=400, mode="dense", recover_tables=False,
-                           fallback=True, reasons=["Self-Route: top-5 ~300-word chunks, unanswerable -> LC"]),
+        "self-route": Plan(
+            **base,
+            workflow="direct",
+            k=5,
+            granularity=400,
+            mode="dense",
+            recover_tables=False,
+            fallback=True,
+            reasons=["Self-Route: top-5 ~300-word chunks, unanswerable -> LC"],
+        ),
         "longrag": Plan(**base, **longrag, extract=True, filter=True, reasons=["LongRAG E&F"]),
         "longrag-ext": Plan(**base, **longrag, extract=True, reasons=["LongRAG extractor only"]),
         "longrag-fil": Plan(**base, **longrag, filter=True, reasons=["LongRAG filter only"]),
@@ -96,8 +120,16 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
         # splitting and reasoning need a model; k per sub-question / per hop would be too few for
         # the one retrieval that replaces them
         k = max(the_plan.k, settings.factoid_k)
-        the_plan = the_plan.model_copy(update={"workflow": "direct", "k": k, "reasons": [
-            *the_plan.reasons, f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, k={k}"]})
+        the_plan = the_plan.model_copy(
+            update={
+                "workflow": "direct",
+                "k": k,
+                "reasons": [
+                    *the_plan.reasons,
+                    f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, k={k}",
+                ],
+            }
+        )
     return the_plan
 
 
@@ -132,7 +164,19 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     fallback = strategy == "adaptive-precise"
     if fallback:
         reasons.append("precise mode: an unanswerable answer falls back to the long context")
-    return Plan(strategy=strategy, workflow=workflow, k=k, granularity=granularity, weights=weights,
-                mode="hybrid", extend_tokens=extend_tokens, recover_tables=True, extract=extract,
-                filter=filter_, fallback=fallback, allow_unanswerable=True, max_hops=settings.max_hops,
-                reasons=reasons)
+    return Plan(
+        strategy=strategy,
+        workflow=workflow,
+        k=k,
+        granularity=granularity,
+        weights=weights,
+        mode="hybrid",
+        extend_tokens=extend_tokens,
+        recover_tables=True,
+        extract=extract,
+        filter=filter_,
+        fallback=fallback,
+        allow_unanswerable=True,
+        max_hops=settings.max_hops,
+        reasons=reasons,
+    )

@@ -18,8 +18,7 @@ from longqa.retrieval import IndexSettings
 from longqa.retrieval.config import default_home
 from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
 
-Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive",
-                   "adaptive-precise"]
+Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive", "adaptive-precise"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__
 
 
@@ -45,26 +44,39 @@ def _env_int(name: str, default: int | None):
 
 class Settings(BaseModel):
     # -- the model ------------------------------------------------------------------------------
-    model: str | None = Field(default_factory=_env("LONGQA_MODEL"), description=(
-        "chat model as an init_chat_model string, e.g. 'openai:gpt-4o-mini'; 'scripted' selects the offline "
-        "scripted test model (not a real LLM); unset = evidence-only (no LLM call, no answer)"))
-    base_url: str | None = Field(default_factory=lambda: os.environ.get("LONGQA_BASE_URL")
-                                 or os.environ.get("OPENAI_BASE_URL"),
-                                 description="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI)")
+    model: str | None = Field(
+        default_factory=_env("LONGQA_MODEL"),
+        description=(
+            "chat model as an init_chat_model string, e.g. 'openai:gpt-4o-mini'; 'scripted' selects the offline "
+            "scripted test model (not a real LLM); unset = evidence-only (no LLM call, no answer)"
+        ),
+    )
+    base_url: str | None = Field(
+        default_factory=lambda: os.environ.get("LONGQA_BASE_URL") or os.environ.get("OPENAI_BASE_URL"),
+        description="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI)",
+    )
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
     temperature: float = Field(default=0.0, description="sampling temperature")
     timeout_s: float = Field(default=60.0, description="per-call timeout in seconds")
     max_retries: int = Field(default=2, description="retries per LLM call after a failure")
-    context_window: int | None = Field(default_factory=_env_int("LONGQA_CONTEXT_WINDOW", None), description=(
-        "the model's context window in tokens; unset = the model's own profile, else 32768"))
+    context_window: int | None = Field(
+        default_factory=_env_int("LONGQA_CONTEXT_WINDOW", None),
+        description=("the model's context window in tokens; unset = the model's own profile, else 32768"),
+    )
     max_answer_tokens: int = Field(default=512, description="output budget reserved in the long-context step")
 
     # -- what to run ----------------------------------------------------------------------------
-    strategy: Strategy = Field(default_factory=_env("LONGQA_STRATEGY", "adaptive-precise"),
-                               description="preset plan; adaptive ones use the analyzer + organizer")
-    analyzer: Literal["auto", "llm", "local"] = Field(default_factory=_env("LONGQA_ANALYZER", "local"), description=(
-        "'local' = trained local analyzer, no LLM call (rule-based if its weights are unusable); "
-        "'llm' = OkraLong table 8 prompt; 'auto' = llm when a model is set, else local"))
+    strategy: Strategy = Field(
+        default_factory=_env("LONGQA_STRATEGY", "adaptive-precise"),
+        description="preset plan; adaptive ones use the analyzer + organizer",
+    )
+    analyzer: Literal["auto", "llm", "local"] = Field(
+        default_factory=_env("LONGQA_ANALYZER", "local"),
+        description=(
+            "'local' = trained local analyzer, no LLM call (rule-based if its weights are unusable); "
+            "'llm' = OkraLong table 8 prompt; 'auto' = llm when a model is set, else local"
+        ),
+    )
 
     # -- OkraLong numbers (appendix C.3) --------------------------------------------------------
     primary_k: int = Field(default=3, description="chunks in the primary retrieval")
@@ -89,22 +101,28 @@ class Settings(BaseModel):
     home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
     chroma_port: int = Field(default_factory=_env_int("CHROMA_PORT", 8000), description="Chroma server port")
-    max_words: int = Field(default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
-                           description="refuse documents longer than this many words")
-    documents_root: Path | None = Field(default_factory=_env("LONGQA_DOCUMENTS_ROOT"), description=(
-        "if set, document paths must lie under this directory; on a server, paths are refused without it"))
+    max_words: int = Field(
+        default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
+        description="refuse documents longer than this many words",
+    )
+    documents_root: Path | None = Field(
+        default_factory=_env("LONGQA_DOCUMENTS_ROOT"),
+        description=("if set, document paths must lie under this directory; on a server, paths are refused without it"),
+    )
 
     def for_server(self) -> Settings:
         """Settings a caller of a server may choose, with the deployment's own values for the rest:
         a run's context must not pick the index directory, the Chroma server, the readable files,
         or where the server sends its API key."""
-        deployment = Settings.model_construct(**{name: Settings.model_fields[name].get_default(
-            call_default_factory=True) for name in SERVER_LOCKED})
+        deployment = Settings.model_construct(
+            **{name: Settings.model_fields[name].get_default(call_default_factory=True) for name in SERVER_LOCKED}
+        )
         return self.model_copy(update={name: getattr(deployment, name) for name in SERVER_LOCKED})
 
     def index_settings(self) -> IndexSettings:
-        return IndexSettings(home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port,
-                             max_words=self.max_words)
+        return IndexSettings(
+            home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port, max_words=self.max_words
+        )
 
     @property
     def has_llm(self) -> bool:

@@ -188,38 +188,86 @@ class FilterTask(TypedDict):
 
 def hit_from(result: ScoredChunk, query: str) -> Hit:
     c = result.chunk
-    return Hit(doc_id=c.doc_id, source=result.source, index=c.index, granularity=result.granularity,
-               start=c.start, end=c.end, paragraph_ids=c.paragraph_ids, n_tokens=c.n_tokens, text=c.text,
-               score=round(result.score, 6), dense_score=result.dense_score, bm25_score=result.bm25_score,
-               query=query)
+    return Hit(
+        doc_id=c.doc_id,
+        source=result.source,
+        index=c.index,
+        granularity=result.granularity,
+        start=c.start,
+        end=c.end,
+        paragraph_ids=c.paragraph_ids,
+        n_tokens=c.n_tokens,
+        text=c.text,
+        score=round(result.score, 6),
+        dense_score=result.dense_score,
+        bm25_score=result.bm25_score,
+        query=query,
+    )
 
 
 def scored_from(hit: Hit) -> ScoredChunk:
-    chunk = Chunk(doc_id=hit["doc_id"], index=hit["index"], start=hit["start"], end=hit["end"],
-                  paragraph_ids=hit["paragraph_ids"], n_tokens=hit["n_tokens"], text=hit["text"])
-    return ScoredChunk(chunk=chunk, score=hit["score"], dense_score=hit["dense_score"],
-                       bm25_score=hit["bm25_score"], granularity=hit["granularity"], source=hit["source"])
+    chunk = Chunk(
+        doc_id=hit["doc_id"],
+        index=hit["index"],
+        start=hit["start"],
+        end=hit["end"],
+        paragraph_ids=hit["paragraph_ids"],
+        n_tokens=hit["n_tokens"],
+        text=hit["text"],
+    )
+    return ScoredChunk(
+        chunk=chunk,
+        score=hit["score"],
+        dense_score=hit["dense_score"],
+        bm25_score=hit["bm25_score"],
+        granularity=hit["granularity"],
+        source=hit["source"],
+    )
 
 
 def evidence_from_passage(passage: Passage, id: str, hits: list[Hit]) -> Evidence:
     """A processed passage, scored and attributed by the best hit inside it."""
-    inside = [h for h in hits if h["doc_id"] == passage.doc_id and passage.start <= h["start"]
-              and h["end"] <= passage.end]
+    inside = [
+        h for h in hits if h["doc_id"] == passage.doc_id and passage.start <= h["start"] and h["end"] <= passage.end
+    ]
     best = max(inside, key=lambda h: h["score"], default=None)
-    return Evidence(id=id, doc_id=passage.doc_id, source=passage.source, start=passage.start, end=passage.end,
-                    text=passage.text, score=round(best["score"] if best else passage.score, 6),
-                    query=best["query"] if best else "")
+    return Evidence(
+        id=id,
+        doc_id=passage.doc_id,
+        source=passage.source,
+        start=passage.start,
+        end=passage.end,
+        text=passage.text,
+        score=round(best["score"] if best else passage.score, 6),
+        query=best["query"] if best else "",
+    )
 
 
 def evidence_from_chunk(result: ScoredChunk, id: str, query: str) -> Evidence:
     c = result.chunk
-    return Evidence(id=id, doc_id=c.doc_id, source=result.source, start=c.start, end=c.end, text=c.text,
-                    score=round(result.score, 6), query=query)
+    return Evidence(
+        id=id,
+        doc_id=c.doc_id,
+        source=result.source,
+        start=c.start,
+        end=c.end,
+        text=c.text,
+        score=round(result.score, 6),
+        query=query,
+    )
 
 
 def evidence_from_document(document: Document, id: str) -> Evidence:
-    return Evidence(id=id, doc_id=document.doc_id, source=document.source, start=0, end=len(document.text),
-                    text=document.text, score=1.0, query="")
+    return Evidence(
+        id=id,
+        doc_id=document.doc_id,
+        source=document.source,
+        start=0,
+        end=len(document.text),
+        text=document.text,
+        score=1.0,
+        query="",
+    )
 
 
 def shown_by(reader: Literal["generate", "long_context"], evidence: list[Evidence]) -> list[Shown]:

@@ -26,5 +26,9 @@ def kept_evidence(evidence: list[Evidence], verdicts: list[Verdict]) -> tuple[li
 
 def needs_long_context(state: State, fallback_allowed: bool) -> bool:
     """Self-Route: a RAG answer of "unanswerable" goes to the long context once, if the plan allows."""
-    return (fallback_allowed and not state.get("error") and is_unanswerable(state.get("answer"))
-            and "long_context" not in (state.get("route") or []))
+    return (
+        fallback_allowed
+        and not state.get("error")
+        and is_unanswerable(state.get("answer"))
+        and "long_context" not in (state.get("route") or [])
+    )

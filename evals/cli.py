@@ -1,7 +1,7 @@
 """`longqa eval` and `longqa convert` (added to longqa's parser by `add_eval_parser`).
 
-    longqa convert hotpotqa --n 20 --out data/hotpotqa20.jsonl      # shared data -> LongBench jsonl
-    longqa eval data/hotpotqa20.jsonl --strategies rag lc self-route --model none --out runs/h20
+longqa convert hotpotqa --n 20 --out data/hotpotqa20.jsonl      # shared data -> LongBench jsonl
+longqa eval data/hotpotqa20.jsonl --strategies rag lc self-route --model none --out runs/h20
 """
 
 from __future__ import annotations
@@ -21,25 +21,54 @@ def add_eval_parser(subparsers: Any) -> None:
 
     from .converters import DATASETS
 
-    p = subparsers.add_parser("eval", help="evaluate strategies on LongBench jsonl datasets (resumable)",
-                              description="Run strategies over LongBench jsonl files; write report.md, report.json "
-                                          "and plot.png in --out. Rerunning the same command resumes.")
+    p = subparsers.add_parser(
+        "eval",
+        help="evaluate strategies on LongBench jsonl datasets (resumable)",
+        description="Run strategies over LongBench jsonl files; write report.md, report.json "
+        "and plot.png in --out. Rerunning the same command resumes.",
+    )
     p.add_argument("datasets", nargs="+", type=Path, help="LongBench jsonl files (see `longqa convert`)")
-    p.add_argument("--strategies", nargs="+", choices=[*STRATEGIES, "all"], default=["all"],
-                   help="strategies to run (default: all)")
-    p.add_argument("--model", default=None, help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
-                                                 "no LLM; 'scripted' = offline test model (not a quality measurement)")
+    p.add_argument(
+        "--strategies",
+        nargs="+",
+        choices=[*STRATEGIES, "all"],
+        default=["all"],
+        help="strategies to run (default: all)",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
+        "no LLM; 'scripted' = offline test model (not a quality measurement)",
+    )
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
-    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None,
-                   help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
-                        "call; llm = OkraLong table 8; auto = llm when a model is set")
+    p.add_argument(
+        "--analyzer",
+        choices=["auto", "llm", "local"],
+        default=None,
+        help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
+        "call; llm = OkraLong table 8; auto = llm when a model is set",
+    )
     p.add_argument("--context-window", type=positive_int, default=None, help="the model's context window (tokens)")
-    p.add_argument("--set", dest="overrides", type=assignment, action="append", default=[], metavar="FIELD=VALUE",
-                   help="any other Settings field, e.g. --set factoid_k=7 (repeatable)")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        type=assignment,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other Settings field, e.g. --set factoid_k=7 (repeatable)",
+    )
     p.add_argument("--n", type=positive_int, default=None, help="first N valid items of each file")
     p.add_argument("--concurrency", type=positive_int, default=2, help="questions run at once (default 2)")
-    p.add_argument("--home", dest="eval_home", type=Path, default=None, metavar="DIR",
-                   help="index directory (default: longqa's --home, else $LONGQA_HOME); keep it to reuse indexes")
+    p.add_argument(
+        "--home",
+        dest="eval_home",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="index directory (default: longqa's --home, else $LONGQA_HOME); keep it to reuse indexes",
+    )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--retry-errors", action="store_true", help="rerun cached runs whose status is 'error'")
     p.add_argument("--report-only", action="store_true", help="report from the cache without running anything")
@@ -53,10 +82,18 @@ def add_eval_parser(subparsers: Any) -> None:
     c.add_argument("--n", type=positive_int, default=None, help="items (questions) to keep, seeded sample")
     c.add_argument("--seed", type=int, default=0, help="sampling and distractor seed (default 0)")
     c.add_argument("--split", choices=["a", "b"], default="a", help="hotpotqa_<split>.jsonl (default a)")
-    c.add_argument("--words", type=positive_int, default=None,
-                   help="target context words (HotpotQA 9,000 and MuSiQue 11,000 by default)")
-    c.add_argument("--data-dir", type=Path, default=None,
-                   help="shared data directory (default $LONGQA_SHARED_DATA or ../shared/data)")
+    c.add_argument(
+        "--words",
+        type=positive_int,
+        default=None,
+        help="target context words (HotpotQA 9,000 and MuSiQue 11,000 by default)",
+    )
+    c.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="shared data directory (default $LONGQA_SHARED_DATA or ../shared/data)",
+    )
     c.add_argument("--file", type=Path, default=None, help="TAT-QA / papers source file (instead of --data-dir)")
     c.set_defaults(func=cmd_convert)
 
@@ -123,8 +160,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(f"longqa eval: {b}", file=sys.stderr)
         kept = [i for i in file_items if (i.dataset, i.id) not in seen]
         if len(kept) < len(file_items):
-            print(f"longqa eval: {path}: {len(file_items) - len(kept)} item(s) repeat an earlier file's "
-                  "dataset/_id — skipped", file=sys.stderr)
+            print(
+                f"longqa eval: {path}: {len(file_items) - len(kept)} item(s) repeat an earlier file's "
+                "dataset/_id — skipped",
+                file=sys.stderr,
+            )
         seen |= {(i.dataset, i.id) for i in kept}
         for i in kept:
             files.setdefault(i.dataset, [])
@@ -141,12 +181,22 @@ def cmd_eval(args: argparse.Namespace) -> int:
     elif not settings.has_llm:
         print(f"longqa eval: {RETRIEVAL_TITLE}", file=sys.stderr)
     try:
-        result = run_eval(items, strategies, settings, args.out, concurrency=args.concurrency,
-                          progress=not args.no_progress, retry_errors=args.retry_errors,
-                          execute=not args.report_only)
+        result = run_eval(
+            items,
+            strategies,
+            settings,
+            args.out,
+            concurrency=args.concurrency,
+            progress=not args.no_progress,
+            retry_errors=args.retry_errors,
+            execute=not args.report_only,
+        )
     except KeyboardInterrupt:
-        print(f"longqa eval: interrupted; finished runs are saved in {args.out / 'results.jsonl'} — run the same "
-              "command again to continue where it stopped", file=sys.stderr)
+        print(
+            f"longqa eval: interrupted; finished runs are saved in {args.out / 'results.jsonl'} — run the same "
+            "command again to continue where it stopped",
+            file=sys.stderr,
+        )
         return 130
     for failure in result.failures:
         print(f"longqa eval: failed (not cached): {failure}", file=sys.stderr)
@@ -156,6 +206,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if report.get("plot_note"):
         print(f"longqa eval: {report['plot_note']}", file=sys.stderr)
     missing = result.planned - len(result.records)
-    print(f"longqa eval: wrote {', '.join(str(p) for p in paths.values())}"
-          + (f"; {missing} run(s) missing from the report" if missing else ""), file=sys.stderr)
+    print(
+        f"longqa eval: wrote {', '.join(str(p) for p in paths.values())}"
+        + (f"; {missing} run(s) missing from the report" if missing else ""),
+        file=sys.stderr,
+    )
     return 1 if result.failures else 0

@@ -38,26 +38,37 @@ DATASETS = ("hotpotqa", "musique", "tatqa", "papers")
 
 
 def _long_item_record(item: lc.LongItem, label: str) -> dict[str, Any]:
-    extra: dict[str, Any] = {"supporting": item.supporting, "gold_paragraphs": item.gold_paragraphs,
-                             "type": item.type, "label": label}
+    extra: dict[str, Any] = {
+        "supporting": item.supporting,
+        "gold_paragraphs": item.gold_paragraphs,
+        "type": item.type,
+        "label": label,
+    }
     if item.answer_aliases:
         extra["answer_aliases"] = item.answer_aliases
     return record(item.id, item.question, item.context, item.answers, item.dataset, **extra)
 
 
-def convert_hotpotqa(n: int | None = None, seed: int = 0, split: Literal["a", "b"] = "a",
-                     target_words: int = lc.HOTPOTQA_WORDS, data_dir: str | Path | None = None) -> list[dict]:
+def convert_hotpotqa(
+    n: int | None = None,
+    seed: int = 0,
+    split: Literal["a", "b"] = "a",
+    target_words: int = lc.HOTPOTQA_WORDS,
+    data_dir: str | Path | None = None,
+) -> list[dict]:
     items = lc.build_hotpotqa(n, seed, split=split, target_words=target_words, data_dir=data_dir)
     return [_long_item_record(i, HOTPOTQA_LABELS.get(i.type, "")) for i in items]
 
 
-def convert_musique(n: int | None = None, seed: int = 0, target_words: int = lc.MUSIQUE_WORDS,
-                    data_dir: str | Path | None = None) -> list[dict]:
+def convert_musique(
+    n: int | None = None, seed: int = 0, target_words: int = lc.MUSIQUE_WORDS, data_dir: str | Path | None = None
+) -> list[dict]:
     items = lc.build_musique(n, seed, target_words=target_words, data_dir=data_dir)
     return [_long_item_record(i, "multi-bridge") for i in items]
 
 
 # -- TAT-QA ----------------------------------------------------------------------------------------
+
 
 def _cell(value: Any) -> str:
     return " ".join(str(value).split()).replace("|", "\\|")
@@ -94,8 +105,11 @@ def tatqa_answers(question: dict[str, Any]) -> tuple[list[str], list[str]]:
         golds = spans
     else:
         spans = []
-        golds = [_number(answer) if isinstance(answer, int | float) and not isinstance(answer, bool)
-                 else " ".join(str(answer).split())]
+        golds = [
+            _number(answer)
+            if isinstance(answer, int | float) and not isinstance(answer, bool)
+            else " ".join(str(answer).split())
+        ]
     if scale and kind != "multi-span":
         golds = [*golds, *(f"{g} {scale}" for g in golds if not g.lower().endswith(scale.lower()))]
     return list(dict.fromkeys(g for g in golds if g)), spans
@@ -108,8 +122,9 @@ def tatqa_document(context: dict[str, Any]) -> str:
     return "\n\n".join(b for b in blocks if b) + "\n"
 
 
-def convert_tatqa(n: int | None = None, seed: int = 0, data_dir: str | Path | None = None,
-                  path: str | Path | None = None) -> list[dict]:
+def convert_tatqa(
+    n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, path: str | Path | None = None
+) -> list[dict]:
     contexts = json.loads(Path(path or lc.shared_data_dir(data_dir) / "tatqa_dev.json").read_text("utf-8"))
     records = []
     for context in contexts:
@@ -118,18 +133,32 @@ def convert_tatqa(n: int | None = None, seed: int = 0, data_dir: str | Path | No
         for q in context.get("questions") or []:
             answers, spans = tatqa_answers(q)
             supporting = [by_order[str(o)] for o in q.get("rel_paragraphs") or [] if str(o) in by_order]
-            records.append(record(q["uid"], q["question"], document, answers, "tatqa",
-                                  answer_type=q["answer_type"], answer_from=q.get("answer_from", ""),
-                                  derivation=q.get("derivation", ""), scale=q.get("scale", ""),
-                                  answer_spans=spans, supporting=supporting, table_uid=context["table"].get("uid"),
-                                  label=TATQA_LABELS.get(q["answer_type"], "")))
+            records.append(
+                record(
+                    q["uid"],
+                    q["question"],
+                    document,
+                    answers,
+                    "tatqa",
+                    answer_type=q["answer_type"],
+                    answer_from=q.get("answer_from", ""),
+                    derivation=q.get("derivation", ""),
+                    scale=q.get("scale", ""),
+                    answer_spans=spans,
+                    supporting=supporting,
+                    table_uid=context["table"].get("uid"),
+                    label=TATQA_LABELS.get(q["answer_type"], ""),
+                )
+            )
     return lc.select(records, n, seed)
 
 
 # -- papers (Qasper via LEval) ---------------------------------------------------------------------
 
-def convert_papers(n: int | None = None, seed: int = 0, data_dir: str | Path | None = None,
-                   path: str | Path | None = None) -> list[dict]:
+
+def convert_papers(
+    n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, path: str | Path | None = None
+) -> list[dict]:
     path = Path(path or lc.shared_data_dir(data_dir) / "papers_qa.jsonl")
     records = []
     with path.open(encoding="utf-8") as f:
@@ -139,13 +168,24 @@ def convert_papers(n: int | None = None, seed: int = 0, data_dir: str | Path | N
         for question, output in zip(paper["instructions"], paper["outputs"], strict=True):
             answers.setdefault(" ".join(question.split()), []).append(" ".join(str(output).split()))
         for q, (question, outs) in enumerate(answers.items()):
-            records.append(record(f"papers-{p}-{q}", question, paper["input"], list(dict.fromkeys(outs)), "papers",
-                                  paper=p, source=paper.get("source", ""), metric=paper.get("evaluation", "")))
+            records.append(
+                record(
+                    f"papers-{p}-{q}",
+                    question,
+                    paper["input"],
+                    list(dict.fromkeys(outs)),
+                    "papers",
+                    paper=p,
+                    source=paper.get("source", ""),
+                    metric=paper.get("evaluation", ""),
+                )
+            )
     return lc.select(records, n, seed)
 
 
-def convert(dataset: str, n: int | None = None, seed: int = 0, data_dir: str | Path | None = None,
-            **options: Any) -> list[dict]:
+def convert(
+    dataset: str, n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, **options: Any
+) -> list[dict]:
     """Records of one shared dataset (`hotpotqa`, `musique`, `tatqa`, `papers`)."""
     if dataset == "hotpotqa":
         return convert_hotpotqa(n, seed, data_dir=data_dir, **options)

@@ -90,8 +90,13 @@ def paragraph_words(paragraph: Paragraph) -> int:
     return 2 + len(paragraph[0].split()) + len(paragraph[1].split())  # 2 = "Passage N:"
 
 
-def assemble(own: Sequence[Paragraph], pool: Sequence[Paragraph], target_words: int, rng: random.Random,
-             key: Callable[[Paragraph], str]) -> list[Paragraph]:
+def assemble(
+    own: Sequence[Paragraph],
+    pool: Sequence[Paragraph],
+    target_words: int,
+    rng: random.Random,
+    key: Callable[[Paragraph], str],
+) -> list[Paragraph]:
     """`own` plus distractors drawn from `pool` in random order (skipping repeats by `key`) until
     the words reach `target_words`; returned shuffled."""
     chosen = list(own)
@@ -117,44 +122,71 @@ def select(items: Sequence[dict[str, Any]], n: int | None, seed: int) -> list[di
 
 # -- HotpotQA --------------------------------------------------------------------------------------
 
+
 def hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
     ctx = raw["context"]
-    return [(t, _clean(" ".join(s.strip() for s in sents))) for t, sents in zip(ctx["title"], ctx["sentences"],
-                                                                              strict=True)]
+    return [
+        (t, _clean(" ".join(s.strip() for s in sents))) for t, sents in zip(ctx["title"], ctx["sentences"], strict=True)
+    ]
 
 
-def hotpotqa_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
-                  target_words: int = HOTPOTQA_WORDS) -> LongItem:
+def hotpotqa_item(
+    raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0, target_words: int = HOTPOTQA_WORDS
+) -> LongItem:
     """One HotpotQA item as a long context; `pool` holds the other items' paragraphs."""
     own = hotpotqa_paragraphs(raw)
     sentences = dict(zip(raw["context"]["title"], raw["context"]["sentences"], strict=True))
     facts = raw["supporting_facts"]
-    supporting = [_clean(sentences[t][i]) for t, i in zip(facts["title"], facts["sent_id"], strict=True)
-                  if t in sentences and 0 <= i < len(sentences[t])]
+    supporting = [
+        _clean(sentences[t][i])
+        for t, i in zip(facts["title"], facts["sent_id"], strict=True)
+        if t in sentences and 0 <= i < len(sentences[t])
+    ]
     gold_titles = dict.fromkeys(facts["title"])
     paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[0])
     context = format_context(paragraphs)
-    return LongItem(id=raw["id"], dataset="hotpotqa", question=raw["question"], answers=[raw["answer"]],
-                    type=raw["type"], context=context, supporting=supporting,
-                    gold_paragraphs=[text for title, text in own if title in gold_titles],
-                    n_words=len(context.split()))
+    return LongItem(
+        id=raw["id"],
+        dataset="hotpotqa",
+        question=raw["question"],
+        answers=[raw["answer"]],
+        type=raw["type"],
+        context=context,
+        supporting=supporting,
+        gold_paragraphs=[text for title, text in own if title in gold_titles],
+        n_words=len(context.split()),
+    )
 
 
-def _long_items(items: list[dict[str, Any]], paragraphs_of: Callable[[dict[str, Any]], list[Paragraph]],
-                make_item: Callable[..., LongItem], n: int | None, seed: int, target_words: int) -> list[LongItem]:
+def _long_items(
+    items: list[dict[str, Any]],
+    paragraphs_of: Callable[[dict[str, Any]], list[Paragraph]],
+    make_item: Callable[..., LongItem],
+    n: int | None,
+    seed: int,
+    target_words: int,
+) -> list[LongItem]:
     """`n` seeded-sampled `items` as long contexts; each one's distractors are the other items' paragraphs."""
     paragraphs = [(raw["id"], p) for raw in items for p in paragraphs_of(raw)]
-    return [make_item(raw, [p for owner, p in paragraphs if owner != raw["id"]], seed, target_words)
-            for raw in select(items, n, seed)]
+    return [
+        make_item(raw, [p for owner, p in paragraphs if owner != raw["id"]], seed, target_words)
+        for raw in select(items, n, seed)
+    ]
 
 
-def build_hotpotqa(n: int | None = None, seed: int = 0, split: Literal["a", "b"] = "a",
-                   target_words: int = HOTPOTQA_WORDS, data_dir: str | Path | None = None) -> list[LongItem]:
+def build_hotpotqa(
+    n: int | None = None,
+    seed: int = 0,
+    split: Literal["a", "b"] = "a",
+    target_words: int = HOTPOTQA_WORDS,
+    data_dir: str | Path | None = None,
+) -> list[LongItem]:
     """`n` seeded-sampled items of hotpotqa_<split>.jsonl as long contexts (distractors from that file)."""
     return _long_items(load_hotpotqa(split, data_dir), hotpotqa_paragraphs, hotpotqa_item, n, seed, target_words)
 
 
 # -- MuSiQue ---------------------------------------------------------------------------------------
+
 
 def musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
     return [(p["title"], _clean(p["paragraph_text"])) for p in raw["paragraphs"]]
@@ -166,28 +198,39 @@ def _hops(item_id: str) -> str:
     return match.group(0) if match else item_id.split("__")[0]
 
 
-def musique_item(raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0,
-                 target_words: int = MUSIQUE_WORDS) -> LongItem:
+def musique_item(
+    raw: dict[str, Any], pool: Sequence[Paragraph], seed: int = 0, target_words: int = MUSIQUE_WORDS
+) -> LongItem:
     """One MuSiQue item as a long context; `pool` holds the other items' paragraphs."""
     own = musique_paragraphs(raw)
     supporting = [_clean(p["paragraph_text"]) for p in raw["paragraphs"] if p["is_supporting"]]
     paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[1])
     context = format_context(paragraphs)
     aliases = [a for a in raw.get("answer_aliases", []) if a != raw["answer"]]
-    return LongItem(id=raw["id"], dataset="musique", question=raw["question"],
-                    answers=list(dict.fromkeys([raw["answer"], *aliases])), type=_hops(raw["id"]),
-                    context=context, supporting=supporting, gold_paragraphs=list(supporting),
-                    answer_aliases=aliases, n_words=len(context.split()))
+    return LongItem(
+        id=raw["id"],
+        dataset="musique",
+        question=raw["question"],
+        answers=list(dict.fromkeys([raw["answer"], *aliases])),
+        type=_hops(raw["id"]),
+        context=context,
+        supporting=supporting,
+        gold_paragraphs=list(supporting),
+        answer_aliases=aliases,
+        n_words=len(context.split()),
+    )
 
 
-def build_musique(n: int | None = None, seed: int = 0, target_words: int = MUSIQUE_WORDS,
-                  data_dir: str | Path | None = None) -> list[LongItem]:
+def build_musique(
+    n: int | None = None, seed: int = 0, target_words: int = MUSIQUE_WORDS, data_dir: str | Path | None = None
+) -> list[LongItem]:
     """`n` seeded-sampled items of musique_a.json as long contexts (distractors from that file)."""
     return _long_items(load_musique(data_dir), musique_paragraphs, musique_item, n, seed, target_words)
 
 
-def build(dataset: Literal["hotpotqa", "musique"], n: int | None = None, seed: int = 0,
-          data_dir: str | Path | None = None) -> list[LongItem]:
+def build(
+    dataset: Literal["hotpotqa", "musique"], n: int | None = None, seed: int = 0, data_dir: str | Path | None = None
+) -> list[LongItem]:
     """The long-context items of one dataset at its LongBench length."""
     if dataset == "hotpotqa":
         return build_hotpotqa(n, seed, data_dir=data_dir)

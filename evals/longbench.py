@@ -45,8 +45,15 @@ class EvalItem:
         return hashlib.sha256(self.context.encode("utf-8")).hexdigest()
 
     def to_record(self) -> dict[str, Any]:
-        return {"_id": self.id, "input": self.question, "context": self.context, "answers": self.answers,
-                "length": self.length, "dataset": self.dataset, **self.extra}
+        return {
+            "_id": self.id,
+            "input": self.question,
+            "context": self.context,
+            "answers": self.answers,
+            "length": self.length,
+            "dataset": self.dataset,
+            **self.extra,
+        }
 
 
 @dataclass(frozen=True)
@@ -59,11 +66,17 @@ class BadLine:
         return f"{self.path}:{self.line}: {self.reason} — skipped"
 
 
-def record(id: str, question: str, context: str, answers: Iterable[str], dataset: str,
-           **extra: Any) -> dict[str, Any]:
+def record(id: str, question: str, context: str, answers: Iterable[str], dataset: str, **extra: Any) -> dict[str, Any]:
     """A LongBench record (`length` = words of the context)."""
-    return {"_id": id, "input": question, "context": context, "answers": list(answers),
-            "length": len(context.split()), "dataset": dataset, **extra}
+    return {
+        "_id": id,
+        "input": question,
+        "context": context,
+        "answers": list(answers),
+        "length": len(context.split()),
+        "dataset": dataset,
+        **extra,
+    }
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> int:
@@ -102,8 +115,9 @@ def _problem(obj: Any) -> str | None:
         return "'length' must be an integer"
     if "dataset" in obj and not isinstance(obj["dataset"], str):
         return "'dataset' must be a string"
-    if "supporting" in obj and (not isinstance(obj["supporting"], list)
-                                or not all(isinstance(s, str) for s in obj["supporting"])):
+    if "supporting" in obj and (
+        not isinstance(obj["supporting"], list) or not all(isinstance(s, str) for s in obj["supporting"])
+    ):
         return "'supporting' must be a list of strings"
     return None
 
@@ -133,9 +147,15 @@ def read_jsonl(path: str | Path, limit: int | None = None) -> tuple[list[EvalIte
                 bad.append(BadLine(str(path), number, problem))
                 continue
             seen.add(str(obj["_id"]))
-            items.append(EvalItem(id=str(obj["_id"]), question=obj["input"].strip(), context=obj["context"],
-                                  answers=[a for a in obj["answers"] if a.strip()],
-                                  dataset=obj.get("dataset") or path.stem,
-                                  length=obj.get("length") or len(obj["context"].split()),
-                                  extra={k: v for k, v in obj.items() if k not in KNOWN}))
+            items.append(
+                EvalItem(
+                    id=str(obj["_id"]),
+                    question=obj["input"].strip(),
+                    context=obj["context"],
+                    answers=[a for a in obj["answers"] if a.strip()],
+                    dataset=obj.get("dataset") or path.stem,
+                    length=obj.get("length") or len(obj["context"].split()),
+                    extra={k: v for k, v in obj.items() if k not in KNOWN},
+                )
+            )
     return items, bad

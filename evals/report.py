@@ -53,11 +53,15 @@ def mode_title(settings: Settings) -> str:
 
 
 def machine() -> dict[str, Any]:
-    return {"cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "platform": platform.platform(), "python": platform.python_version()}
+    return {
+        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
 
 
 # -- per question -------------------------------------------------------------------------------------
+
 
 def answer_checkable(item: EvalItem) -> bool:
     """Whether containment of a gold answer can say anything about retrieval: not for yes/no answers,
@@ -72,17 +76,29 @@ def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: boo
     found = units_found(passages, item.supporting) if item.supporting else []
     prediction = record.get("answer") or ""
     totals = record.get("totals") or {}
-    return {"id": item.id, "dataset": item.dataset, "strategy": record["strategy"], "status": record.get("status"),
-            "f1": f1_score(prediction, item.answers) if with_llm else None,
-            "em": exact_match(prediction, item.answers) if with_llm else None,
-            "answer_in_evidence": answer_in, "all_supporting": all(found) if found else None,
-            "support_recall": sum(found) / len(found) if found else None,
-            "evidence_tokens": record.get("evidence_tokens", 0), "evidence_words": record.get("evidence_words", 0),
-            "calls": totals.get("calls", 0), "input_tokens": totals.get("input_tokens", 0),
-            "output_tokens": totals.get("output_tokens", 0), "cost": totals.get("cost", 0),
-            "estimated_usage": bool(totals.get("estimated")), "seconds": record.get("seconds", 0.0),
-            "long_context": bool(record.get("long_context")), "workflow": record.get("workflow"),
-            "question_type": record.get("question_type"), "label": item.extra.get("label") or None}
+    return {
+        "id": item.id,
+        "dataset": item.dataset,
+        "strategy": record["strategy"],
+        "status": record.get("status"),
+        "f1": f1_score(prediction, item.answers) if with_llm else None,
+        "em": exact_match(prediction, item.answers) if with_llm else None,
+        "answer_in_evidence": answer_in,
+        "all_supporting": all(found) if found else None,
+        "support_recall": sum(found) / len(found) if found else None,
+        "evidence_tokens": record.get("evidence_tokens", 0),
+        "evidence_words": record.get("evidence_words", 0),
+        "calls": totals.get("calls", 0),
+        "input_tokens": totals.get("input_tokens", 0),
+        "output_tokens": totals.get("output_tokens", 0),
+        "cost": totals.get("cost", 0),
+        "estimated_usage": bool(totals.get("estimated")),
+        "seconds": record.get("seconds", 0.0),
+        "long_context": bool(record.get("long_context")),
+        "workflow": record.get("workflow"),
+        "question_type": record.get("question_type"),
+        "label": item.extra.get("label") or None,
+    }
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -131,37 +147,61 @@ def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[d
             seconds = [r["seconds"] for r in runs]
             types = Counter(r["question_type"] for r in runs if r["question_type"])
             labelled = [r for r in runs if r["question_type"] and r["label"]]
-            fallback_runs = ([r for r in runs if r["status"] in ("answered", "unanswerable")]
-                             if strategy in FALLBACK_STRATEGIES else [])
-            rows.append({
-                "dataset": dataset, "strategy": strategy, "n": n,
-                "errors": sum(r["status"] == "error" for r in runs),
-                "f1": _mean([r["f1"] for r in runs]), "em": _mean([r["em"] for r in runs]),
-                "calls": _mean([r["calls"] for r in runs]), "input_tokens": _mean([r["input_tokens"] for r in runs]),
-                "output_tokens": _mean([r["output_tokens"] for r in runs]), "cost": _mean([r["cost"] for r in runs]),
-                "estimated_usage": any(r["estimated_usage"] for r in runs),
-                "tokens_pct_of_lc": (100.0 * sum(r["input_tokens"] + r["output_tokens"] for r, _ in both) / lc_tokens
-                                     if lc_tokens else None),
-                "p50_s": percentile(seconds, 50), "p95_s": percentile(seconds, 95),
-                "answer_in_evidence_pct": answer_in, "answer_in_evidence_n": n_answer,
-                "all_supporting_pct": support, "all_supporting_n": n_support,
-                "support_recall": _mean([r["support_recall"] for r in runs]),
-                "evidence_tokens": _mean([r["evidence_tokens"] for r in runs]),
-                "evidence_words": _mean([r["evidence_words"] for r in runs]),
-                "evidence_pct_of_lc": (100.0 * sum(r["evidence_tokens"] for r, _ in both) / lc_evidence
-                                       if lc_evidence else None),
-                "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
-                "answered_from_retrieval_pct": (100.0 * sum(not r["long_context"] for r in fallback_runs)
-                                                / len(fallback_runs) if fallback_runs else None),
-                "workflows": dict(Counter(r["workflow"] or "?" for r in runs).most_common()),
-                "question_types": dict(types.most_common()),
-                "label_agreement_pct": (100.0 * sum(r["question_type"] == r["label"] for r in labelled) / len(labelled)
-                                        if labelled else None),
-            })
+            fallback_runs = (
+                [r for r in runs if r["status"] in ("answered", "unanswerable")]
+                if strategy in FALLBACK_STRATEGIES
+                else []
+            )
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "strategy": strategy,
+                    "n": n,
+                    "errors": sum(r["status"] == "error" for r in runs),
+                    "f1": _mean([r["f1"] for r in runs]),
+                    "em": _mean([r["em"] for r in runs]),
+                    "calls": _mean([r["calls"] for r in runs]),
+                    "input_tokens": _mean([r["input_tokens"] for r in runs]),
+                    "output_tokens": _mean([r["output_tokens"] for r in runs]),
+                    "cost": _mean([r["cost"] for r in runs]),
+                    "estimated_usage": any(r["estimated_usage"] for r in runs),
+                    "tokens_pct_of_lc": (
+                        100.0 * sum(r["input_tokens"] + r["output_tokens"] for r, _ in both) / lc_tokens
+                        if lc_tokens
+                        else None
+                    ),
+                    "p50_s": percentile(seconds, 50),
+                    "p95_s": percentile(seconds, 95),
+                    "answer_in_evidence_pct": answer_in,
+                    "answer_in_evidence_n": n_answer,
+                    "all_supporting_pct": support,
+                    "all_supporting_n": n_support,
+                    "support_recall": _mean([r["support_recall"] for r in runs]),
+                    "evidence_tokens": _mean([r["evidence_tokens"] for r in runs]),
+                    "evidence_words": _mean([r["evidence_words"] for r in runs]),
+                    "evidence_pct_of_lc": (
+                        100.0 * sum(r["evidence_tokens"] for r, _ in both) / lc_evidence if lc_evidence else None
+                    ),
+                    "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
+                    "answered_from_retrieval_pct": (
+                        100.0 * sum(not r["long_context"] for r in fallback_runs) / len(fallback_runs)
+                        if fallback_runs
+                        else None
+                    ),
+                    "workflows": dict(Counter(r["workflow"] or "?" for r in runs).most_common()),
+                    "question_types": dict(types.most_common()),
+                    "label_agreement_pct": (
+                        100.0 * sum(r["question_type"] == r["label"] for r in labelled) / len(labelled)
+                        if labelled
+                        else None
+                    ),
+                }
+            )
     return rows
 
 
 # -- markdown -----------------------------------------------------------------------------------------
+
 
 def _f(value: float | None, digits: int = 1, scale: float = 1.0) -> str:
     return "–" if value is None else f"{value * scale:,.{digits}f}"
@@ -182,77 +222,187 @@ def markdown(report: dict[str, Any]) -> str:
     with_llm = not report["retrieval_only"]
     out = [f"# {report['title']}", ""]
     if report["scripted"]:
-        out += ["**The model is the offline scripted test model (`llm/scripted.py`), not an LLM: these numbers "
-                "exercise the pipeline and are NOT a quality measurement.**", ""]
+        out += [
+            "**The model is the offline scripted test model (`llm/scripted.py`), not an LLM: these numbers "
+            "exercise the pipeline and are NOT a quality measurement.**",
+            "",
+        ]
     if report["retrieval_only"]:
-        out += ["**Retrieval-only: no LLM was called (`--model none`). There are no answers, so no F1/EM; the "
-                "scores below say whether the evidence a generator would be shown contains a gold answer and "
-                "the supporting facts. They are not answer quality.**", ""]
+        out += [
+            "**Retrieval-only: no LLM was called (`--model none`). There are no answers, so no F1/EM; the "
+            "scores below say whether the evidence a generator would be shown contains a gold answer and "
+            "the supporting facts. They are not answer quality.**",
+            "",
+        ]
     run = report["run"]
     m = report["machine"]
-    out += [f"- report written {report['date']}; machine: {m['cpus']} CPU cores, {m['platform']}, Python {m['python']}",
-            f"- model: {report['model'] or 'none (retrieval-only)'}"
-            + (f" at {report['base_url']}" if report.get("base_url") else "")
-            + (f"; context window {report['context_window']:,} tokens" if report.get("context_window") else ""),
-            f"- strategies: {', '.join(report['strategies'])}",
-            "- data: " + "; ".join(f"{name}: {d['items']} items from {', '.join(d['files'])}"
-                                   for name, d in report["datasets"].items()),
-            f"- runs: {run['planned']} planned, {run['cached']} from the cache, {run['ran']} run now, "
-            f"{len(run['failures'])} failed in the harness; this invocation: indexing {run['index_seconds']:.0f} s "
-            f"(not in latency), wall {run['wall_seconds']:.0f} s at concurrency {run['concurrency']}"
-            + (f"; the records were made from {run['records_from']} to {run['records_to']}"
-               if run.get("records_from") else "")]
+    out += [
+        f"- report written {report['date']}; machine: {m['cpus']} CPU cores, {m['platform']}, Python {m['python']}",
+        f"- model: {report['model'] or 'none (retrieval-only)'}"
+        + (f" at {report['base_url']}" if report.get("base_url") else "")
+        + (f"; context window {report['context_window']:,} tokens" if report.get("context_window") else ""),
+        f"- strategies: {', '.join(report['strategies'])}",
+        "- data: "
+        + "; ".join(
+            f"{name}: {d['items']} items from {', '.join(d['files'])}" for name, d in report["datasets"].items()
+        ),
+        f"- runs: {run['planned']} planned, {run['cached']} from the cache, {run['ran']} run now, "
+        f"{len(run['failures'])} failed in the harness; this invocation: indexing {run['index_seconds']:.0f} s "
+        f"(not in latency), wall {run['wall_seconds']:.0f} s at concurrency {run['concurrency']}"
+        + (
+            f"; the records were made from {run['records_from']} to {run['records_to']}"
+            if run.get("records_from")
+            else ""
+        ),
+    ]
     if report["bad_lines"]:
         out.append(f"- bad dataset lines skipped: {len(report['bad_lines'])} (listed at the end)")
     out.append("")
 
     multi = len({r["dataset"] for r in rows}) > 1
-    lead = (["dataset"] if multi else [])
+    lead = ["dataset"] if multi else []
     if with_llm:
         out += ["## Answers", ""]
         est = any(r["estimated_usage"] for r in rows)
-        headers = lead + ["strategy", "n", "F1", "EM", "LLM calls", "input tok", "output tok", "cost (in+4·out)",
-                          "tokens % of lc", "p50 s", "p95 s", "errors"]
-        out.append(_table(headers, [([r["dataset"]] if multi else []) + [
-            r["strategy"], str(r["n"]), _f(r["f1"], scale=100), _f(r["em"], scale=100), _f(r["calls"]),
-            _f(r["input_tokens"], 0), _f(r["output_tokens"], 0), _f(r["cost"], 0), _f(r["tokens_pct_of_lc"]),
-            _f(r["p50_s"], 2), _f(r["p95_s"], 2), str(r["errors"])] for r in rows]))
-        out += ["", "F1 and EM are LongBench's (x100, best over the gold answers); calls, tokens and cost are means "
-                "per question" + (" (some token counts estimated with the offline tokenizer)" if est else "")
-                + "; p50/p95 are wall seconds per question.", ""]
+        headers = lead + [
+            "strategy",
+            "n",
+            "F1",
+            "EM",
+            "LLM calls",
+            "input tok",
+            "output tok",
+            "cost (in+4·out)",
+            "tokens % of lc",
+            "p50 s",
+            "p95 s",
+            "errors",
+        ]
+        out.append(
+            _table(
+                headers,
+                [
+                    ([r["dataset"]] if multi else [])
+                    + [
+                        r["strategy"],
+                        str(r["n"]),
+                        _f(r["f1"], scale=100),
+                        _f(r["em"], scale=100),
+                        _f(r["calls"]),
+                        _f(r["input_tokens"], 0),
+                        _f(r["output_tokens"], 0),
+                        _f(r["cost"], 0),
+                        _f(r["tokens_pct_of_lc"]),
+                        _f(r["p50_s"], 2),
+                        _f(r["p95_s"], 2),
+                        str(r["errors"]),
+                    ]
+                    for r in rows
+                ],
+            )
+        )
+        out += [
+            "",
+            "F1 and EM are LongBench's (x100, best over the gold answers); calls, tokens and cost are means "
+            "per question"
+            + (" (some token counts estimated with the offline tokenizer)" if est else "")
+            + "; p50/p95 are wall seconds per question.",
+            "",
+        ]
 
-    out += ["## Retrieval-only scores" + ("" if with_llm else " (no LLM)"), "",
-            "Label: **retrieval-only** — computed from the passages the generator was shown, not from answers.", ""]
-    headers = lead + ["strategy", "n", "answer in evidence %", "all supporting %", "support recall",
-                      "evidence tokens", "evidence words", "% of lc tokens"] + ([] if with_llm else ["p50 s", "p95 s"])
-    out.append(_table(headers, [([r["dataset"]] if multi else []) + [
-        r["strategy"], str(r["n"]),
-        f"{_f(r['answer_in_evidence_pct'])} ({r['answer_in_evidence_n']})",
-        f"{_f(r['all_supporting_pct'])} ({r['all_supporting_n']})", _f(r["support_recall"], 2),
-        _f(r["evidence_tokens"], 0), _f(r["evidence_words"], 0), _f(r["evidence_pct_of_lc"])]
-        + ([] if with_llm else [_f(r["p50_s"], 2), _f(r["p95_s"], 2)]) for r in rows]))
-    out += ["", "In brackets: questions scored. Left out of \"answer in evidence\": yes/no answers and answers that "
-            "occur nowhere in the document (computed numbers, free-form references); of \"all supporting\": items "
-            "without supporting texts. Passages: those the generator was shown (after the CoT filter), plus the "
-            "long-context spans when the run read the long context; the extractor's global information is not "
-            "counted.", ""]
+    out += [
+        "## Retrieval-only scores" + ("" if with_llm else " (no LLM)"),
+        "",
+        "Label: **retrieval-only** — computed from the passages the generator was shown, not from answers.",
+        "",
+    ]
+    headers = (
+        lead
+        + [
+            "strategy",
+            "n",
+            "answer in evidence %",
+            "all supporting %",
+            "support recall",
+            "evidence tokens",
+            "evidence words",
+            "% of lc tokens",
+        ]
+        + ([] if with_llm else ["p50 s", "p95 s"])
+    )
+    out.append(
+        _table(
+            headers,
+            [
+                ([r["dataset"]] if multi else [])
+                + [
+                    r["strategy"],
+                    str(r["n"]),
+                    f"{_f(r['answer_in_evidence_pct'])} ({r['answer_in_evidence_n']})",
+                    f"{_f(r['all_supporting_pct'])} ({r['all_supporting_n']})",
+                    _f(r["support_recall"], 2),
+                    _f(r["evidence_tokens"], 0),
+                    _f(r["evidence_words"], 0),
+                    _f(r["evidence_pct_of_lc"]),
+                ]
+                + ([] if with_llm else [_f(r["p50_s"], 2), _f(r["p95_s"], 2)])
+                for r in rows
+            ],
+        )
+    )
+    out += [
+        "",
+        'In brackets: questions scored. Left out of "answer in evidence": yes/no answers and answers that '
+        'occur nowhere in the document (computed numbers, free-form references); of "all supporting": items '
+        "without supporting texts. Passages: those the generator was shown (after the CoT filter), plus the "
+        "long-context spans when the run read the long context; the extractor's global information is not "
+        "counted.",
+        "",
+    ]
 
     out += ["## Routes and plans", ""]
-    headers = lead + ["strategy", "read long context %", "answered from retrieval %", "workflows",
-                      "analyzer question types", "agrees with label %"]
-    out.append(_table(headers, [([r["dataset"]] if multi else []) + [
-        r["strategy"], _f(r["long_context_pct"]), _f(r["answered_from_retrieval_pct"]), _counts(r["workflows"]),
-        _counts(r["question_types"]), _f(r["label_agreement_pct"])] for r in rows]))
-    out += ["", "\"answered from retrieval\": of the runs that produced an answer, those that did not go on to the "
-            "long context (Self-Route's answerable share). Labels are the datasets' own types mapped to OkraLong's "
-            "classes (evals/converters.py).", ""]
+    headers = lead + [
+        "strategy",
+        "read long context %",
+        "answered from retrieval %",
+        "workflows",
+        "analyzer question types",
+        "agrees with label %",
+    ]
+    out.append(
+        _table(
+            headers,
+            [
+                ([r["dataset"]] if multi else [])
+                + [
+                    r["strategy"],
+                    _f(r["long_context_pct"]),
+                    _f(r["answered_from_retrieval_pct"]),
+                    _counts(r["workflows"]),
+                    _counts(r["question_types"]),
+                    _f(r["label_agreement_pct"]),
+                ]
+                for r in rows
+            ],
+        )
+    )
+    out += [
+        "",
+        '"answered from retrieval": of the runs that produced an answer, those that did not go on to the '
+        "long context (Self-Route's answerable share). Labels are the datasets' own types mapped to OkraLong's "
+        "classes (evals/converters.py).",
+        "",
+    ]
     if report["retrieval_only"]:
-        out += ["Without a model: the analyzer is the local one (no LLM call); workflows that need a model (split, "
-                "step-wise, long context) become one direct retrieval, so the adaptive strategies' evidence is that "
-                "retrieval; longrag, longrag-ext and longrag-fil retrieve the same chunks (the extractor and the "
-                "filter are LLM steps); self-route and adaptive-precise show their retrieval step only (the "
-                "long-context fallback follows an LLM answer); lc is the context the long-context step would "
-                "send (the whole document when it fits the window).", ""]
+        out += [
+            "Without a model: the analyzer is the local one (no LLM call); workflows that need a model (split, "
+            "step-wise, long context) become one direct retrieval, so the adaptive strategies' evidence is that "
+            "retrieval; longrag, longrag-ext and longrag-fil retrieve the same chunks (the extractor and the "
+            "filter are LLM steps); self-route and adaptive-precise show their retrieval step only (the "
+            "long-context fallback follows an LLM answer); lc is the context the long-context step would "
+            "send (the whole document when it fits the window).",
+            "",
+        ]
     if report.get("plot"):
         out += [f"Plot: `{report['plot']}`.", ""]
     elif report.get("plot_note"):
@@ -266,6 +416,7 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 # -- plot ---------------------------------------------------------------------------------------------
+
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
     """Indices of the non-dominated points (lower cost x, higher score y), ordered by cost. A point
@@ -316,12 +467,27 @@ def draw(report: dict[str, Any], plt: Any) -> Any:
         front = pareto_front(points)
         for i, (r, (x, y)) in enumerate(zip(group, points, strict=True)):
             n = strategies.index(r["strategy"])
-            ax.scatter([x], [y], s=70, marker=MARKERS[n % len(MARKERS)], color=colors(n % 10), zorder=4,
-                       edgecolors="black" if i in front else "none", linewidths=1.6,
-                       label=r["strategy"] + (" (non-dominated)" if i in front else ""))
+            ax.scatter(
+                [x],
+                [y],
+                s=70,
+                marker=MARKERS[n % len(MARKERS)],
+                color=colors(n % 10),
+                zorder=4,
+                edgecolors="black" if i in front else "none",
+                linewidths=1.6,
+                label=r["strategy"] + (" (non-dominated)" if i in front else ""),
+            )
         if len(front) > 1:
-            ax.plot([points[i][0] for i in front], [points[i][1] for i in front], "--", color="0.35", lw=1.1,
-                    zorder=2, label="Pareto frontier")
+            ax.plot(
+                [points[i][0] for i in front],
+                [points[i][1] for i in front],
+                "--",
+                color="0.35",
+                lw=1.1,
+                zorder=2,
+                label="Pareto frontier",
+            )
         xs = [p[0] for p in points]
         if xs and min(xs) > 0 and max(xs) / min(xs) > 20:
             ax.set_xscale("log")
@@ -335,8 +501,13 @@ def draw(report: dict[str, Any], plt: Any) -> Any:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    subtitle = (SCRIPTED_TITLE if report["scripted"] else RETRIEVAL_TITLE if report["retrieval_only"]
-                else f"model {report['model']}")
+    subtitle = (
+        SCRIPTED_TITLE
+        if report["scripted"]
+        else RETRIEVAL_TITLE
+        if report["retrieval_only"]
+        else f"model {report['model']}"
+    )
     fig.suptitle(f"Cost vs score per strategy\n{subtitle}", fontsize=11)
     fig.tight_layout()
     return fig
@@ -344,14 +515,24 @@ def draw(report: dict[str, Any], plt: Any) -> Any:
 
 # -- the whole report ---------------------------------------------------------------------------------
 
-def build_report(items: Sequence[EvalItem], strategies: Sequence[str], settings: Settings, result: RunResult,
-                 bad_lines: Sequence[BadLine] = (), files: dict[str, list[str]] | None = None,
-                 concurrency: int = 1) -> dict[str, Any]:
+
+def build_report(
+    items: Sequence[EvalItem],
+    strategies: Sequence[str],
+    settings: Settings,
+    result: RunResult,
+    bad_lines: Sequence[BadLine] = (),
+    files: dict[str, list[str]] | None = None,
+    concurrency: int = 1,
+) -> dict[str, Any]:
     by_uid = {item_uid(i): i for i in items}
     with_llm = settings.has_llm
     checkable = {uid: answer_checkable(item) for uid, item in by_uid.items()}
-    scores = [score(record, by_uid[uid], with_llm, checkable[uid])
-              for (uid, _), record in result.records.items() if uid in by_uid]
+    scores = [
+        score(record, by_uid[uid], with_llm, checkable[uid])
+        for (uid, _), record in result.records.items()
+        if uid in by_uid
+    ]
     order = {uid: n for n, uid in enumerate(by_uid)}
     scores.sort(key=lambda s: (order[f"{s['dataset']}/{s['id']}"], list(strategies).index(s["strategy"])))
     times = [r["time"] for r in result.records.values() if r.get("time")]
@@ -363,17 +544,33 @@ def build_report(items: Sequence[EvalItem], strategies: Sequence[str], settings:
         if name in datasets:
             datasets[name]["files"] = paths
     return {
-        "title": mode_title(settings), "scripted": settings.is_scripted, "retrieval_only": not with_llm,
+        "title": mode_title(settings),
+        "scripted": settings.is_scripted,
+        "retrieval_only": not with_llm,
         "quality_measurement": with_llm and not settings.is_scripted,
-        "model": settings.model, "base_url": settings.base_url, "context_window": result.window,
-        "date": dt.datetime.now().isoformat(timespec="seconds"), "machine": machine(),
-        "strategies": list(strategies), "settings": settings_fingerprint(settings), "datasets": datasets,
+        "model": settings.model,
+        "base_url": settings.base_url,
+        "context_window": result.window,
+        "date": dt.datetime.now().isoformat(timespec="seconds"),
+        "machine": machine(),
+        "strategies": list(strategies),
+        "settings": settings_fingerprint(settings),
+        "datasets": datasets,
         "bad_lines": [str(b) for b in bad_lines],
-        "run": {"planned": result.planned, "cached": result.cached, "ran": result.ran, "failures": result.failures,
-                "records_from": min(times, default=None), "records_to": max(times, default=None),
-                "index_seconds": result.index_seconds, "wall_seconds": result.wall_seconds,
-                "concurrency": concurrency, "corrupt_cache_lines": result.corrupt_cache_lines},
-        "rows": summarize(scores, strategies), "per_question": scores,
+        "run": {
+            "planned": result.planned,
+            "cached": result.cached,
+            "ran": result.ran,
+            "failures": result.failures,
+            "records_from": min(times, default=None),
+            "records_to": max(times, default=None),
+            "index_seconds": result.index_seconds,
+            "wall_seconds": result.wall_seconds,
+            "concurrency": concurrency,
+            "corrupt_cache_lines": result.corrupt_cache_lines,
+        },
+        "rows": summarize(scores, strategies),
+        "per_question": scores,
     }
 
 

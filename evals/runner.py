@@ -55,8 +55,9 @@ RESULTS_FILE = "results.jsonl"
 # Settings fields that cannot change a run's result (where things live, how long to wait, which
 # variable holds the key) or that the key names on its own (strategy). Any other field, including
 # one added later, is part of the key.
-NOT_IN_KEY = frozenset({"home", "chroma_host", "chroma_port", "documents_root", "api_key_env", "timeout_s",
-                        "max_retries", "strategy"})
+NOT_IN_KEY = frozenset(
+    {"home", "chroma_host", "chroma_port", "documents_root", "api_key_env", "timeout_s", "max_retries", "strategy"}
+)
 
 
 def settings_fingerprint(settings: Settings) -> dict[str, Any]:
@@ -68,9 +69,16 @@ def _counter_name() -> str:
 
 
 def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | None = None) -> str:
-    payload = {"v": CACHE_VERSION, "id": item.id, "dataset": item.dataset, "question": item.question,
-               "context": item.context_hash, "strategy": strategy, "settings": settings_fingerprint(settings),
-               "tokenizer": counter or _counter_name()}
+    payload = {
+        "v": CACHE_VERSION,
+        "id": item.id,
+        "dataset": item.dataset,
+        "question": item.question,
+        "context": item.context_hash,
+        "strategy": strategy,
+        "settings": settings_fingerprint(settings),
+        "tokenizer": counter or _counter_name(),
+    }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode("utf-8")).hexdigest()[:32]
 
 
@@ -123,14 +131,18 @@ class Cache:
 
 # -- one run -----------------------------------------------------------------------------------------
 
+
 def granularities(strategies: Iterable[str], settings: Settings) -> list[int]:
     """Every chunk size the strategies may search at (the primary one is indexed by `prepare`)."""
     sizes = {settings.primary_granularity}
     for strategy in strategies:
         fixed = preset(strategy, settings)
         if is_adaptive(strategy):  # the organizer picks one of these
-            sizes |= {settings.base_granularity, settings.absent_factoid_granularity,
-                      settings.absent_contextual_granularity}
+            sizes |= {
+                settings.base_granularity,
+                settings.absent_factoid_granularity,
+                settings.absent_contextual_granularity,
+            }
         elif fixed.workflow != "long_context":
             sizes.add(fixed.granularity)
     return sorted(sizes)
@@ -172,8 +184,14 @@ def _evidence_size(passages: list[dict[str, Any]], context: str) -> tuple[int, i
 
 
 def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]:
-    return {"id": item.id, "dataset": item.dataset, "strategy": strategy, "model": settings.model,
-            "retrieval_only": not settings.has_llm, "scripted": settings.is_scripted}
+    return {
+        "id": item.id,
+        "dataset": item.dataset,
+        "strategy": strategy,
+        "model": settings.model,
+        "retrieval_only": not settings.has_llm,
+        "scripted": settings.is_scripted,
+    }
 
 
 def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]:
@@ -192,15 +210,25 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
     passages = [_passage(e, whole=e["text"] == item.context) for e in read or []]
     tokens, words = _evidence_size(passages, item.context)
     analysis = final.get("analysis") or {}
-    lc_how = next((t.split(": ", 1)[1] for t in final.get("trace") or [] if t and t.startswith("long_context: ")),
-                  None)
-    return {**_base_record(item, strategy, settings), "status": final.get("status"), "answer": final.get("answer"),
-            "error": final.get("error"), "seconds": round(seconds, 4), "route": route,
-            "workflow": plan.get("workflow"), "question_type": analysis.get("question_type"),
-            "analysis_backend": analysis.get("backend"), "totals": final.get("totals") or _no_usage(),
-            "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
-            "long_context": "long_context" in route, "lc_how": lc_how, "passages": passages,
-            "evidence_tokens": tokens, "evidence_words": words}
+    lc_how = next((t.split(": ", 1)[1] for t in final.get("trace") or [] if t and t.startswith("long_context: ")), None)
+    return {
+        **_base_record(item, strategy, settings),
+        "status": final.get("status"),
+        "answer": final.get("answer"),
+        "error": final.get("error"),
+        "seconds": round(seconds, 4),
+        "route": route,
+        "workflow": plan.get("workflow"),
+        "question_type": analysis.get("question_type"),
+        "analysis_backend": analysis.get("backend"),
+        "totals": final.get("totals") or _no_usage(),
+        "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
+        "long_context": "long_context" in route,
+        "lc_how": lc_how,
+        "passages": passages,
+        "evidence_tokens": tokens,
+        "evidence_words": words,
+    }
 
 
 def _no_usage() -> dict[str, Any]:
@@ -208,6 +236,7 @@ def _no_usage() -> dict[str, Any]:
 
 
 # -- many runs ---------------------------------------------------------------------------------------
+
 
 @dataclass
 class RunResult:
@@ -228,9 +257,17 @@ def context_window_of(settings: Settings) -> int:
     return context_window(settings)
 
 
-def run_eval(items: Sequence[EvalItem], strategies: Sequence[str], settings: Settings, out_dir: str | Path,
-             concurrency: int = 2, progress: bool = True, retry_errors: bool = False,
-             on_record: Callable[[dict[str, Any]], None] | None = None, execute: bool = True) -> RunResult:
+def run_eval(
+    items: Sequence[EvalItem],
+    strategies: Sequence[str],
+    settings: Settings,
+    out_dir: str | Path,
+    concurrency: int = 2,
+    progress: bool = True,
+    retry_errors: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    execute: bool = True,
+) -> RunResult:
     """Run every strategy on every item (skipping the runs already in the cache); at most
     `concurrency` items at a time, the strategies of one item one after another. With
     `execute=False` only the cached records are collected."""
@@ -289,8 +326,7 @@ def run_eval(items: Sequence[EvalItem], strategies: Sequence[str], settings: Set
             if stop.is_set():
                 return
             try:
-                record = {"key": key, **run_one(item, strategy, settings),
-                          "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                record = {"key": key, **run_one(item, strategy, settings), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
             except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
                 log.exception("run %s / %s failed", item_uid(item), strategy)
                 with lock:

@@ -20,9 +20,14 @@ from longqa.llm.models import chat_model
 
 def build_agent(model: BaseChatModel, documents: list[str], settings: Settings | None = None):
     tool = longqa_tool(default_documents=documents, settings=settings)
-    return create_agent(model, tools=[tool], system_prompt=(
-        "You answer questions about the user's documents. Use the ask_documents tool for every factual "
-        "question and cite its sources."))
+    return create_agent(
+        model,
+        tools=[tool],
+        system_prompt=(
+            "You answer questions about the user's documents. Use the ask_documents tool for every factual "
+            "question and cite its sources."
+        ),
+    )
 
 
 def main(argv: list[str]) -> int:

@@ -52,8 +52,9 @@ def main(argv: list[str]) -> int:
     if len(argv) < 2:
         print(__doc__)
         return 2
-    result = chat_graph.invoke({"messages": [HumanMessage(argv[-1])], "documents": argv[:-1]},
-                               context=Settings().model_dump())
+    result = chat_graph.invoke(
+        {"messages": [HumanMessage(argv[-1])], "documents": argv[:-1]}, context=Settings().model_dump()
+    )
     print(result["messages"][-1].content)
     return 0
 

@@ -19,8 +19,13 @@ def ask(url: str, documents: list[str], question: str, context: dict | None = No
     client = get_sync_client(url=url)
     thread = client.threads.create()
     final: dict = {}
-    for part in client.runs.stream(thread["thread_id"], "longqa", input={"question": question, "documents": documents},
-                                   context=context or {}, stream_mode=["updates", "values"]):
+    for part in client.runs.stream(
+        thread["thread_id"],
+        "longqa",
+        input={"question": question, "documents": documents},
+        context=context or {},
+        stream_mode=["updates", "values"],
+    ):
         if part.event == "updates":
             print("  ran:", ", ".join(part.data), file=sys.stderr)
         elif part.event == "values":

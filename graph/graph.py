@@ -42,9 +42,18 @@ from longqa.nodes.split_question import split_question
 
 
 def _task(state: State, query: str, plan: Plan, hop: int = 0) -> Send:
-    return Send("retrieve", RetrieveTask(query=query, doc_ids=state["doc_ids"], k=plan.k,
-                                         granularity=plan.granularity, weights=plan.weights, mode=plan.mode,
-                                         hop=hop))
+    return Send(
+        "retrieve",
+        RetrieveTask(
+            query=query,
+            doc_ids=state["doc_ids"],
+            k=plan.k,
+            granularity=plan.granularity,
+            weights=plan.weights,
+            mode=plan.mode,
+            hop=hop,
+        ),
+    )
 
 
 def after_prepare(state: State, runtime) -> Literal["retrieve_primary", "organize", "respond"]:
@@ -106,8 +115,9 @@ def after_extract(state: State) -> list[Literal["generate"]]:
 def after_cot(state: State) -> list[Send] | Literal["generate"]:
     if not state.get("cot") or not state.get("evidence"):
         return "generate"
-    return [Send("filter", FilterTask(question=state["question"], cot=state["cot"], evidence=e))
-            for e in state["evidence"]]
+    return [
+        Send("filter", FilterTask(question=state["question"], cot=state["cot"], evidence=e)) for e in state["evidence"]
+    ]
 
 
 def after_self_route(state: State) -> Literal["long_context", "respond"]:

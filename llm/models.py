@@ -46,13 +46,13 @@ _REGISTRY["scripted"] = _scripted
 
 
 def chat_model(spec: ModelSpec) -> BaseChatModel:
-    return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s,
-                       spec.max_retries)
+    return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s, spec.max_retries)
 
 
 @functools.cache
-def _chat_model(model: str | None, base_url: str | None, api_key_env: str, temperature: float,
-                timeout_s: float, max_retries: int) -> BaseChatModel:
+def _chat_model(
+    model: str | None, base_url: str | None, api_key_env: str, temperature: float, timeout_s: float, max_retries: int
+) -> BaseChatModel:
     if not model:
         raise ValueError("no chat model configured")
     if model in _REGISTRY:
@@ -71,7 +71,6 @@ def _chat_model(model: str | None, base_url: str | None, api_key_env: str, tempe
     return init_chat_model(model, model_provider=provider, **kwargs)
 
 
-
 def context_window(spec: ModelSpec) -> int:
     """The override, else the model profile's max input tokens, else DEFAULT_CONTEXT_WINDOW."""
     if spec.context_window:
@@ -83,6 +82,9 @@ def context_window(spec: ModelSpec) -> int:
     window = profile.get("max_input_tokens")
     if window:
         return int(window)
-    log.warning("context window of %s unknown; assuming %d tokens (set LONGQA_CONTEXT_WINDOW)", spec.model,
-                DEFAULT_CONTEXT_WINDOW)
+    log.warning(
+        "context window of %s unknown; assuming %d tokens (set LONGQA_CONTEXT_WINDOW)",
+        spec.model,
+        DEFAULT_CONTEXT_WINDOW,
+    )
     return DEFAULT_CONTEXT_WINDOW

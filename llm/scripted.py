@@ -35,6 +35,7 @@ from longqa.retrieval.bm25 import bm25_tokens
 
 LABEL = "scripted (offline test model, not a real LLM)"
 
+
 def _marker(template: str) -> str:
     """The longest literal run of a prompt template: every prompt made from it contains it."""
     parts = re.split(r"(?<!\{)\{[a-z_]+\}(?!\})", template)
@@ -43,16 +44,19 @@ def _marker(template: str) -> str:
 
 # prompt kind -> its template, checked in this order (long_context before generator: both say
 # "Only give me the answer"); the markers come from the prompts themselves, so they cannot drift
-KIND_MARKERS: list[tuple[str, str]] = [(kind, _marker(template)) for kind, template in [
-    ("analyzer", okralong.ANALYZER_SYSTEM),
-    ("splitter", okralong.SPLITTER_SYSTEM),
-    ("reasoner", okralong.REASONER_SYSTEM),
-    ("filter", longrag.FILTER),
-    ("cot", longrag.COT),
-    ("extractor", longrag.EXTRACTOR),
-    ("long_context", self_route.LONG_CONTEXT),
-    ("generator", longrag.GENERATOR),
-]]
+KIND_MARKERS: list[tuple[str, str]] = [
+    (kind, _marker(template))
+    for kind, template in [
+        ("analyzer", okralong.ANALYZER_SYSTEM),
+        ("splitter", okralong.SPLITTER_SYSTEM),
+        ("reasoner", okralong.REASONER_SYSTEM),
+        ("filter", longrag.FILTER),
+        ("cot", longrag.COT),
+        ("extractor", longrag.EXTRACTOR),
+        ("long_context", self_route.LONG_CONTEXT),
+        ("generator", longrag.GENERATOR),
+    ]
+]
 
 
 def prompt_kind(text: str) -> str:
@@ -71,7 +75,7 @@ def _section(text: str, start: str, end: str | None = None) -> str:
     i = text.rfind(start)
     if i < 0:
         return ""
-    tail = text[i + len(start):]
+    tail = text[i + len(start) :]
     j = tail.find(end) if end else -1
     return tail[:j] if j >= 0 else tail
 
@@ -93,8 +97,9 @@ class ScriptedChatModel(BaseChatModel):
         if self.profile is None:
             self.profile = {"max_input_tokens": 32768}  # stands in for a small local model's window
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         text = "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
         kind = prompt_kind(text)
         with self._lock:
@@ -121,8 +126,7 @@ class ScriptedChatModel(BaseChatModel):
         question = _section(text, "### Question:", "### Answer:").strip()
         context = _section(text, "### Context:", "### Question:")
         a = analyze_rules(question, [context])
-        return json.dumps({"question-type": a.question_type, "info-type": a.info_pattern,
-                           "containing": a.evidence})
+        return json.dumps({"question-type": a.question_type, "info-type": a.info_pattern, "containing": a.evidence})
 
     def _splitter(self, text: str, messages: list[BaseMessage]) -> str:
         question = messages[-1].content if isinstance(messages[-1].content, str) else text

@@ -14,8 +14,9 @@ from longqa.graph.graph import graph
 
 class AskDocuments(BaseModel):
     question: str = Field(description="the question to answer from the documents")
-    documents: list[str] | None = Field(default=None, description="paths of the documents to read; "
-                                                                  "omit to use the tool's default documents")
+    documents: list[str] | None = Field(
+        default=None, description="paths of the documents to read; omit to use the tool's default documents"
+    )
 
 
 def format_result(result: dict[str, Any]) -> str:
@@ -33,8 +34,9 @@ def format_result(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def longqa_tool(default_documents: list[str] | None = None, settings: Settings | None = None,
-                name: str = "ask_documents") -> BaseTool:
+def longqa_tool(
+    default_documents: list[str] | None = None, settings: Settings | None = None, name: str = "ask_documents"
+) -> BaseTool:
     """A tool an agent can call; `default_documents` are read when a call names none. The run's
     settings are the given ones (default: from the environment)."""
     context = (settings or Settings()).model_dump()
@@ -45,6 +47,12 @@ def longqa_tool(default_documents: list[str] | None = None, settings: Settings |
         return format_result(result), result
 
     return StructuredTool.from_function(
-        func=ask_documents, name=name, args_schema=AskDocuments, response_format="content_and_artifact",
-        description=("Answer a question from long documents (reports, papers, books) with citations. "
-                     "Give the question in full, self-contained."))
+        func=ask_documents,
+        name=name,
+        args_schema=AskDocuments,
+        response_format="content_and_artifact",
+        description=(
+            "Answer a question from long documents (reports, papers, books) with citations. "
+            "Give the question in full, self-contained."
+        ),
+    )

@@ -24,8 +24,9 @@ def thread_checkpointer(home: Path):
     return SqliteSaver(sqlite3.connect(str(home / "threads.sqlite"), check_same_thread=False))
 
 
-def run_question(paths: list[str], question: str, settings: Settings, thread: str | None = None,
-                 progress: TextIO | None = sys.stderr) -> dict[str, Any]:
+def run_question(
+    paths: list[str], question: str, settings: Settings, thread: str | None = None, progress: TextIO | None = sys.stderr
+) -> dict[str, Any]:
     """Stream one question through the graph; return the final output state."""
     builder = build_graph()
     config: dict[str, Any] = {}
@@ -46,8 +47,21 @@ def run_question(paths: list[str], question: str, settings: Settings, thread: st
                 for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:
                     if line is not None:  # `fresh()`'s reset marker, not a line
                         print(f"  [{node}] {line}", file=progress)
-    keys = ("answer", "status", "citations", "evidence", "shown", "plan", "analysis", "route", "usage", "totals",
-            "model", "error", "trace")
+    keys = (
+        "answer",
+        "status",
+        "citations",
+        "evidence",
+        "shown",
+        "plan",
+        "analysis",
+        "route",
+        "usage",
+        "totals",
+        "model",
+        "error",
+        "trace",
+    )
     return {k: final.get(k) for k in keys}
 
 
@@ -55,8 +69,9 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
     status = result.get("status")
     print(file=out)
     if status == "evidence-only":
-        print("No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).",
-              file=out)
+        print(
+            "No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).", file=out
+        )
     elif status == "error":
         print(f"Error: {result.get('error')}", file=out)
     else:
@@ -67,8 +82,11 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
         print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)
         for c in citations:
             text = " ".join(c["text"].split())
-            print(f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {text[:240]}"
-                  f"{'...' if len(text) > 240 else ''}", file=out)
+            print(
+                f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {text[:240]}"
+                f"{'...' if len(text) > 240 else ''}",
+                file=out,
+            )
     usage = result.get("usage") or []
     if usage:
         print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
@@ -76,8 +94,11 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
             flag = " (estimated)" if r["estimated"] else ""
             print(f"{r['node']:<16}{r['input_tokens']:>8}{r['output_tokens']:>8}{r['seconds']:>9.2f}{flag}", file=out)
         t = result["totals"]
-        print(f"{'total':<16}{t['input_tokens']:>8}{t['output_tokens']:>8}{t['seconds']:>9.2f}  "
-              f"calls={t['calls']} cost(in+4*out)={t['cost']}", file=out)
+        print(
+            f"{'total':<16}{t['input_tokens']:>8}{t['output_tokens']:>8}{t['seconds']:>9.2f}  "
+            f"calls={t['calls']} cost(in+4*out)={t['cost']}",
+            file=out,
+        )
 
 
 def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:

@@ -58,9 +58,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             tokens = sum(c.n_tokens for c in index.chunks)
             # "cached" only when nothing was chunked or embedded by this run
             state = "built" if built.chunked else "embedded" if built.embedded else "cached"
-            print(f"{path}: {state} g={g}: {len(index.chunks)} chunks, {tokens:,} tokens, "
-                  f"{document.n_words:,} words, {built.embedded:,} vectors embedded, {seconds:.1f} s "
-                  f"(doc {document.doc_id[:12]})")
+            print(
+                f"{path}: {state} g={g}: {len(index.chunks)} chunks, {tokens:,} tokens, "
+                f"{document.n_words:,} words, {built.embedded:,} vectors embedded, {seconds:.1f} s "
+                f"(doc {document.doc_id[:12]})"
+            )
         doc_ids.append(document.doc_id)
     if args.collection:
         store.save_collection(args.collection, doc_ids)
@@ -75,16 +77,21 @@ def cmd_search(args: argparse.Namespace) -> int:
     with EmbeddingProgress("embedding", not args.quiet) as progress:
         searcher.indexes(args.granularity, progress=progress, dense=args.mode != "bm25")
     t0 = time.perf_counter()
-    results = searcher.search(args.query, k=args.k, granularity=args.granularity, weights=args.weights,
-                              depth=args.depth, mode=args.mode)
+    results = searcher.search(
+        args.query, k=args.k, granularity=args.granularity, weights=args.weights, depth=args.depth, mode=args.mode
+    )
     ms = (time.perf_counter() - t0) * 1000
-    print(f"{len(results)} chunks for {args.query!r} (mode={args.mode}, g={args.granularity}, "
-          f"weights dense:bm25={args.weights[0]:g}:{args.weights[1]:g}, {ms:.0f} ms)")
+    print(
+        f"{len(results)} chunks for {args.query!r} (mode={args.mode}, g={args.granularity}, "
+        f"weights dense:bm25={args.weights[0]:g}:{args.weights[1]:g}, {ms:.0f} ms)"
+    )
     for rank, r in enumerate(results, 1):
         dense = "-" if r.dense_score is None else f"{r.dense_score:.3f}"
         bm25 = "-" if r.bm25_score is None else f"{r.bm25_score:.2f}"
-        print(f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
-              f"{r.source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)")
+        print(
+            f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
+            f"{r.source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)"
+        )
         print("   " + " ".join(r.chunk.text.split())[: args.width])
     return 0
 
@@ -92,11 +99,18 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_ask(args: argparse.Namespace) -> int:
     from .ask import print_json, render, run_question
 
-    overrides = {"model": args.model, "base_url": args.base_url, "strategy": args.strategy,
-                 "analyzer": args.analyzer, "context_window": args.context_window, "home": args.home}
+    overrides = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "strategy": args.strategy,
+        "analyzer": args.analyzer,
+        "context_window": args.context_window,
+        "home": args.home,
+    }
     settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
-    result = run_question(args.paths, args.question, settings, thread=args.thread,
-                          progress=None if args.quiet else sys.stderr)
+    result = run_question(
+        args.paths, args.question, settings, thread=args.thread, progress=None if args.quiet else sys.stderr
+    )
     if args.json:
         print_json(result)
     else:
@@ -107,8 +121,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
-    parser.add_argument("--home", type=Path, default=None,
-                        help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)")
+    parser.add_argument(
+        "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("index", help="index documents (.txt .md .pdf .html); cached by content hash")
@@ -124,10 +139,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
     p.add_argument("-g", "--granularity", type=granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
     p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
-    p.add_argument("--weights", type=weights, default=(1.0, 1.0),
-                   help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)")
-    p.add_argument("--depth", type=positive_int, default=20,
-                   help="each retriever's top-N before fusion (default 20)")
+    p.add_argument(
+        "--weights",
+        type=weights,
+        default=(1.0, 1.0),
+        help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)",
+    )
+    p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_search)
@@ -135,14 +153,26 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
     p.add_argument("paths", nargs="+", help="files to read (one collection)")
     p.add_argument("question", help="the question")
-    p.add_argument("--strategy", choices=STRATEGIES, default=None,
-                   help="plan preset (default: $LONGQA_STRATEGY or adaptive-precise)")
-    p.add_argument("--model", default=None, help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
-                                                 "unset = evidence only; 'scripted' = offline test model)")
+    p.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default=None,
+        help="plan preset (default: $LONGQA_STRATEGY or adaptive-precise)",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
+        "unset = evidence only; 'scripted' = offline test model)",
+    )
     p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)")
-    p.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None,
-                   help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
-                        "call; llm = OkraLong table 8; auto = llm when a model is set")
+    p.add_argument(
+        "--analyzer",
+        choices=["auto", "llm", "local"],
+        default=None,
+        help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
+        "call; llm = OkraLong table 8; auto = llm when a model is set",
+    )
     p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
     p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
@@ -156,8 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         return args.func(args)
     except DocumentError as e:

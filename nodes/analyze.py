@@ -24,10 +24,20 @@ from longqa.llm.parsing import parse_dict
 from longqa.prompts import okralong
 
 # spellings models use for the five types; table 8 itself calls summarizing "abstractive"
-_TYPE_ALIASES = {"abstractive": "summarizing", "summarising": "summarizing", "summary": "summarizing",
-                 "multisource": "multi-source", "multi source": "multi-source", "comparison": "multi-source",
-                 "multibridge": "multi-bridge", "multi bridge": "multi-bridge", "multi-hop": "multi-bridge",
-                 "multihop": "multi-bridge", "factoid": "extractive", "numerical": "arithmetic"}
+_TYPE_ALIASES = {
+    "abstractive": "summarizing",
+    "summarising": "summarizing",
+    "summary": "summarizing",
+    "multisource": "multi-source",
+    "multi source": "multi-source",
+    "comparison": "multi-source",
+    "multibridge": "multi-bridge",
+    "multi bridge": "multi-bridge",
+    "multi-hop": "multi-bridge",
+    "multihop": "multi-bridge",
+    "factoid": "extractive",
+    "numerical": "arithmetic",
+}
 
 
 def parse_analysis(reply: str) -> Analysis:
@@ -41,14 +51,23 @@ def parse_analysis(reply: str) -> Analysis:
     pattern = fields.get("info-type", fields.get("info-pattern", ""))
     containing = fields.get("containing", fields.get("evidence", ""))
     containing = {"true": "yes", "false": "no"}.get(containing, containing)
-    defaulted = [name for name, ok in (("question-type", qtype in QUESTION_TYPES),
-                                       ("info-type", pattern in INFO_PATTERNS),
-                                       ("containing", containing in ("yes", "no"))) if not ok]
-    return Analysis(question_type=qtype if qtype in QUESTION_TYPES else SAFE_DEFAULT.question_type,
-                    info_pattern=pattern if pattern in INFO_PATTERNS else SAFE_DEFAULT.info_pattern,
-                    evidence=containing if containing in ("yes", "no") else SAFE_DEFAULT.evidence,
-                    backend="llm", used_default=bool(defaulted),
-                    note=f"safe default for {', '.join(defaulted)}" if defaulted else "")
+    defaulted = [
+        name
+        for name, ok in (
+            ("question-type", qtype in QUESTION_TYPES),
+            ("info-type", pattern in INFO_PATTERNS),
+            ("containing", containing in ("yes", "no")),
+        )
+        if not ok
+    ]
+    return Analysis(
+        question_type=qtype if qtype in QUESTION_TYPES else SAFE_DEFAULT.question_type,
+        info_pattern=pattern if pattern in INFO_PATTERNS else SAFE_DEFAULT.info_pattern,
+        evidence=containing if containing in ("yes", "no") else SAFE_DEFAULT.evidence,
+        backend="llm",
+        used_default=bool(defaulted),
+        note=f"safe default for {', '.join(defaulted)}" if defaulted else "",
+    )
 
 
 def analyze(state: State, runtime: Runtime[Settings]) -> dict:
@@ -59,21 +78,27 @@ def analyze(state: State, runtime: Runtime[Settings]) -> dict:
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
     update: dict = {"route": ["analyze"]}
     if use_llm and settings.has_llm:
-        messages = [SystemMessage(okralong.ANALYZER_SYSTEM),
-                    HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question))]
+        messages = [
+            SystemMessage(okralong.ANALYZER_SYSTEM),
+            HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question)),
+        ]
         try:
             reply, record = call_llm(settings, "analyze", messages)
             analysis = parse_analysis(reply)
             update["usage"] = [record]
         except LLMError as e:
             analysis = analyze_local(question, hits)
-            analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + \
-                (f"; {analysis.note}" if analysis.note else "")
+            analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + (
+                f"; {analysis.note}" if analysis.note else ""
+            )
     else:
         analysis = analyze_local(question, hits)
         if settings.analyzer == "llm":
-            analysis.note = "analyzer=llm but no model is configured; used the local analyzer" + \
-                (f"; {analysis.note}" if analysis.note else "")
-    trace = (f"analyze[{analysis.backend}]: {analysis.question_type} / {analysis.info_pattern} / evidence "
-             f"{analysis.evidence}" + (f" ({analysis.note})" if analysis.note else ""))
+            analysis.note = "analyzer=llm but no model is configured; used the local analyzer" + (
+                f"; {analysis.note}" if analysis.note else ""
+            )
+    trace = (
+        f"analyze[{analysis.backend}]: {analysis.question_type} / {analysis.info_pattern} / evidence "
+        f"{analysis.evidence}" + (f" ({analysis.note})" if analysis.note else "")
+    )
     return {**update, "analysis": analysis.model_dump(), "trace": [trace]}

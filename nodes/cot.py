@@ -22,5 +22,9 @@ def cot(state: State, runtime: Runtime[Settings]) -> dict:
         reply, record = call_llm(settings, "cot", [HumanMessage(prompt)])
     except LLMError as e:
         return {"cot": None, "route": ["cot"], "trace": [f"cot: {e}; chunks will not be filtered"]}
-    return {"cot": reply.strip(), "usage": [record], "route": ["cot"],
-            "trace": [f"cot: {len(reply.split())} words; checking {len(evidence)} chunk(s)"]}
+    return {
+        "cot": reply.strip(),
+        "usage": [record],
+        "route": ["cot"],
+        "trace": [f"cot: {len(reply.split())} words; checking {len(evidence)} chunk(s)"],
+    }

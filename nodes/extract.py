@@ -23,5 +23,9 @@ def extract(state: State, runtime: Runtime[Settings]) -> dict:
         reply, record = call_llm(settings, "extract", [HumanMessage(prompt)])
     except LLMError as e:
         return {"global_info": None, "route": ["extract"], "trace": [f"extract: {e}; answering without I_g"]}
-    return {"global_info": reply.strip(), "usage": [record], "route": ["extract"],
-            "trace": [f"extract: I_g of {len(reply.split())} words from {len(paragraphs)} paragraph(s)"]}
+    return {
+        "global_info": reply.strip(),
+        "usage": [record],
+        "route": ["extract"],
+        "trace": [f"extract: I_g of {len(reply.split())} words from {len(paragraphs)} paragraph(s)"],
+    }

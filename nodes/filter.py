@@ -22,12 +22,14 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
     try:
         reply, record = call_llm(settings, "filter", [HumanMessage(prompt)])
     except LLMError as e:
-        return {"verdicts": [Verdict(evidence_id=evidence["id"], keep=True, parsed=False)], "route": ["filter"],
-                "trace": [f"filter {evidence['id']}: {e}; kept"]}
+        return {
+            "verdicts": [Verdict(evidence_id=evidence["id"], keep=True, parsed=False)],
+            "route": ["filter"],
+            "trace": [f"filter {evidence['id']}: {e}; kept"],
+        }
     keep = parse_bool(reply)
     verdict = Verdict(evidence_id=evidence["id"], keep=True if keep is None else keep, parsed=keep is not None)
     out = {"verdicts": [verdict], "usage": [record], "route": ["filter"]}
     if keep is None:
         out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply[:80]!r}; kept (safe default)"]
     return out
-

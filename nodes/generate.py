@@ -31,8 +31,14 @@ def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evi
     return answer, (cited or evidence), bool(cited)
 
 
-def build_prompt(question: str, evidence: list[Evidence], global_info: str | None, steps: list,
-                 allow_unanswerable: bool, history: list[str] | None = None) -> str:
+def build_prompt(
+    question: str,
+    evidence: list[Evidence],
+    global_info: str | None,
+    steps: list,
+    allow_unanswerable: bool,
+    history: list[str] | None = None,
+) -> str:
     parts = []
     if history:
         parts.append(generation.HISTORY_HEADER.format(history="\n".join(history)))
@@ -52,22 +58,47 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
     plan = plan_of(state)
     evidence = state.get("evidence") or []
     if state.get("draft"):
-        return {"answer": state["draft"], "citations": evidence, "route": ["generate"],
-                "trace": ["generate: the step-wise reasoner's answer"]}
+        return {
+            "answer": state["draft"],
+            "citations": evidence,
+            "route": ["generate"],
+            "trace": ["generate: the step-wise reasoner's answer"],
+        }
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
-    prompt = build_prompt(state["question"], kept, state.get("global_info"), state.get("steps") or [],
-                          plan.allow_unanswerable, state.get("history"))
+    prompt = build_prompt(
+        state["question"],
+        kept,
+        state.get("global_info"),
+        state.get("steps") or [],
+        plan.allow_unanswerable,
+        state.get("history"),
+    )
     trace = [note] if note else []
     shown = shown_by("generate", kept)
     try:
         reply, record = call_llm(settings, "generate", [HumanMessage(prompt)])
     except LLMError as e:
-        return {"answer": None, "status": "error", "error": str(e), "citations": kept, "shown": shown,
-                "route": ["generate"], "trace": [*trace, f"generate: {e}"]}
+        return {
+            "answer": None,
+            "status": "error",
+            "error": str(e),
+            "citations": kept,
+            "shown": shown,
+            "route": ["generate"],
+            "trace": [*trace, f"generate: {e}"],
+        }
     answer, cited, named = split_citations(reply, kept)
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
-    trace.append(f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
-                 + ("" if named or not cited else "; no sources named, citing all passages shown"))
-    return {"answer": answer, "citations": cited, "shown": shown, "usage": [record], "route": ["generate"],
-            "trace": trace}
+    trace.append(
+        f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
+        + ("" if named or not cited else "; no sources named, citing all passages shown")
+    )
+    return {
+        "answer": answer,
+        "citations": cited,
+        "shown": shown,
+        "usage": [record],
+        "route": ["generate"],
+        "trace": trace,
+    }

@@ -42,5 +42,9 @@ def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutpu
             store.save_collection(state["collection"], [d.doc_id for d in documents])
     except (InputError, DocumentError, ValueError) as e:
         return {"error": f"input: {e}", "doc_ids": [], "chunks": {}, "collection": None}
-    return {"doc_ids": [d.doc_id for d in documents], "collection": state.get("collection"), "chunks": chunks,
-            "error": None}
+    return {
+        "doc_ids": [d.doc_id for d in documents],
+        "collection": state.get("collection"),
+        "chunks": chunks,
+        "error": None,
+    }

@@ -29,8 +29,13 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     if sum(sizes) + header * len(sizes) <= budget:
         spans = [evidence_from_document(d, f"L{i}") for i, d in enumerate(searcher.documents, 1)]
         return spans, f"whole document(s), {sum(sizes):,} tokens"
-    results = searcher.search(state["question"], k=settings.lc_top_chunks, granularity=settings.primary_granularity,
-                              depth=settings.lc_top_chunks, mode="dense")
+    results = searcher.search(
+        state["question"],
+        k=settings.lc_top_chunks,
+        granularity=settings.primary_granularity,
+        depth=settings.lc_top_chunks,
+        mode="dense",
+    )
     chosen, used = [], 0
     for r in results:  # best first until the window is full, then back into document order
         if used + r.chunk.n_tokens + header > budget:
@@ -40,15 +45,21 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
     spans = [evidence_from_chunk(r, f"L{i}", state["question"]) for i, r in enumerate(chosen, 1)]
-    return spans, (f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
-                   f"{len(results)} dense chunks, {used:,} tokens, in document order")
+    return spans, (
+        f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
+        f"{len(results)} dense chunks, {used:,} tokens, in document order"
+    )
 
 
 def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     question = state["question"]
-    budget = (context_window(settings) - settings.max_answer_tokens - PROMPT_OVERHEAD_TOKENS
-              - default_counter().count(question))
+    budget = (
+        context_window(settings)
+        - settings.max_answer_tokens
+        - PROMPT_OVERHEAD_TOKENS
+        - default_counter().count(question)
+    )
     spans, how = select_context(state, settings, max(budget, 0))
     if not settings.has_llm:
         return {"evidence": spans, "route": ["long_context"], "trace": [f"long_context: {how}; no model to read it"]}
@@ -60,5 +71,11 @@ def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     except LLMError as e:
         return {"error": str(e), "shown": shown, "route": ["long_context"], "trace": [f"long_context: {how}; {e}"]}
     answer = "unanswerable" if is_unanswerable(reply) else reply.strip()
-    return {"answer": answer, "citations": [] if answer == "unanswerable" else spans, "shown": shown,
-            "usage": [record], "route": ["long_context"], "trace": [f"long_context: {how}"]}
+    return {
+        "answer": answer,
+        "citations": [] if answer == "unanswerable" else spans,
+        "shown": shown,
+        "usage": [record],
+        "route": ["long_context"],
+        "trace": [f"long_context: {how}"],
+    }

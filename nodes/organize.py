@@ -18,7 +18,9 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     analysis = Analysis.model_validate(state["analysis"]) if state.get("analysis") else None
     strategy = state.get("strategy") or settings.strategy
     the_plan = plan(analysis or Analysis(backend="none"), settings, strategy)
-    trace = (f"organize[{the_plan.strategy}]: {the_plan.workflow}, k={the_plan.k}, g={the_plan.granularity}, "
-             f"weights={the_plan.weights[0]:g}:{the_plan.weights[1]:g}, extract={the_plan.extract}, "
-             f"filter={the_plan.filter}, fallback={the_plan.fallback}")
+    trace = (
+        f"organize[{the_plan.strategy}]: {the_plan.workflow}, k={the_plan.k}, g={the_plan.granularity}, "
+        f"weights={the_plan.weights[0]:g}:{the_plan.weights[1]:g}, extract={the_plan.extract}, "
+        f"filter={the_plan.filter}, fallback={the_plan.fallback}"
+    )
     return {"plan": the_plan.model_dump(), "route": ["organize"], "trace": [trace]}

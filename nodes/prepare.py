@@ -42,11 +42,30 @@ def history_of(state: State, turns: int = 3) -> list[str]:
 
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    reset = {"hits": fresh(), "usage": fresh(), "steps": fresh(), "verdicts": fresh(), "shown": fresh(),
-             "route": fresh("prepare"), "fallback": False,
-             "answer": None, "status": None, "draft": None, "error": None, "global_info": None,
-             "cot": None, "evidence": [], "citations": [], "paragraphs": [], "sub_questions": [], "hops": 0,
-             "primary": [], "analysis": {}, "plan": {}, "model": settings.model}
+    reset = {
+        "hits": fresh(),
+        "usage": fresh(),
+        "steps": fresh(),
+        "verdicts": fresh(),
+        "shown": fresh(),
+        "route": fresh("prepare"),
+        "fallback": False,
+        "answer": None,
+        "status": None,
+        "draft": None,
+        "error": None,
+        "global_info": None,
+        "cot": None,
+        "evidence": [],
+        "citations": [],
+        "paragraphs": [],
+        "sub_questions": [],
+        "hops": 0,
+        "primary": [],
+        "analysis": {},
+        "plan": {},
+        "model": settings.model,
+    }
     question = question_of(state)
     try:
         if not question:
@@ -57,13 +76,23 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
             store.index(document, settings.primary_granularity)
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
-        return {**reset, "question": question, "status": "error", "error": f"input: {message}",
-                "trace": fresh(f"prepare: {message}")}
+        return {
+            **reset,
+            "question": question,
+            "status": "error",
+            "error": f"input: {message}",
+            "trace": fresh(f"prepare: {message}"),
+        }
     words = sum(d.n_words for d in documents)
     history = history_of(state)
-    previous = next((h[len("User: "):] for h in reversed(history) if h.startswith("User: ")), "")
+    previous = next((h[len("User: ") :] for h in reversed(history) if h.startswith("User: ")), "")
     # a follow-up ("and in 2024?") is searched together with the question it follows
     search_query = f"{previous} {question}" if previous else question
-    return {**reset, "question": question, "doc_ids": [d.doc_id for d in documents], "history": history,
-            "search_query": search_query,
-            "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed")}
+    return {
+        **reset,
+        "question": question,
+        "doc_ids": [d.doc_id for d in documents],
+        "history": history,
+        "search_query": search_query,
+        "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed"),
+    }

@@ -15,8 +15,10 @@ from longqa.contracts.state import State, Step
 from longqa.llm.calls import LLMError, call_llm
 from longqa.prompts import okralong
 
-_FIELD = re.compile(r"###\s*(Evidence|Next-Query|Answer)\s*:\s*(.*?)(?=###\s*(?:Evidence|Next-Query|Answer)\s*:|$)",
-                    re.IGNORECASE | re.DOTALL)
+_FIELD = re.compile(
+    r"###\s*(Evidence|Next-Query|Answer)\s*:\s*(.*?)(?=###\s*(?:Evidence|Next-Query|Answer)\s*:|$)",
+    re.IGNORECASE | re.DOTALL,
+)
 
 
 def parse_step(reply: str) -> tuple[str, str | None, str | None]:
@@ -40,19 +42,34 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
     hits = sorted(state.get("hits") or [], key=lambda h: (h["doc_id"], h["start"]))
     context = "\n".join(h["text"] for h in hits)
     earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
-    messages = [SystemMessage(okralong.REASONER_SYSTEM), HumanMessage(okralong.REASONER_DEMO_USER),
-                AIMessage(okralong.REASONER_DEMO_ASSISTANT),
-                HumanMessage(okralong.REASONER_USER.format(context=(earlier + "\n" + context).strip(),
-                                                           question=state["question"]))]
+    messages = [
+        SystemMessage(okralong.REASONER_SYSTEM),
+        HumanMessage(okralong.REASONER_DEMO_USER),
+        AIMessage(okralong.REASONER_DEMO_ASSISTANT),
+        HumanMessage(
+            okralong.REASONER_USER.format(context=(earlier + "\n" + context).strip(), question=state["question"])
+        ),
+    ]
     try:
         reply, record = call_llm(settings, "reason_step", messages)
     except LLMError as e:
-        return {"hops": hop, "route": ["reason_step"], "trace": [f"reason_step: {e}; stopping the loop"],
-                "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)]}
+        return {
+            "hops": hop,
+            "route": ["reason_step"],
+            "trace": [f"reason_step: {e}; stopping the loop"],
+            "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
+        }
     evidence, next_query, answer = parse_step(reply)
-    last_query = next((s["next_query"] for s in reversed(state.get("steps") or []) if s["next_query"]),
-                      state["question"])
+    last_query = next(
+        (s["next_query"] for s in reversed(state.get("steps") or []) if s["next_query"]), state["question"]
+    )
     step = Step(hop=hop, query=last_query, evidence=evidence, next_query=next_query, answer=answer)
     note = f"answer {answer!r}" if answer else f"next query {next_query!r}"
-    return {"hops": hop, "steps": [step], "draft": answer, "usage": [record], "route": ["reason_step"],
-            "trace": [f"reason_step: hop {hop}: {note}"]}
+    return {
+        "hops": hop,
+        "steps": [step],
+        "draft": answer,
+        "usage": [record],
+        "route": ["reason_step"],
+        "trace": [f"reason_step: hop {hop}: {note}"],
+    }

@@ -17,9 +17,14 @@ from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
 def usage_totals(records: list[dict]) -> Usage:
     inp = sum(r["input_tokens"] for r in records)
     out = sum(r["output_tokens"] for r in records)
-    return Usage(calls=len(records), input_tokens=inp, output_tokens=out, cost=inp + 4 * out,
-                 estimated=any(r["estimated"] for r in records),
-                 seconds=round(sum(r["seconds"] for r in records), 3))
+    return Usage(
+        calls=len(records),
+        input_tokens=inp,
+        output_tokens=out,
+        cost=inp + 4 * out,
+        estimated=any(r["estimated"] for r in records),
+        seconds=round(sum(r["seconds"] for r in records), 3),
+    )
 
 
 def _cite(e: dict) -> str:
@@ -41,8 +46,10 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         status = "error"
     citations = state.get("citations") or ([] if settings.has_llm else state.get("evidence") or [])
     if status == "evidence-only":
-        body = (f"Evidence only (no LLM configured): {len(citations)} passage(s) retrieved for the question; "
-                "no answer was generated.")
+        body = (
+            f"Evidence only (no LLM configured): {len(citations)} passage(s) retrieved for the question; "
+            "no answer was generated."
+        )
     elif status == "error":
         body = f"Error: {state.get('error') or 'no answer was produced'}"
     else:
@@ -52,5 +59,11 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     if citations:
         body += "\n\nSources:\n" + "\n".join(_cite(e) for e in citations)
     model = f"{settings.model} - {SCRIPTED_LABEL}" if settings.is_scripted else settings.model
-    return {"status": status, "citations": citations, "totals": usage_totals(state.get("usage") or []),
-            "model": model, "messages": [AIMessage(content=body, name="longqa")], "route": ["respond"]}
+    return {
+        "status": status,
+        "citations": citations,
+        "totals": usage_totals(state.get("usage") or []),
+        "model": model,
+        "messages": [AIMessage(content=body, name="longqa")],
+        "route": ["respond"],
+    }

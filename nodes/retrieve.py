@@ -14,7 +14,16 @@ from longqa.contracts.state import RetrieveTask, hit_from
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, task["doc_ids"])
-    results = searcher.search(task["query"], k=task["k"], granularity=task["granularity"],
-                              weights=tuple(task["weights"]), depth=settings.fusion_depth, mode=task["mode"])
-    return {"hits": [hit_from(r, task["query"]) for r in results], "route": ["retrieve"],
-            "trace": [f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens for {task['query']!r}"]}
+    results = searcher.search(
+        task["query"],
+        k=task["k"],
+        granularity=task["granularity"],
+        weights=tuple(task["weights"]),
+        depth=settings.fusion_depth,
+        mode=task["mode"],
+    )
+    return {
+        "hits": [hit_from(r, task["query"]) for r in results],
+        "route": ["retrieve"],
+        "trace": [f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens for {task['query']!r}"],
+    }

@@ -14,6 +14,11 @@ def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, state["doc_ids"])
     query = state.get("search_query") or state["question"]
-    results = searcher.search(query, k=settings.primary_k, granularity=settings.primary_granularity,
-                              weights=(1.0, 1.0), depth=settings.fusion_depth)
+    results = searcher.search(
+        query,
+        k=settings.primary_k,
+        granularity=settings.primary_granularity,
+        weights=(1.0, 1.0),
+        depth=settings.fusion_depth,
+    )
     return {"primary": [hit_from(r, query) for r in results], "route": ["retrieve_primary"]}

@@ -31,14 +31,24 @@ def parse_sub_questions(reply: str, limit: int) -> list[str]:
 def split_question(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     question = state["question"]
-    messages = [SystemMessage(okralong.SPLITTER_SYSTEM), HumanMessage(okralong.SPLITTER_DEMO_USER),
-                AIMessage(okralong.SPLITTER_DEMO_ASSISTANT), HumanMessage(okralong.SPLITTER_USER.format(
-                    question=question))]
+    messages = [
+        SystemMessage(okralong.SPLITTER_SYSTEM),
+        HumanMessage(okralong.SPLITTER_DEMO_USER),
+        AIMessage(okralong.SPLITTER_DEMO_ASSISTANT),
+        HumanMessage(okralong.SPLITTER_USER.format(question=question)),
+    ]
     try:
         reply, record = call_llm(settings, "split_question", messages)
     except LLMError as e:
-        return {"sub_questions": [question], "route": ["split_question"],
-                "trace": [f"split_question: {e}; retrieving the whole question instead"]}
+        return {
+            "sub_questions": [question],
+            "route": ["split_question"],
+            "trace": [f"split_question: {e}; retrieving the whole question instead"],
+        }
     subs = parse_sub_questions(reply, settings.max_sub_questions) or [question]
-    return {"sub_questions": subs, "usage": [record], "route": ["split_question"],
-            "trace": [f"split_question: {len(subs)} sub-question(s): " + " | ".join(subs)]}
+    return {
+        "sub_questions": subs,
+        "usage": [record],
+        "route": ["split_question"],
+        "trace": [f"split_question: {len(subs)} sub-question(s): " + " | ".join(subs)],
+    }

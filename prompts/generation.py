@@ -6,5 +6,7 @@ HISTORY_HEADER = "Conversation so far:\n{history}\n\n"
 GLOBAL_INFO_HEADER = "Global information (extracted from the source paragraphs):\n{global_info}\n\n"
 EVIDENCE_HEADER = "Retrieved passages:\n{evidence}"
 REASONING_HEADER = "Reasoning steps so far:\n{steps}\n\n"
-CITE_INSTRUCTION = ('After the answer, on a new last line, write "Sources:" followed by the ids of the passages '
-                    'you used, e.g. "Sources: E1, E3".')
+CITE_INSTRUCTION = (
+    'After the answer, on a new last line, write "Sources:" followed by the ids of the passages '
+    'you used, e.g. "Sources: E1, E3".'
+)

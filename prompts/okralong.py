@@ -20,16 +20,20 @@ SPLITTER_SYSTEM = """Given a question, and this question may need the informatio
 
 Please split this question into multiple sub-questions, each of which can be answered by a single source. The final answer should be several sub-questions separated by the line-breaker."""  # table 9
 
-SPLITTER_DEMO_USER = ("Which university has the larger campus, University of New Haven or University of West "
-                      "Florida?")
-SPLITTER_DEMO_ASSISTANT = ("What is the campus size of University of New Haven?\n"
-                           "What is the campus size of University of West Florida?")
+SPLITTER_DEMO_USER = "Which university has the larger campus, University of New Haven or University of West Florida?"
+SPLITTER_DEMO_ASSISTANT = (
+    "What is the campus size of University of New Haven?\nWhat is the campus size of University of West Florida?"
+)
 SPLITTER_USER = "{question}"
 
 REASONER_SYSTEM = """Given a question, which may need multiple steps to get the final answer. Please first get the existing evidence for the question based on the given context, and then generate a next-step query to query additional information. If the question can already be totally answered, you should output '### Answer: The answer is: <answer>' at the end. Otherwise, output 'None'. The answer should be based only on the context."""  # table 10
 
-REASONER_DEMO_USER = ("### Context: 100 Rifles is directed by Tom Gries and starring Jim Brown and Raquel Welch. "
-                      "### Question: 100 Rifles is a western film, starring an actress of what nationality?")
-REASONER_DEMO_ASSISTANT = ("### Evidence: The main actress in 100 Rifles is Raquel Welch. ### Next-Query: What is "
-                           "the nationality of Raquel Welch? ### Answer: None")
+REASONER_DEMO_USER = (
+    "### Context: 100 Rifles is directed by Tom Gries and starring Jim Brown and Raquel Welch. "
+    "### Question: 100 Rifles is a western film, starring an actress of what nationality?"
+)
+REASONER_DEMO_ASSISTANT = (
+    "### Evidence: The main actress in 100 Rifles is Raquel Welch. ### Next-Query: What is "
+    "the nationality of Raquel Welch? ### Answer: None"
+)
 REASONER_USER = "### Context: {context} ### Question:{question}"

@@ -11,7 +11,23 @@ from .search import Searcher, SearchMode, fuse, min_max
 from .store import IndexStore
 
 __all__ = [
-    "Chunk", "Document", "DocumentError", "IndexSettings", "IndexStore", "Paragraph", "Passage",
-    "ScoredChunk", "SearchMode", "Searcher", "document_from_text", "extend", "fuse", "load_document",
-    "merge_chunks", "merge_passages", "min_max", "recover_tables", "source_paragraphs",
+    "Chunk",
+    "Document",
+    "DocumentError",
+    "IndexSettings",
+    "IndexStore",
+    "Paragraph",
+    "Passage",
+    "ScoredChunk",
+    "SearchMode",
+    "Searcher",
+    "document_from_text",
+    "extend",
+    "fuse",
+    "load_document",
+    "merge_chunks",
+    "merge_passages",
+    "min_max",
+    "recover_tables",
+    "source_paragraphs",
 ]

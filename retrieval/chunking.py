@@ -79,8 +79,7 @@ def chunk_document(document: Document, granularity: int, counter: TokenCounter |
     texts = [document.text[s:e] for s, e, _ in spans]
     counts = counter.count_many(texts)
     return [
-        Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=sorted(pids),
-              n_tokens=n, text=t)
+        Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=sorted(pids), n_tokens=n, text=t)
         for i, ((s, e, pids), t, n) in enumerate(zip(spans, texts, counts, strict=True))
     ]
 

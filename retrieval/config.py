@@ -24,8 +24,9 @@ class IndexSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)  # hashable: one store per distinct location
 
-    home: Path = Field(default_factory=default_home,
-                       description="directory for the embedded Chroma store, BM25 and chunk files")
+    home: Path = Field(
+        default_factory=default_home, description="directory for the embedded Chroma store, BM25 and chunk files"
+    )
     chroma_host: str | None = Field(default=None, description="Chroma server host; unset = embedded store")
     chroma_port: int = Field(default=8000, description="Chroma server port")
     embed_batch_size: int = Field(default=64, description="texts per embedding batch")

@@ -32,15 +32,24 @@ class Passage(BaseModel):
 
 
 def _passage(document: Document, start: int, end: int, chunk_indexes: list[int], score: float) -> Passage:
-    return Passage(doc_id=document.doc_id, source=document.source, start=start, end=end,
-                   text=document.text[start:end], chunk_indexes=chunk_indexes, score=score)
+    return Passage(
+        doc_id=document.doc_id,
+        source=document.source,
+        start=start,
+        end=end,
+        text=document.text[start:end],
+        chunk_indexes=chunk_indexes,
+        score=score,
+    )
 
 
 def merge_chunks(results: Iterable[ScoredChunk], documents: Mapping[str, Document]) -> list[Passage]:
     """Merge chunks that overlap or touch (only whitespace between them) into passages, ordered
     by document (in the order given) and position. A passage's score is its best chunk's."""
-    return merge_passages([_passage(documents[r.chunk.doc_id], r.chunk.start, r.chunk.end, [r.chunk.index], r.score)
-                           for r in results], documents)
+    return merge_passages(
+        [_passage(documents[r.chunk.doc_id], r.chunk.start, r.chunk.end, [r.chunk.index], r.score) for r in results],
+        documents,
+    )
 
 
 def merge_passages(passages: Iterable[Passage], documents: Mapping[str, Document]) -> list[Passage]:
@@ -50,16 +59,22 @@ def merge_passages(passages: Iterable[Passage], documents: Mapping[str, Document
     for p in sorted(passages, key=lambda p: (order.get(p.doc_id, len(order)), p.start, p.end)):
         last = merged[-1] if merged else None
         if last is not None and last.doc_id == p.doc_id and not documents[p.doc_id].text[last.end : p.start].strip():
-            grown = _passage(documents[p.doc_id], last.start, max(last.end, p.end),
-                             sorted(set(last.chunk_indexes) | set(p.chunk_indexes)), max(last.score, p.score))
+            grown = _passage(
+                documents[p.doc_id],
+                last.start,
+                max(last.end, p.end),
+                sorted(set(last.chunk_indexes) | set(p.chunk_indexes)),
+                max(last.score, p.score),
+            )
             merged[-1] = grown.model_copy(update={"tables_recovered": last.tables_recovered + p.tables_recovered})
         else:
             merged.append(p)
     return merged
 
 
-def extend(passage: Passage, document: Document, before: int, after: int,
-           counter: TokenCounter | None = None) -> Passage:
+def extend(
+    passage: Passage, document: Document, before: int, after: int, counter: TokenCounter | None = None
+) -> Passage:
     """Grow a passage by about `before` tokens to the left and `after` to the right, snapped
     outward to whole words."""
     counter = counter or default_counter()
@@ -90,12 +105,22 @@ def recover_tables(passage: Passage, document: Document) -> Passage:
             start, end, recovered = min(start, p.start), max(end, p.end), recovered + 1
     if not recovered:
         return passage
-    return passage.model_copy(update={"start": start, "end": end, "text": document.text[start:end],
-                                      "tables_recovered": passage.tables_recovered + recovered})
+    return passage.model_copy(
+        update={
+            "start": start,
+            "end": end,
+            "text": document.text[start:end],
+            "tables_recovered": passage.tables_recovered + recovered,
+        }
+    )
 
 
-def source_paragraphs(results: Iterable[ScoredChunk], documents: Mapping[str, Document], max_tokens: int,
-                      counter: TokenCounter | None = None) -> list[Passage]:
+def source_paragraphs(
+    results: Iterable[ScoredChunk],
+    documents: Mapping[str, Document],
+    max_tokens: int,
+    counter: TokenCounter | None = None,
+) -> list[Passage]:
     """LongRAG's f_m: map chunks (best first) to the whole paragraphs they overlap; take
     paragraphs in rank order while they fit `max_tokens`; return them in document order. A
     paragraph too long for the remaining budget is replaced by the chunk itself when that fits."""
@@ -106,8 +131,11 @@ def source_paragraphs(results: Iterable[ScoredChunk], documents: Mapping[str, Do
         document = documents[r.chunk.doc_id]
         spans = [(p.start, p.end) for p in document.paragraphs if p.id in set(r.chunk.paragraph_ids)]
         spans = spans or [(r.chunk.start, r.chunk.end)]
-        new = [(s, e) for s, e in spans if (document.doc_id, s, e) not in chosen
-               and not _covered(chosen, document.doc_id, s, e)]
+        new = [
+            (s, e)
+            for s, e in spans
+            if (document.doc_id, s, e) not in chosen and not _covered(chosen, document.doc_id, s, e)
+        ]
         if not new:
             continue
         cost = counter.count_many([document.text[s:e] for s, e in new])
@@ -125,8 +153,13 @@ def source_paragraphs(results: Iterable[ScoredChunk], documents: Mapping[str, Do
         if last is not None and last.doc_id == p.doc_id and p.start < last.end:
             # a chunk taken in place of its paragraph can overlap a paragraph taken later: one span,
             # so no text is given twice (the union is shorter than the two, so the cap still holds)
-            passages[-1] = _passage(documents[p.doc_id], last.start, max(last.end, p.end),
-                                    sorted(set(last.chunk_indexes) | set(p.chunk_indexes)), max(last.score, p.score))
+            passages[-1] = _passage(
+                documents[p.doc_id],
+                last.start,
+                max(last.end, p.end),
+                sorted(set(last.chunk_indexes) | set(p.chunk_indexes)),
+                max(last.score, p.score),
+            )
         else:
             passages.append(p)
     return passages

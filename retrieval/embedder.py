@@ -38,8 +38,15 @@ class Embedder:
         with self._lock:
             for i in range(0, len(texts), self.batch_size * 8):
                 batch = texts[i : i + self.batch_size * 8]
-                out.append(self._model.encode(batch, batch_size=self.batch_size, normalize_embeddings=True,
-                                              convert_to_numpy=True, show_progress_bar=False))
+                out.append(
+                    self._model.encode(
+                        batch,
+                        batch_size=self.batch_size,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
+                )
                 self.calls += len(batch)
                 if progress:
                     progress(len(batch))
@@ -48,8 +55,9 @@ class Embedder:
     @property
     def dimension(self) -> int:
         # renamed in sentence-transformers 5 (the old name warns); both report the same number
-        dimension = getattr(self._model, "get_embedding_dimension", None) or \
-            self._model.get_sentence_embedding_dimension
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        )
         return int(dimension())
 
 

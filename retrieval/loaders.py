@@ -18,8 +18,14 @@ from .documents import Document, Paragraph, content_hash
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = {".txt": "text", ".md": "text", ".markdown": "text", ".pdf": "pdf", ".html": "html",
-                      ".htm": "html"}
+SUPPORTED_SUFFIXES = {
+    ".txt": "text",
+    ".md": "text",
+    ".markdown": "text",
+    ".pdf": "pdf",
+    ".html": "html",
+    ".htm": "html",
+}
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
 FALLBACK_ENCODING = "cp1252"
 _READ_BLOCK = 1 << 20
@@ -56,18 +62,21 @@ def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Docum
     return document_from_text(text, source=str(path), encoding=encoding, max_words=max_words)
 
 
-def document_from_text(text: str, source: str = "<inline>", encoding: str = "utf-8",
-                       max_words: int = DEFAULT_MAX_WORDS) -> Document:
+def document_from_text(
+    text: str, source: str = "<inline>", encoding: str = "utf-8", max_words: int = DEFAULT_MAX_WORDS
+) -> Document:
     """Build a Document from text already in memory (used by loaders and for text passed inline)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
         raise DocumentError(source, "no text content (empty or whitespace only)")
     n_words = len(text.split())
     if n_words > max_words:
-        raise DocumentError(source, f"{n_words:,} words exceeds the limit of {max_words:,} words "
-                                    "(raise LONGQA_MAX_WORDS to allow it)")
-    return Document(doc_id=content_hash(text), source=source, text=text,
-                    paragraphs=split_paragraphs(text), encoding=encoding)
+        raise DocumentError(
+            source, f"{n_words:,} words exceeds the limit of {max_words:,} words (raise LONGQA_MAX_WORDS to allow it)"
+        )
+    return Document(
+        doc_id=content_hash(text), source=source, text=text, paragraphs=split_paragraphs(text), encoding=encoding
+    )
 
 
 def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
@@ -89,11 +98,13 @@ def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
             words += len(data[: cut + 1].split()) if cut >= 0 else 0
             carry = data[cut + 1 :] if cut >= 0 else data
             if words > max_words:
-                raise DocumentError(path, f"more than {max_words:,} words (read {sum(map(len, blocks)):,} bytes "
-                                          "before stopping); raise LONGQA_MAX_WORDS to allow it")
+                raise DocumentError(
+                    path,
+                    f"more than {max_words:,} words (read {sum(map(len, blocks)):,} bytes "
+                    "before stopping); raise LONGQA_MAX_WORDS to allow it",
+                )
     raw = b"".join(blocks)
-    for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                     (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
         if raw.startswith(bom):
             return raw.decode(enc), enc
     if b"\x00" in raw[:8192]:
@@ -104,8 +115,11 @@ def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
         try:
             text = raw.decode(FALLBACK_ENCODING)
         except UnicodeDecodeError:
-            raise DocumentError(path, f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte "
-                                      f"{utf8_error.start}) and not {FALLBACK_ENCODING}") from None
+            raise DocumentError(
+                path,
+                f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte "
+                f"{utf8_error.start}) and not {FALLBACK_ENCODING}",
+            ) from None
         log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", path, utf8_error.start, FALLBACK_ENCODING)
         return text, FALLBACK_ENCODING
 
@@ -203,8 +217,23 @@ def html_to_text(html: str) -> str:
     for tag in soup(["script", "style", "noscript", "template", "head"]):
         tag.decompose()
     blocks: list[str] = []
-    block_tags = ["h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "pre", "blockquote", "dt", "dd",
-                  "caption", "figcaption", "table"]
+    block_tags = [
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "p",
+        "li",
+        "pre",
+        "blockquote",
+        "dt",
+        "dd",
+        "caption",
+        "figcaption",
+        "table",
+    ]
     for el in soup.find_all(block_tags):
         if el.find_parent(block_tags):  # its text is already part of an enclosing block
             continue
@@ -273,5 +302,5 @@ def _split_tables(text: str, start: int, end: int) -> Iterable[tuple[int, int, b
             runs.append([line])
     for run in runs:
         # a single aligned-looking line inside prose is not a table
-        is_table = run[0][2] and (len(run) >= 2 or _is_pipe_row(text[run[0][0]:run[0][1]]))
+        is_table = run[0][2] and (len(run) >= 2 or _is_pipe_row(text[run[0][0] : run[0][1]]))
         yield from ((s, e, is_table) for s, e in _trimmed(text, run[0][0], run[-1][1]))

@@ -33,8 +33,7 @@ def min_max(scores: dict[Key, float]) -> dict[Key, float]:
     return {k: (v - lo) / (hi - lo) for k, v in scores.items()}
 
 
-def fuse(dense: dict[Key, float], sparse: dict[Key, float],
-         weights: tuple[float, float]) -> list[tuple[Key, float]]:
+def fuse(dense: dict[Key, float], sparse: dict[Key, float], weights: tuple[float, float]) -> list[tuple[Key, float]]:
     """Weighted sum of the min-max normalised lists, best first (ties by document position)."""
     wd, ws = weights
     total = (wd + ws) or 1.0
@@ -54,12 +53,20 @@ class Searcher:
         self._sparse: dict[int, tuple[SparseIndex, list[Key]]] = {}
         self._lock = threading.Lock()
 
-    def indexes(self, granularity: int, progress: Callable[[int, int], None] | None = None,
-                dense: bool = True) -> list[ChunkIndex]:
+    def indexes(
+        self, granularity: int, progress: Callable[[int, int], None] | None = None, dense: bool = True
+    ) -> list[ChunkIndex]:
         return [self.store.index(d, granularity, progress, dense=dense) for d in self.documents]
 
-    def search(self, query: str, k: int = 5, granularity: int = 150, weights: tuple[float, float] = (1.0, 1.0),
-               depth: int = 20, mode: SearchMode = "hybrid") -> list[ScoredChunk]:
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        granularity: int = 150,
+        weights: tuple[float, float] = (1.0, 1.0),
+        depth: int = 20,
+        mode: SearchMode = "hybrid",
+    ) -> list[ScoredChunk]:
         if not query.strip():
             raise ValueError("empty query")
         if k < 1 or depth < 1:
@@ -71,9 +78,17 @@ class Searcher:
         sparse = self._bm25(query, indexes, granularity, depth) if mode in ("hybrid", "bm25") else {}
         w = {"hybrid": weights, "dense": (1.0, 0.0), "bm25": (0.0, 1.0)}[mode]
         ranked = fuse(dense, sparse, w)
-        results = [ScoredChunk(chunk=by_doc[key[0]].chunks[key[1]], score=score, dense_score=dense.get(key),
-                               bm25_score=sparse.get(key), granularity=granularity,
-                               source=by_doc[key[0]].document.source) for key, score in ranked]
+        results = [
+            ScoredChunk(
+                chunk=by_doc[key[0]].chunks[key[1]],
+                score=score,
+                dense_score=dense.get(key),
+                bm25_score=sparse.get(key),
+                granularity=granularity,
+                source=by_doc[key[0]].document.source,
+            )
+            for key, score in ranked
+        ]
         return results[:k]
 
     def _dense(self, query: str, indexes: list[ChunkIndex], depth: int) -> dict[Key, float]:

@@ -54,8 +54,17 @@ class ChunkIndex:
     """One document at one granularity: its chunks, a BM25 index and the Chroma collection of its
     units (None until a dense search needs it: BM25-only use never embeds)."""
 
-    def __init__(self, document: Document, granularity: int, chunks: list[Chunk], tokens: list[list[str]],
-                 collection, n_units: int, max_units: int, build_id: str):
+    def __init__(
+        self,
+        document: Document,
+        granularity: int,
+        chunks: list[Chunk],
+        tokens: list[list[str]],
+        collection,
+        n_units: int,
+        max_units: int,
+        build_id: str,
+    ):
         self.build_id = build_id  # names this chunking; its vectors carry it, so stale ones are never served
         self.document = document
         self.granularity = granularity
@@ -73,8 +82,9 @@ class ChunkIndex:
         n = min(self.n_units, depth * self.max_units)
         if n == 0:
             return []
-        res = self.collection.query(query_embeddings=[query_vector.tolist()], n_results=n,
-                                    include=["metadatas", "distances"])
+        res = self.collection.query(
+            query_embeddings=[query_vector.tolist()], n_results=n, include=["metadatas", "distances"]
+        )
         best: dict[int, float] = {}
         for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=True):
             ci, sim = int(meta["chunk"]), 1.0 - float(dist)
@@ -96,8 +106,12 @@ class Built:
 class IndexStore:
     """Builds, persists, loads and caches ChunkIndexes. Safe to share between threads."""
 
-    def __init__(self, settings: IndexSettings | None = None, embedder: Embedder | None = None,
-                 counter: TokenCounter | None = None):
+    def __init__(
+        self,
+        settings: IndexSettings | None = None,
+        embedder: Embedder | None = None,
+        counter: TokenCounter | None = None,
+    ):
         self.settings = settings or IndexSettings()
         self._embedder = embedder
         self.counter = counter or default_counter()
@@ -174,15 +188,25 @@ class IndexStore:
         return json.loads(target.read_text("utf-8"))
 
     # -- indexes ---------------------------------------------------------------------------
-    def index(self, document: Document, granularity: int,
-              progress: Callable[[int, int], None] | None = None, dense: bool = True) -> ChunkIndex:
+    def index(
+        self,
+        document: Document,
+        granularity: int,
+        progress: Callable[[int, int], None] | None = None,
+        dense: bool = True,
+    ) -> ChunkIndex:
         """The index of `document` at `granularity`: from memory, else from disk, else built.
         `progress(done, total)` reports embedding progress in units; `dense=False` (BM25-only
         search) neither embeds nor needs the vectors."""
         return self.build(document, granularity, progress, dense).index
 
-    def build(self, document: Document, granularity: int,
-              progress: Callable[[int, int], None] | None = None, dense: bool = True) -> Built:
+    def build(
+        self,
+        document: Document,
+        granularity: int,
+        progress: Callable[[int, int], None] | None = None,
+        dense: bool = True,
+    ) -> Built:
         """Like `index`, and says what this call did: chunked the document, embedded vectors, or
         neither (everything was cached)."""
         key = (document.doc_id, granularity)
@@ -221,16 +245,31 @@ class IndexStore:
         if not manifest_file.exists():
             return None
         manifest = json.loads(manifest_file.read_text("utf-8"))
-        if manifest.get("format") != INDEX_FORMAT or manifest.get("tokenizer") != self.counter.name \
-                or manifest.get("embedder") != self._embedder_spec()[0]:
+        if (
+            manifest.get("format") != INDEX_FORMAT
+            or manifest.get("tokenizer") != self.counter.name
+            or manifest.get("embedder") != self._embedder_spec()[0]
+        ):
             log.info("index %s was built with other settings; rebuilding", gdir)
             return None
         chunk_rows = json.loads((gdir / "chunks.json").read_text("utf-8"))
-        chunks = [Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=pids, n_tokens=n,
-                        text=document.text[s:e]) for i, (s, e, pids, n) in enumerate(chunk_rows)]
+        chunks = [
+            Chunk(
+                doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=pids, n_tokens=n, text=document.text[s:e]
+            )
+            for i, (s, e, pids, n) in enumerate(chunk_rows)
+        ]
         tokens = json.loads((gdir / "bm25.json").read_text("utf-8"))
-        return ChunkIndex(document, granularity, chunks, tokens, None, manifest["n_units"], manifest["max_units"],
-                          str(manifest.get("build", "")))
+        return ChunkIndex(
+            document,
+            granularity,
+            chunks,
+            tokens,
+            None,
+            manifest["n_units"],
+            manifest["max_units"],
+            str(manifest.get("build", "")),
+        )
 
     def _open_collection(self, index: ChunkIndex):
         """The Chroma collection holding every vector of this chunking, else None (absent, interrupted,
@@ -264,14 +303,23 @@ class IndexStore:
         tmp = Path(tempfile.mkdtemp(prefix=f".g{granularity}.tmp-", dir=gdir.parent))
         try:
             (tmp / "chunks.json").write_text(
-                json.dumps([[c.start, c.end, c.paragraph_ids, c.n_tokens] for c in chunks]), "utf-8")
+                json.dumps([[c.start, c.end, c.paragraph_ids, c.n_tokens] for c in chunks]), "utf-8"
+            )
             (tmp / "bm25.json").write_text(json.dumps(tokens), "utf-8")
             build_id = uuid.uuid4().hex
-            manifest = {"format": INDEX_FORMAT, "build": build_id, "doc_id": document.doc_id,
-                        "granularity": granularity, "n_chunks": len(chunks), "n_units": len(units),
-                        "max_units": max_units, "n_tokens": sum(c.n_tokens for c in chunks),
-                        "tokenizer": self.counter.name,
-                        "embedder": self._embedder_spec()[0], "source": document.source}
+            manifest = {
+                "format": INDEX_FORMAT,
+                "build": build_id,
+                "doc_id": document.doc_id,
+                "granularity": granularity,
+                "n_chunks": len(chunks),
+                "n_units": len(units),
+                "max_units": max_units,
+                "n_tokens": sum(c.n_tokens for c in chunks),
+                "tokenizer": self.counter.name,
+                "embedder": self._embedder_spec()[0],
+                "source": document.source,
+            }
             (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), "utf-8")
             if gdir.exists():
                 shutil.rmtree(gdir)
@@ -289,16 +337,22 @@ class IndexStore:
         with contextlib.suppress(Exception):  # absent is the normal case
             self.client.delete_collection(name)
         collection = self.client.create_collection(
-            name, metadata={**meta, "complete": False}, configuration={"hnsw": {"space": "cosine"}},
-            embedding_function=None)
+            name,
+            metadata={**meta, "complete": False},
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
         done = 0
         if progress:
             progress(0, len(units))
         for i in range(0, len(units), _ADD_BATCH):
             batch = units[i : i + _ADD_BATCH]
             vectors = self.embedder.embed([u[2] for u in batch])
-            collection.add(ids=[f"{c}:{u}" for c, u, _ in batch], embeddings=vectors,
-                           metadatas=[{"chunk": c, "unit": u} for c, u, _ in batch])
+            collection.add(
+                ids=[f"{c}:{u}" for c, u, _ in batch],
+                embeddings=vectors,
+                metadatas=[{"chunk": c, "unit": u} for c, u, _ in batch],
+            )
             done += len(batch)
             if progress:
                 progress(done, len(units))
@@ -330,8 +384,7 @@ def make_chroma_client(settings: IndexSettings):
 
     chroma_settings = Settings(anonymized_telemetry=False)
     if settings.chroma_host:
-        return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port,
-                                   settings=chroma_settings)
+        return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
     path = settings.home / "chroma"
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)

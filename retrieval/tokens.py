@@ -64,9 +64,11 @@ class TiktokenCounter:
         import tiktoken.load
 
         def refuse(blobpath: str) -> bytes:
-            raise TokenizerUnavailable(f"tiktoken's {encoding_name} is not in its local cache (TIKTOKEN_CACHE_DIR) "
-                                       "and longqa never downloads it; unset LONGQA_TOKENIZER to count with the "
-                                       "bundled word-piece tokenizer")
+            raise TokenizerUnavailable(
+                f"tiktoken's {encoding_name} is not in its local cache (TIKTOKEN_CACHE_DIR) "
+                "and longqa never downloads it; unset LONGQA_TOKENIZER to count with the "
+                "bundled word-piece tokenizer"
+            )
 
         # tiktoken fetches an uncached encoding from the network: only its cache may answer here
         with _tiktoken_lock:

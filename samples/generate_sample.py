@@ -207,9 +207,7 @@ class Prose:
 
         def sub(m: re.Match) -> str:
             key = m.group(1).lower()
-            pool = [
-                c for c in (TOPICS[topic].get(key) or COMMON[key]).split("|") if c not in picked.get(key, [])
-            ]
+            pool = [c for c in (TOPICS[topic].get(key) or COMMON[key]).split("|") if c not in picked.get(key, [])]
             fresh = [c for c in pool if c not in self.para.get(key, ())]
             val = self.rng.choice(fresh or pool)
             picked.setdefault(key, []).append(val)
@@ -246,17 +244,13 @@ def fmt(v) -> str:
 def md_table(headers: list[str], rows: list[list], total: bool = True) -> str:
     rows = [list(r) for r in rows]
     if total:
-        sums = [
-            sum(r[i] for r in rows) if isinstance(rows[0][i], int) else "" for i in range(1, len(headers))
-        ]
+        sums = [sum(r[i] for r in rows) if isinstance(rows[0][i], int) else "" for i in range(1, len(headers))]
         rows.append(["Total", *sums])
     lines = [
         "| " + " | ".join(headers) + " |",
         "|" + "|".join("---:" if isinstance(c, (int, float)) else "---" for c in rows[0]) + "|",
     ]
-    lines += [
-        "| " + " | ".join(fmt(c) if isinstance(c, (int, float)) else str(c) for c in r) + " |" for r in rows
-    ]
+    lines += ["| " + " | ".join(fmt(c) if isinstance(c, (int, float)) else str(c) for c in r) + " |" for r in rows]
     return "\n".join(lines)
 
 

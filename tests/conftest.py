@@ -21,20 +21,38 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # -- generated text --------------------------------------------------------------------------
 
 HARBOR_TOPICS = [
-    ("cargo", "The northern terminal handled record cargo volumes this year. Container traffic grew "
-              "by nine percent while bulk grain shipments stayed flat. Cranes worked around the clock "
-              "during the autumn peak."),
-    ("weather", "A severe winter storm closed the harbor entrance for three days in February. Pilots "
-                "refused to board ships in the high swell. The breakwater lost several armour blocks."),
-    ("finance", "Operating revenue reached forty million euros. The authority repaid part of its bank "
-                "loan and kept a cash reserve for the dredging programme. Port dues rose by two percent."),
-    ("staff", "The authority employed three hundred people at the end of the year. A new training "
-              "centre for crane operators opened in June. Safety incidents fell to the lowest level on record."),
-    ("environment", "Shore power connections let docked ferries switch off their diesel engines. "
-                    "Water quality samples met every limit set by the regulator. Seagrass beds near the "
-                    "marina were replanted by volunteers."),
-    ("dredging", "Dredging deepened the main channel to sixteen metres. The work removed two million "
-                 "cubic metres of silt. Larger vessels can now enter at any tide."),
+    (
+        "cargo",
+        "The northern terminal handled record cargo volumes this year. Container traffic grew "
+        "by nine percent while bulk grain shipments stayed flat. Cranes worked around the clock "
+        "during the autumn peak.",
+    ),
+    (
+        "weather",
+        "A severe winter storm closed the harbor entrance for three days in February. Pilots "
+        "refused to board ships in the high swell. The breakwater lost several armour blocks.",
+    ),
+    (
+        "finance",
+        "Operating revenue reached forty million euros. The authority repaid part of its bank "
+        "loan and kept a cash reserve for the dredging programme. Port dues rose by two percent.",
+    ),
+    (
+        "staff",
+        "The authority employed three hundred people at the end of the year. A new training "
+        "centre for crane operators opened in June. Safety incidents fell to the lowest level on record.",
+    ),
+    (
+        "environment",
+        "Shore power connections let docked ferries switch off their diesel engines. "
+        "Water quality samples met every limit set by the regulator. Seagrass beds near the "
+        "marina were replanted by volunteers.",
+    ),
+    (
+        "dredging",
+        "Dredging deepened the main channel to sixteen metres. The work removed two million "
+        "cubic metres of silt. Larger vessels can now enter at any tide.",
+    ),
 ]
 
 RARE_CODE = "ZX-4471"
@@ -47,11 +65,15 @@ def harbor_text(paragraphs: int = 12, with_table: bool = True, with_code: bool =
         topic, body = HARBOR_TOPICS[i % len(HARBOR_TOPICS)]
         blocks.append(f"Section {i + 1} covers {topic}. {body}")
         if with_table and i == 3:
-            blocks.append("| Terminal | Tons | Ships |\n|---|---|---|\n| North | 1200 | 14 |\n"
-                          "| South | 900 | 11 |\n| East | 640 | 9 |\n| Total | 2740 | 34 |")
+            blocks.append(
+                "| Terminal | Tons | Ships |\n|---|---|---|\n| North | 1200 | 14 |\n"
+                "| South | 900 | 11 |\n| East | 640 | 9 |\n| Total | 2740 | 34 |"
+            )
         if with_code and i == 7:
-            blocks.append(f"Maintenance ticket {RARE_CODE} tracks the faulty mooring winch on berth seven. "
-                          "The spare part arrives next month.")
+            blocks.append(
+                f"Maintenance ticket {RARE_CODE} tracks the faulty mooring winch on berth seven. "
+                "The spare part arrives next month."
+            )
     return "\n\n".join(blocks) + "\n"
 
 
@@ -62,6 +84,7 @@ def harbor_document_text() -> str:
 
 # -- isolation -------------------------------------------------------------------------------
 
+
 @pytest.fixture(autouse=True)
 def isolated_longqa_home(tmp_path_factory, monkeypatch) -> Path:
     """LONGQA_HOME for this test: a fresh temporary directory (never the user's cache)."""
@@ -71,6 +94,7 @@ def isolated_longqa_home(tmp_path_factory, monkeypatch) -> Path:
 
 
 # -- the embedder and stores -----------------------------------------------------------------
+
 
 @pytest.fixture(scope="session")
 def embedder():
@@ -128,20 +152,61 @@ REPORT_FACTS = {
     "quarry": "The granite quarry at Brennvik closed in 1987 after the flood.",
 }
 
-_FILLER_SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "The ward committee",
-                    "An inspector", "The works department", "The tourism bureau", "A citizens panel",
-                    "The water board"]
-_FILLER_VERBS = ["reviewed", "approved", "postponed", "discussed", "inspected", "funded", "audited", "mapped",
-                 "repainted", "rescheduled"]
-_FILLER_OBJECTS = ["the drainage scheme", "the school roof", "the cycle lanes", "the market hall", "the tram depot",
-                   "the allotment gardens", "the river steps", "the bus shelters", "the library annex",
-                   "the sports ground", "the fish auction", "the night buses"]
-_FILLER_TAILS = ["in the eastern ward", "before the winter recess", "after a long debate", "with local volunteers",
-                 "within the agreed budget", "at the request of residents", "during the spring session",
-                 "for the third time", "without any objections", "ahead of the summer fair"]
+_FILLER_SUBJECTS = [
+    "The council",
+    "The harbour office",
+    "A survey team",
+    "The planning board",
+    "The ward committee",
+    "An inspector",
+    "The works department",
+    "The tourism bureau",
+    "A citizens panel",
+    "The water board",
+]
+_FILLER_VERBS = [
+    "reviewed",
+    "approved",
+    "postponed",
+    "discussed",
+    "inspected",
+    "funded",
+    "audited",
+    "mapped",
+    "repainted",
+    "rescheduled",
+]
+_FILLER_OBJECTS = [
+    "the drainage scheme",
+    "the school roof",
+    "the cycle lanes",
+    "the market hall",
+    "the tram depot",
+    "the allotment gardens",
+    "the river steps",
+    "the bus shelters",
+    "the library annex",
+    "the sports ground",
+    "the fish auction",
+    "the night buses",
+]
+_FILLER_TAILS = [
+    "in the eastern ward",
+    "before the winter recess",
+    "after a long debate",
+    "with local volunteers",
+    "within the agreed budget",
+    "at the request of residents",
+    "during the spring session",
+    "for the third time",
+    "without any objections",
+    "ahead of the summer fair",
+]
 
-REPORT_TABLE = ("| Terminal | Revenue (k EUR) | Vessels |\n|---|---|---|\n| North | 1200 | 14 |\n"
-                "| South | 900 | 11 |\n| East | 640 | 9 |\n| Total | 2740 | 34 |")
+REPORT_TABLE = (
+    "| Terminal | Revenue (k EUR) | Vessels |\n|---|---|---|\n| North | 1200 | 14 |\n"
+    "| South | 900 | 11 |\n| East | 640 | 9 |\n| Total | 2740 | 34 |"
+)
 
 
 def report_text(sections: int = 16) -> str:
@@ -155,8 +220,11 @@ def report_text(sections: int = 16) -> str:
     for i in range(sections):
         blocks.append(f"## Section {i + 1}")
         for j in range(2):
-            sentences = [f"{rng.choice(_FILLER_SUBJECTS)} {rng.choice(_FILLER_VERBS)} {rng.choice(_FILLER_OBJECTS)} "
-                         f"{rng.choice(_FILLER_TAILS)}." for _ in range(6)]
+            sentences = [
+                f"{rng.choice(_FILLER_SUBJECTS)} {rng.choice(_FILLER_VERBS)} {rng.choice(_FILLER_OBJECTS)} "
+                f"{rng.choice(_FILLER_TAILS)}."
+                for _ in range(6)
+            ]
             if i % 2 == 1 and j == 0 and facts:
                 sentences.insert(3, facts.pop(0))
             blocks.append(" ".join(sentences))
@@ -215,13 +283,25 @@ def run_graph(graph_home, report):
     session's home; keyword arguments are Settings fields (strategy defaults to adaptive-precise)."""
     from longqa.graph.graph import graph as compiled
 
-    def run(question: str | None = None, *, model: str | None = "scripted", inputs: dict | None = None,
-            graph=None, config: dict | None = None, **settings) -> dict:
+    def run(
+        question: str | None = None,
+        *,
+        model: str | None = "scripted",
+        inputs: dict | None = None,
+        graph=None,
+        config: dict | None = None,
+        **settings,
+    ) -> dict:
         state = dict(inputs) if inputs is not None else {"texts": [report]}
         if question is not None:
             state["question"] = question
-        context = {"model": model, "home": str(graph_home), "strategy": "adaptive-precise", "analyzer": "auto",
-                   **settings}
+        context = {
+            "model": model,
+            "home": str(graph_home),
+            "strategy": "adaptive-precise",
+            "analyzer": "auto",
+            **settings,
+        }
         return (graph or compiled).invoke(state, config, context=context)
 
     return run

@@ -9,14 +9,18 @@ from pathlib import Path
 import pytest
 
 FACTS = [
-    ("Who keeps the lighthouse at Port Verrin?", "Amelie Kortsen",
-     "The lighthouse keeper of Port Verrin is Amelie Kortsen."),
-    ("Which village was the ferry captain born in?", "Haldane",
-     "The ferry captain was born in the mountain village of Haldane."),
-    ("How long is the Osterby Bridge?", "615 metres",
-     "The Osterby Bridge spans 615 metres across the canal."),
-    ("When did the Brennvik quarry close?", "1987",
-     "The granite quarry at Brennvik closed in 1987 after the flood."),
+    (
+        "Who keeps the lighthouse at Port Verrin?",
+        "Amelie Kortsen",
+        "The lighthouse keeper of Port Verrin is Amelie Kortsen.",
+    ),
+    (
+        "Which village was the ferry captain born in?",
+        "Haldane",
+        "The ferry captain was born in the mountain village of Haldane.",
+    ),
+    ("How long is the Osterby Bridge?", "615 metres", "The Osterby Bridge spans 615 metres across the canal."),
+    ("When did the Brennvik quarry close?", "1987", "The granite quarry at Brennvik closed in 1987 after the flood."),
 ]
 
 _SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "An inspector"]
@@ -29,8 +33,10 @@ def tiny_context(i: int, words: int = 180) -> str:
     rng = random.Random(i)
     passages, count = [], 0
     while count < words:
-        sentences = [f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} "
-                     f"in year {rng.randint(1, 99)}." for _ in range(4)]
+        sentences = [
+            f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} in year {rng.randint(1, 99)}."
+            for _ in range(4)
+        ]
         if len(passages) == 1:
             sentences.insert(2, FACTS[i % len(FACTS)][2])
         text = " ".join(sentences)
@@ -42,8 +48,16 @@ def tiny_context(i: int, words: int = 180) -> str:
 def tiny_record(i: int, **extra) -> dict:
     question, answer, fact = FACTS[i % len(FACTS)]
     context = tiny_context(i)
-    return {"_id": f"q{i}", "input": question, "context": context, "answers": [answer],
-            "length": len(context.split()), "dataset": "tiny", "supporting": [fact], **extra}
+    return {
+        "_id": f"q{i}",
+        "input": question,
+        "context": context,
+        "answers": [answer],
+        "length": len(context.split()),
+        "dataset": "tiny",
+        "supporting": [fact],
+        **extra,
+    }
 
 
 def write_tiny(path: Path, n: int = 2) -> Path:

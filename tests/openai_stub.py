@@ -80,8 +80,9 @@ def scripted_reply_fn() -> ReplyFn:
     model = ScriptedChatModel()
 
     def reply(messages: list[dict]) -> str:
-        lc_messages = convert_to_messages([{"role": m.get("role", "user"), "content": content_text(m.get("content"))}
-                                           for m in messages])
+        lc_messages = convert_to_messages(
+            [{"role": m.get("role", "user"), "content": content_text(m.get("content"))} for m in messages]
+        )
         return content_text(model.invoke(lc_messages).content)
 
     return reply
@@ -143,8 +144,13 @@ class _Handler(BaseHTTPRequestHandler):
     # -- endpoints -------------------------------------------------------------------------
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":
-            self._send_json(200, {"object": "list", "data": [
-                {"id": STUB_MODEL, "object": "model", "created": 0, "owned_by": "longqa-openai-stub"}]})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": [{"id": STUB_MODEL, "object": "model", "created": 0, "owned_by": "longqa-openai-stub"}],
+                },
+            )
         else:
             self._error(404, f"no route GET {self.path}", "not_found_error")
 
@@ -168,9 +174,18 @@ class _Handler(BaseHTTPRequestHandler):
 class OpenAIStub:
     """See the module docstring. `base_url` is valid inside the `with` block."""
 
-    def __init__(self, reply_fn: ReplyFn | None = None, latency_s: float = 0.0, *, fail_first: int = 0,
-                 fail_status: int = 500, retry_after_ms: int | None = 20, delay_s: float = 0.0,
-                 stream_chunk_words: int = 4, count_fn: Callable[[str], int] = count_words):
+    def __init__(
+        self,
+        reply_fn: ReplyFn | None = None,
+        latency_s: float = 0.0,
+        *,
+        fail_first: int = 0,
+        fail_status: int = 500,
+        retry_after_ms: int | None = 20,
+        delay_s: float = 0.0,
+        stream_chunk_words: int = 4,
+        count_fn: Callable[[str], int] = count_words,
+    ):
         self.reply_fn = reply_fn or scripted_reply_fn()
         self.count_fn = count_fn
         self.latency_s = latency_s
@@ -193,8 +208,12 @@ class OpenAIStub:
             return self
         self._stopping.clear()
         self._server = _Server(self)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name=f"openai-stub-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"openai-stub-{self.port}",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -283,8 +302,12 @@ class OpenAIStub:
         if fail:
             timing["status"] = self.fail_status
             headers = {"retry-after-ms": str(self.retry_after_ms)} if self.retry_after_ms else {}
-            handler._error(self.fail_status, f"openai-stub: injected failure (request {index + 1}, "
-                           f"first {self.fail_first} fail)", "server_error", headers)
+            handler._error(
+                self.fail_status,
+                f"openai-stub: injected failure (request {index + 1}, first {self.fail_first} fail)",
+                "server_error",
+                headers,
+            )
             return
         messages = body.get("messages") or []
         try:
@@ -300,18 +323,30 @@ class OpenAIStub:
         created = int(time.time())
         timing["status"], timing["reply"] = 200, reply
         if not body.get("stream"):
-            handler._send_json(200, {
-                "id": ident, "object": "chat.completion", "created": created, "model": model,
-                "system_fingerprint": None,
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply, "refusal": None},
-                             "logprobs": None, "finish_reason": "stop"}],
-                "usage": usage})
+            handler._send_json(
+                200,
+                {
+                    "id": ident,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "system_fingerprint": None,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply, "refusal": None},
+                            "logprobs": None,
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": usage,
+                },
+            )
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         self._stream(handler, ident, created, model, reply, usage if include_usage else None)
 
-    def _stream(self, handler: _Handler, ident: str, created: int, model: str, reply: str,
-                usage: dict | None) -> None:
+    def _stream(self, handler: _Handler, ident: str, created: int, model: str, reply: str, usage: dict | None) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Cache-Control", "no-cache")
@@ -320,9 +355,14 @@ class OpenAIStub:
         handler.close_connection = True
 
         def chunk(delta: dict, finish: str | None = None) -> None:
-            payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-                       "system_fingerprint": None,
-                       "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+            payload = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": None,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            }
             handler.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
             handler.wfile.flush()
 
@@ -330,14 +370,21 @@ class OpenAIStub:
         pieces = re.findall(r"\s*\S+", reply) or ([reply] if reply else [])
         n = self.stream_chunk_words
         for i in range(0, len(pieces), n):
-            chunk({"content": "".join(pieces[i:i + n])})
-        tail = reply[len("".join(pieces)):]  # trailing whitespace, so the deltas join to the reply
+            chunk({"content": "".join(pieces[i : i + n])})
+        tail = reply[len("".join(pieces)) :]  # trailing whitespace, so the deltas join to the reply
         if tail:
             chunk({"content": tail})
         chunk({}, "stop")
         if usage is not None:
-            payload = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model,
-                       "system_fingerprint": None, "choices": [], "usage": usage}
+            payload = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": None,
+                "choices": [],
+                "usage": usage,
+            }
             handler.wfile.write(f"data: {json.dumps(payload)}\n\n".encode())
         handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()

@@ -34,13 +34,38 @@ FACTS = {
 OBSERVATORY_Q = "Who founded the observatory on Mount Tessaly?"
 CARTOGRAPHER_Q = "Who is the chief cartographer of the Salt Registry?"
 
-_SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "An inspector",
-             "The works department", "The tourism bureau", "A citizens panel", "The water board"]
+_SUBJECTS = [
+    "The council",
+    "The harbour office",
+    "A survey team",
+    "The planning board",
+    "An inspector",
+    "The works department",
+    "The tourism bureau",
+    "A citizens panel",
+    "The water board",
+]
 _VERBS = ["reviewed", "approved", "postponed", "discussed", "inspected", "funded", "audited", "repainted"]
-_OBJECTS = ["the drainage scheme", "the school roof", "the cycle lanes", "the market hall", "the tram depot",
-            "the allotment gardens", "the river steps", "the bus shelters", "the library annex"]
-_TAILS = ["in the eastern ward", "before the winter recess", "after a long debate", "with local volunteers",
-          "within the agreed budget", "during the spring session", "without any objections"]
+_OBJECTS = [
+    "the drainage scheme",
+    "the school roof",
+    "the cycle lanes",
+    "the market hall",
+    "the tram depot",
+    "the allotment gardens",
+    "the river steps",
+    "the bus shelters",
+    "the library annex",
+]
+_TAILS = [
+    "in the eastern ward",
+    "before the winter recess",
+    "after a long debate",
+    "with local volunteers",
+    "within the agreed budget",
+    "during the spring session",
+    "without any objections",
+]
 
 
 def document_text(facts: list[str], sections: int = 10, seed: int = 3) -> str:
@@ -49,8 +74,10 @@ def document_text(facts: list[str], sections: int = 10, seed: int = 3) -> str:
     pending = list(facts)
     blocks = ["# Salt Registry yearbook"]
     for i in range(sections):
-        sentences = [f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_TAILS)}."
-                     for _ in range(12)]
+        sentences = [
+            f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_TAILS)}."
+            for _ in range(12)
+        ]
         if i % 2 == 1 and pending:
             sentences.insert(5, pending.pop(0))
         blocks.append(f"## Section {i + 1}\n\n" + " ".join(sentences))
@@ -83,6 +110,7 @@ def scripted_settings(home: Path, **fields: Any) -> Settings:
 
 # -- a real agent loop around the tool --------------------------------------------------------
 
+
 class ToolCallingFake(BaseChatModel):
     """A fake chat model for `create_agent`: replies with the given AIMessages in order (the first
     one asks for the tool) and records the messages it was shown on each call."""
@@ -101,8 +129,9 @@ class ToolCallingFake(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> ToolCallingFake:
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self._seen.append(list(messages))
         if len(self._seen) > len(self.replies):
             raise AssertionError(f"the agent called the model {len(self._seen)} times; {len(self.replies)} expected")
@@ -115,11 +144,17 @@ def test_tool_in_a_real_agent_loop(doc, home):
     from longqa.agent_tool import longqa_tool
 
     tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(home))
-    fake = ToolCallingFake(replies=[
-        AIMessage(content="", tool_calls=[{"name": "ask_documents", "args": {"question": OBSERVATORY_Q},
-                                           "id": "call_1", "type": "tool_call"}]),
-        AIMessage(content="Orla Venndt founded it (see the cited passage)."),
-    ])
+    fake = ToolCallingFake(
+        replies=[
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "ask_documents", "args": {"question": OBSERVATORY_Q}, "id": "call_1", "type": "tool_call"}
+                ],
+            ),
+            AIMessage(content="Orla Venndt founded it (see the cited passage)."),
+        ]
+    )
     agent = create_agent(fake, tools=[tool])
     result = agent.invoke({"messages": [HumanMessage(OBSERVATORY_Q)]})
 
@@ -156,14 +191,24 @@ def test_parallel_tool_calls_on_a_fresh_home(doc, tmp_path):
 
     from longqa.agent_tool import longqa_tool
 
-    questions = {"call_a": (OBSERVATORY_Q, "Orla Venndt"), "call_b": (CARTOGRAPHER_Q, "Bastien Okafor"),
-                 "call_c": ("How many passengers does the night ferry Gullwing carry?", "214")}
+    questions = {
+        "call_a": (OBSERVATORY_Q, "Orla Venndt"),
+        "call_b": (CARTOGRAPHER_Q, "Bastien Okafor"),
+        "call_c": ("How many passengers does the night ferry Gullwing carry?", "214"),
+    }
     tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(tmp_path / "fresh-home"))
-    fake = ToolCallingFake(replies=[
-        AIMessage(content="", tool_calls=[{"name": "ask_documents", "args": {"question": q}, "id": call_id,
-                                           "type": "tool_call"} for call_id, (q, _) in questions.items()]),
-        AIMessage(content="done"),
-    ])
+    fake = ToolCallingFake(
+        replies=[
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "ask_documents", "args": {"question": q}, "id": call_id, "type": "tool_call"}
+                    for call_id, (q, _) in questions.items()
+                ],
+            ),
+            AIMessage(content="done"),
+        ]
+    )
     result = create_agent(fake, tools=[tool]).invoke({"messages": [HumanMessage("three questions")]})
     answers = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
     assert answers.keys() == questions.keys()
@@ -215,8 +260,14 @@ def test_tool_documents_argument_overrides_the_default(doc, home, tmp_path):
     other = tmp_path / "other.md"
     other.write_text(document_text([FACTS["cartographer"]], seed=11), "utf-8")
     tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(home))
-    message = tool.invoke({"type": "tool_call", "id": "call_9", "name": "ask_documents",
-                           "args": {"question": CARTOGRAPHER_Q, "documents": [str(other)]}})
+    message = tool.invoke(
+        {
+            "type": "tool_call",
+            "id": "call_9",
+            "name": "ask_documents",
+            "args": {"question": CARTOGRAPHER_Q, "documents": [str(other)]},
+        }
+    )
     assert "Bastien Okafor" in message.content
     assert {c["source"] for c in message.artifact["citations"]} == {str(other)}
 
@@ -225,19 +276,22 @@ def test_tool_reports_input_errors_as_content(home):
     from longqa.agent_tool import longqa_tool
 
     tool = longqa_tool(settings=scripted_settings(home))
-    message = tool.invoke({"type": "tool_call", "id": "call_2", "name": "ask_documents",
-                           "args": {"question": OBSERVATORY_Q}})
+    message = tool.invoke(
+        {"type": "tool_call", "id": "call_2", "name": "ask_documents", "args": {"question": OBSERVATORY_Q}}
+    )
     assert message.content.startswith("longqa error: input: no documents")
     assert message.artifact["status"] == "error"
 
 
 # -- longqa as a subgraph node ---------------------------------------------------------------
 
+
 def test_chat_graph_small_talk_skips_the_documents(doc, home):
     from examples.chat_graph import chat_graph
 
-    result = chat_graph.invoke({"messages": [HumanMessage("hello")], "documents": [str(doc)]},
-                               context=scripted_settings(home).model_dump())
+    result = chat_graph.invoke(
+        {"messages": [HumanMessage("hello")], "documents": [str(doc)]}, context=scripted_settings(home).model_dump()
+    )
     assert [m.type for m in result["messages"]] == ["human", "ai"]
     assert result["messages"][-1].content.startswith("Hello!")
     assert "route" not in result and "status" not in result
@@ -247,8 +301,10 @@ def test_chat_graph_small_talk_skips_the_documents(doc, home):
 def test_chat_graph_documents_path_gets_the_parent_settings(doc, home, strategy, analyzed):
     from examples.chat_graph import chat_graph
 
-    result = chat_graph.invoke({"messages": [HumanMessage(OBSERVATORY_Q)], "documents": [str(doc)]},
-                               context=scripted_settings(home, strategy=strategy).model_dump())
+    result = chat_graph.invoke(
+        {"messages": [HumanMessage(OBSERVATORY_Q)], "documents": [str(doc)]},
+        context=scripted_settings(home, strategy=strategy).model_dump(),
+    )
     assert result["status"] == "answered"
     route = result["route"]
     assert route[0] == "prepare" and route[-1] == "respond"
@@ -277,6 +333,7 @@ def test_chat_graph_second_turn_sees_the_first(doc, home):
 
 
 # -- the CLI's thread (SQLite checkpointer under the home) -----------------------------------
+
 
 def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
     from longqa.ask import run_question, thread_checkpointer
@@ -320,6 +377,7 @@ def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
 
 # -- the examples' entry points --------------------------------------------------------------
 
+
 def test_examples_print_usage_without_arguments(capsys):
     from examples import agent_with_tool, chat_graph
 
@@ -340,11 +398,17 @@ def test_agent_example_needs_a_model(doc, capsys):
 def test_agent_example_builds_an_agent_around_the_tool(doc, home):
     from examples.agent_with_tool import build_agent
 
-    fake = ToolCallingFake(replies=[
-        AIMessage(content="", tool_calls=[{"name": "ask_documents", "args": {"question": CARTOGRAPHER_Q},
-                                           "id": "call_7", "type": "tool_call"}]),
-        AIMessage(content="Bastien Okafor."),
-    ])
+    fake = ToolCallingFake(
+        replies=[
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {"name": "ask_documents", "args": {"question": CARTOGRAPHER_Q}, "id": "call_7", "type": "tool_call"}
+                ],
+            ),
+            AIMessage(content="Bastien Okafor."),
+        ]
+    )
     agent = build_agent(fake, [str(doc)], scripted_settings(home))
     result = agent.invoke({"messages": [{"role": "user", "content": CARTOGRAPHER_Q}]})
     assert fake.seen[0][0].type == "system" and "ask_documents" in fake.seen[0][0].content

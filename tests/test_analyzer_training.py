@@ -23,15 +23,23 @@ from longqa.analyzer.trained import HEADS, TrainedAnalyzer, embedder_fingerprint
 
 # -- labels -------------------------------------------------------------------------------------------
 
+
 def _record(units, found_by_mode: dict[str, list[str]]) -> dict:
-    return {"units": units, "gold_in_doc": True,
-            "retrieval": {mode: {"passages": passages, "hits": []} for mode, passages in found_by_mode.items()}}
+    return {
+        "units": units,
+        "gold_in_doc": True,
+        "retrieval": {mode: {"passages": passages, "hits": []} for mode, passages in found_by_mode.items()},
+    }
 
 
-SENTENCES = [{"kind": "sentence", "text": "Amelie Kortsen keeps the lighthouse of Port Verrin."},
-             {"kind": "sentence", "text": "Kortsen was born in the mountain village of Haldane in 1961."}]
-FIRST, SECOND = "Amelie Kortsen keeps the lighthouse of Port Verrin.", \
-    "Kortsen was born in the mountain village of Haldane in 1961."
+SENTENCES = [
+    {"kind": "sentence", "text": "Amelie Kortsen keeps the lighthouse of Port Verrin."},
+    {"kind": "sentence", "text": "Kortsen was born in the mountain village of Haldane in 1961."},
+]
+FIRST, SECOND = (
+    "Amelie Kortsen keeps the lighthouse of Port Verrin.",
+    "Kortsen was born in the mountain village of Haldane in 1961.",
+)
 
 
 def test_pattern_is_the_retriever_that_finds_more_gold_units_and_evidence_needs_all_of_them():
@@ -78,12 +86,15 @@ def test_papers_rule_labels_only_clear_cases():
 
 
 def test_musique_steps_become_standalone_extractive_questions():
-    raw = {"id": "2hop__1_2", "question_decomposition": [
-        {"question": "Who directed Emergency Wedding?", "answer": "Edward Buzzell"},
-        {"question": "Who is the spouse of #1?", "answer": "Ona Munson"},
-        {"question": "#2 >> place of birth", "answer": "Portland"},
-        {"question": "When was #4 founded?", "answer": "1851"},  # refers to itself, not an earlier step
-    ]}
+    raw = {
+        "id": "2hop__1_2",
+        "question_decomposition": [
+            {"question": "Who directed Emergency Wedding?", "answer": "Edward Buzzell"},
+            {"question": "Who is the spouse of #1?", "answer": "Ona Munson"},
+            {"question": "#2 >> place of birth", "answer": "Portland"},
+            {"question": "When was #4 founded?", "answer": "1851"},  # refers to itself, not an earlier step
+        ],
+    }
     assert musique_steps(raw) == ["Who directed Emergency Wedding?", "Who is the spouse of Edward Buzzell?"]
     records = musique_step_records(raw, "musique-doc:3")
     assert {r["type"] for r in records} == {"extractive"} and {r["group"] for r in records} == {"musique-doc:3"}
@@ -115,11 +126,26 @@ def _records(rng: np.random.Generator) -> list[dict]:
         for i in range(6):
             question = patterns[i % 2].format(["Norvik", "1998", "Halden", "Severn", "Arles", "Tamsin"][i])
             bm25 = float(rng.uniform(2, 12))
-            hits = [{"text": f"{question} The record for {i} is 4,100.", "score": 1.0, "dense_score": 0.6,
-                     "bm25_score": bm25}]
-            out.append({"question": question, "group": f"{qtype}:{i}", "retrieval": {"hybrid": {"hits": hits}},
-                        "labels": {"question_type": qtype, "info_pattern": "exact" if bm25 > 7 else "same",
-                                   "evidence": "yes" if i % 3 else "no"}})
+            hits = [
+                {
+                    "text": f"{question} The record for {i} is 4,100.",
+                    "score": 1.0,
+                    "dense_score": 0.6,
+                    "bm25_score": bm25,
+                }
+            ]
+            out.append(
+                {
+                    "question": question,
+                    "group": f"{qtype}:{i}",
+                    "retrieval": {"hybrid": {"hits": hits}},
+                    "labels": {
+                        "question_type": qtype,
+                        "info_pattern": "exact" if bm25 > 7 else "same",
+                        "evidence": "yes" if i % 3 else "no",
+                    },
+                }
+            )
     return out
 
 
@@ -170,8 +196,10 @@ def test_the_saved_weights_load_and_predict_like_the_trained_model(trained_pair)
 
 def test_the_model_fits_its_training_questions(trained_pair):
     records, emb, model, _, _ = trained_pair
-    predicted = [model.predict(r["question"], r["retrieval"]["hybrid"]["hits"], emb[r["question"]]).question_type
-                 for r in records]
+    predicted = [
+        model.predict(r["question"], r["retrieval"]["hybrid"]["hits"], emb[r["question"]]).question_type
+        for r in records
+    ]
     assert sum(p == r["labels"]["question_type"] for p, r in zip(predicted, records, strict=True)) >= 0.9 * len(records)
 
 

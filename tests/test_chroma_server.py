@@ -87,22 +87,30 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
     with log.open("wb") as log_file:
         proc = subprocess.Popen(
             [str(chroma), "run", "--host", HOST, "--port", str(port), "--path", str(base / "data")],
-            stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=base)
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=base,
+        )
     try:
         deadline = time.monotonic() + STARTUP_DEADLINE_S
         last_error: Exception | None = None
         while True:
             if proc.poll() is not None:
-                pytest.fail(f"chroma server exited with code {proc.returncode} before it was ready; "
-                            f"log:\n{_log_text(log)}")
+                pytest.fail(
+                    f"chroma server exited with code {proc.returncode} before it was ready; log:\n{_log_text(log)}"
+                )
             try:
                 _http_client(HOST, port).heartbeat()
                 break
             except Exception as e:  # noqa: BLE001 - connection refused etc. until it listens
                 last_error = e
             if time.monotonic() > deadline:
-                pytest.fail(f"chroma server on {HOST}:{port} not ready after {STARTUP_DEADLINE_S:.0f} s "
-                            f"(last error: {last_error!r}); log:\n{_log_text(log)}")
+                pytest.fail(
+                    f"chroma server on {HOST}:{port} not ready after {STARTUP_DEADLINE_S:.0f} s "
+                    f"(last error: {last_error!r}); log:\n{_log_text(log)}"
+                )
             time.sleep(0.2)
         yield ChromaServer(HOST, port, proc.pid, log)
     finally:
@@ -111,18 +119,84 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaSe
 
 # -- the document ------------------------------------------------------------------------------
 
-TOWNS = ["Vellmora", "Quillmoor", "Ardenfell", "Brisket Hollow", "Caldrith", "Dunmerrow", "Eskerby",
-         "Farrowgate", "Glimmerholt", "Harrowmere", "Istenvale", "Jorvik Reach", "Kelderwick", "Lunhaven",
-         "Marrowby", "Nettlecombe", "Oakenshaw", "Pellinore", "Ravensmoor", "Saltcombe", "Thistlewick",
-         "Umberlee", "Wyndhollow", "Yarrowfield"]
-GRAINS = ["amaranth", "spelt", "millet", "sorghum", "buckwheat", "einkorn", "teff", "quinoa", "rye",
-          "barley", "emmer", "fonio", "oats", "kamut", "triticale", "wild rice", "freekeh", "durum",
-          "canary seed", "job's tears", "kaniwa", "chia", "farro", "maize"]
-KEEPERS = ["Odile Marchetti", "Bram Okonkwo", "Ines Halvorsen", "Tobiah Crane", "Magda Ferreira",
-           "Leopold Achterberg", "Sunniva Rask", "Ezra Whitlock", "Perpetua Nkemelu", "Caspar Lindqvist",
-           "Rosalind Obi", "Teodor Varga", "Wilhelmina Stroud", "Anselm Kowalczyk", "Delphine Auclair",
-           "Hamish Tennant", "Yusra Haddad", "Ottoline Breck", "Florian Mbeki", "Greta Solberg",
-           "Ignatius Pell", "Margery Quist", "Nikolai Duval", "Philippa Ruane"]
+TOWNS = [
+    "Vellmora",
+    "Quillmoor",
+    "Ardenfell",
+    "Brisket Hollow",
+    "Caldrith",
+    "Dunmerrow",
+    "Eskerby",
+    "Farrowgate",
+    "Glimmerholt",
+    "Harrowmere",
+    "Istenvale",
+    "Jorvik Reach",
+    "Kelderwick",
+    "Lunhaven",
+    "Marrowby",
+    "Nettlecombe",
+    "Oakenshaw",
+    "Pellinore",
+    "Ravensmoor",
+    "Saltcombe",
+    "Thistlewick",
+    "Umberlee",
+    "Wyndhollow",
+    "Yarrowfield",
+]
+GRAINS = [
+    "amaranth",
+    "spelt",
+    "millet",
+    "sorghum",
+    "buckwheat",
+    "einkorn",
+    "teff",
+    "quinoa",
+    "rye",
+    "barley",
+    "emmer",
+    "fonio",
+    "oats",
+    "kamut",
+    "triticale",
+    "wild rice",
+    "freekeh",
+    "durum",
+    "canary seed",
+    "job's tears",
+    "kaniwa",
+    "chia",
+    "farro",
+    "maize",
+]
+KEEPERS = [
+    "Odile Marchetti",
+    "Bram Okonkwo",
+    "Ines Halvorsen",
+    "Tobiah Crane",
+    "Magda Ferreira",
+    "Leopold Achterberg",
+    "Sunniva Rask",
+    "Ezra Whitlock",
+    "Perpetua Nkemelu",
+    "Caspar Lindqvist",
+    "Rosalind Obi",
+    "Teodor Varga",
+    "Wilhelmina Stroud",
+    "Anselm Kowalczyk",
+    "Delphine Auclair",
+    "Hamish Tennant",
+    "Yusra Haddad",
+    "Ottoline Breck",
+    "Florian Mbeki",
+    "Greta Solberg",
+    "Ignatius Pell",
+    "Margery Quist",
+    "Nikolai Duval",
+    "Philippa Ruane",
+]
 FILLER = [
     "The council minutes from that season are otherwise unremarkable and mostly concern road repairs.",
     "Visitors describe the market square as quiet on weekdays and busy on the first Saturday of each month.",
@@ -140,8 +214,10 @@ FILLER = [
 def _section(rng: random.Random, i: int) -> str:
     town, grain, keeper = TOWNS[i], GRAINS[i], KEEPERS[i]
     year, days = 1801 + 7 * i, 11 + 3 * i
-    fact = (f"During the great winter flood of {year}, the water mill at {town} ground only {grain}, "
-            f"and the miller {keeper} kept it turning for {days} days without rest.")
+    fact = (
+        f"During the great winter flood of {year}, the water mill at {town} ground only {grain}, "
+        f"and the miller {keeper} kept it turning for {days} days without rest."
+    )
     filler = rng.sample(FILLER, 8)
     body = " ".join([fact, *filler])
     return f"## {town}\n\n{body}"
@@ -178,8 +254,9 @@ def test_settings_from_env_picks_up_chroma_server(monkeypatch: pytest.MonkeyPatc
     assert Settings(chroma_port=9999).index_settings().chroma_port == 9999
 
 
-def test_store_from_env_talks_to_the_server(chroma_server: ChromaServer, monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+def test_store_from_env_talks_to_the_server(
+    chroma_server: ChromaServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("CHROMA_HOST", chroma_server.host)
     monkeypatch.setenv("CHROMA_PORT", str(chroma_server.port))
     store = IndexStore(Settings(home=tmp_path / "home").index_settings())
@@ -191,8 +268,7 @@ def test_store_from_env_talks_to_the_server(chroma_server: ChromaServer, monkeyp
 
 
 def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path: Path) -> None:
-    settings = IndexSettings(home=tmp_path / "home", chroma_host=chroma_server.host,
-                             chroma_port=chroma_server.port)
+    settings = IndexSettings(home=tmp_path / "home", chroma_host=chroma_server.host, chroma_port=chroma_server.port)
     embedder = get_embedder(batch_size=settings.embed_batch_size)
     counter = wordpiece_counter()
     text = make_document_text()
@@ -205,7 +281,10 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
     before = embedder.calls
     results = Searcher(store, [doc]).search(
         "Which grain did the Quillmoor water mill grind during the winter flood, and who was the miller?",
-        k=5, granularity=GRANULARITY, mode="hybrid")
+        k=5,
+        granularity=GRANULARITY,
+        mode="hybrid",
+    )
     built_calls = embedder.calls - before
     assert built_calls > 1, "the first search should have embedded the document's chunks"
     assert results, "hybrid search returned nothing"
@@ -236,8 +315,9 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
     assert index2.n_units == manifest_units
     assert len(index2.chunks) == len(store.index(doc, GRANULARITY).chunks)
 
-    results2 = Searcher(store2, [doc]).search("What did the mill at Caldrith grind while the river flooded?",
-                                              k=3, granularity=GRANULARITY, mode="hybrid")
+    results2 = Searcher(store2, [doc]).search(
+        "What did the mill at Caldrith grind while the river flooded?", k=3, granularity=GRANULARITY, mode="hybrid"
+    )
     # at most the query itself (search.py caches query vectors process-wide)
     assert embedder.calls - calls <= 1, "searching through the second store re-embedded chunks"
     assert fact("Caldrith") in results2[0].chunk.text, [r.chunk.text[-160:] for r in results2]

@@ -13,7 +13,7 @@ from longqa.retrieval.loaders import document_from_text
 
 from .conftest import harbor_text
 
-SENTENCE_END = ('.', '!', '?', '"', "'", ')', ']')
+SENTENCE_END = (".", "!", "?", '"', "'", ")", "]")
 
 
 def quoted_text() -> str:
@@ -34,8 +34,10 @@ def overlapping_paragraphs(document: Document, chunk: Chunk) -> set[int]:
 
 
 def within_one_atom(document: Document, chunk: Chunk) -> bool:
-    return any(a.start <= chunk.start and chunk.end <= a.end and (a.start, a.end) != (chunk.start, chunk.end)
-               for a in sentence_atoms(document))
+    return any(
+        a.start <= chunk.start and chunk.end <= a.end and (a.start, a.end) != (chunk.start, chunk.end)
+        for a in sentence_atoms(document)
+    )
 
 
 def ends_at_sentence_boundary(text: str, end: int) -> bool:
@@ -79,18 +81,21 @@ def test_chunk_invariants(granularity, wordpiece):
         if within_one_atom(document, a) or within_one_atom(document, b):
             continue
         first_atom_of_b = next(x for x in atoms if x.start == b.start)
-        assert a.n_tokens + wordpiece.count(document.text[first_atom_of_b.start : first_atom_of_b.end]) \
-            > granularity
+        assert a.n_tokens + wordpiece.count(document.text[first_atom_of_b.start : first_atom_of_b.end]) > granularity
 
 
 def test_sentences_keep_closing_quotes_and_brackets(wordpiece):
     document = document_from_text('He said "stop the ships now." The harbor closed (see the notice.) Then rain.')
     assert [document.text[a.start : a.end] for a in sentence_atoms(document)] == [
-        'He said "stop the ships now."', "The harbor closed (see the notice.)", "Then rain.",
+        'He said "stop the ships now."',
+        "The harbor closed (see the notice.)",
+        "Then rain.",
     ]
     chunks = chunk_document(document, 10, wordpiece)
     assert [c.text for c in chunks] == [
-        'He said "stop the ships now."', "The harbor closed (see the notice.)", "Then rain.",
+        'He said "stop the ships now."',
+        "The harbor closed (see the notice.)",
+        "Then rain.",
     ]
 
 
@@ -107,8 +112,9 @@ def test_table_rows_are_never_split(wordpiece):
     tables = [p for p in document.paragraphs if p.is_table]
     assert len(tables) == 1
     table = tables[0]
-    rows = [(m.start() + table.start, m.end() + table.start)
-            for m in re.finditer(r"[^\n]+", document.paragraph_text(table))]
+    rows = [
+        (m.start() + table.start, m.end() + table.start) for m in re.finditer(r"[^\n]+", document.paragraph_text(table))
+    ]
     assert len(rows) == 22
     assert max(wordpiece.count(document.text[s:e]) for s, e in rows) <= 20  # every row fits a chunk
     for granularity in (20, 40, 150):
@@ -118,8 +124,9 @@ def test_table_rows_are_never_split(wordpiece):
             assert len(in_table) > 1, "the table spans several chunks, so cuts fall inside it"
         for s, e in rows:
             for c in chunks:
-                assert c.end <= s or c.start >= e or (c.start <= s and e <= c.end), \
+                assert c.end <= s or c.start >= e or (c.start <= s and e <= c.end), (
                     f"g={granularity}: chunk {c.index} cuts row {document.text[s:e]!r}"
+                )
 
 
 def test_over_long_sentence_is_split_at_token_boundaries(wordpiece):

@@ -11,13 +11,17 @@ from longqa.retrieval.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text
 
-INDEX_LINE = re.compile(r"^(?P<path>.+): (?P<state>built|embedded|cached) g=(?P<g>\d+): (?P<chunks>\d+) chunks, "
-                        r"(?P<tokens>[\d,]+) tokens, (?P<words>[\d,]+) words, (?P<vectors>[\d,]+) vectors embedded, "
-                        r"(?P<seconds>[\d.]+) s "
-                        r"\(doc (?P<doc>[0-9a-f]{12})\)$")
-RESULT_LINE = re.compile(r"^#(?P<rank>\d+) score=(?P<score>[\d.]+) dense=(?P<dense>-|-?[\d.]+) "
-                         r"bm25=(?P<bm25>-|[\d.]+) (?P<source>.+) chunk (?P<chunk>\d+) "
-                         r"chars (?P<start>\d+)-(?P<end>\d+) \((?P<tokens>\d+) tok\)$")
+INDEX_LINE = re.compile(
+    r"^(?P<path>.+): (?P<state>built|embedded|cached) g=(?P<g>\d+): (?P<chunks>\d+) chunks, "
+    r"(?P<tokens>[\d,]+) tokens, (?P<words>[\d,]+) words, (?P<vectors>[\d,]+) vectors embedded, "
+    r"(?P<seconds>[\d.]+) s "
+    r"\(doc (?P<doc>[0-9a-f]{12})\)$"
+)
+RESULT_LINE = re.compile(
+    r"^#(?P<rank>\d+) score=(?P<score>[\d.]+) dense=(?P<dense>-|-?[\d.]+) "
+    r"bm25=(?P<bm25>-|[\d.]+) (?P<source>.+) chunk (?P<chunk>\d+) "
+    r"chars (?P<start>\d+)-(?P<end>\d+) \((?P<tokens>\d+) tok\)$"
+)
 
 
 @pytest.fixture
@@ -68,8 +72,7 @@ def test_home_option_overrides_the_environment(report, capsys, tmp_path, isolate
 
 
 def test_search_prints_ranked_chunks_with_scores_and_offsets(report, capsys):
-    argv = ["search", str(report), f"{RARE_CODE} harbor", "--k", "2", "--mode", "bm25", "--weights", "3:2",
-            "-g", "40"]
+    argv = ["search", str(report), f"{RARE_CODE} harbor", "--k", "2", "--mode", "bm25", "--weights", "3:2", "-g", "40"]
     assert main(argv) == 0
     out = capsys.readouterr().out
     header = out.splitlines()[0]
@@ -106,12 +109,15 @@ def test_bad_weights_are_a_usage_error(report, capsys, weights):
     assert "--weights" in err and "weights must" in err
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--k", "0"], "must be at least 1"),
-    (["--depth", "-2"], "must be at least 1"),
-    (["--k", "two"], "expected a whole number"),
-    (["-g", "4"], "granularity must be at least 8"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--k", "0"], "must be at least 1"),
+        (["--depth", "-2"], "must be at least 1"),
+        (["--k", "two"], "expected a whole number"),
+        (["-g", "4"], "granularity must be at least 8"),
+    ],
+)
 def test_bad_numbers_are_a_usage_error(report, capsys, args, message):
     with pytest.raises(SystemExit) as e:
         main(["search", str(report), "storm", *args])
@@ -157,10 +163,13 @@ def test_interrupted_index_exits_130_and_rebuilds_next_time(report, capsys, embe
     assert line["state"] == "embedded" and int(line["vectors"]) >= int(line["chunks"]) > 0
 
 
-@pytest.mark.parametrize("command, options", [
-    ("index", ["--granularity"]),
-    ("search", ["--k", "--mode", "--weights", "--depth", "--granularity"]),
-])
+@pytest.mark.parametrize(
+    "command, options",
+    [
+        ("index", ["--granularity"]),
+        ("search", ["--k", "--mode", "--weights", "--depth", "--granularity"]),
+    ],
+)
 def test_help(capsys, command, options):
     with pytest.raises(SystemExit) as e:
         main([command, "--help"])

@@ -11,8 +11,10 @@ from longqa.retrieval.documents import Chunk, Document, ScoredChunk
 from longqa.retrieval.loaders import document_from_text
 
 # every word is a single word piece, so token counts are word counts
-WORDS = ("ship port dock crane cargo tide quay pier mast deck hull sail anchor rope boat wave storm coast "
-         "bay harbor river sea wind rain fog light bell flag net fish").split()
+WORDS = (
+    "ship port dock crane cargo tide quay pier mast deck hull sail anchor rope boat wave storm coast "
+    "bay harbor river sea wind rain fog light bell flag net fish"
+).split()
 
 
 def sentence(i: int, n: int = 9) -> str:
@@ -23,8 +25,11 @@ def prose(first: int, sentences: int = 3) -> str:
     return " ".join(sentence(first + i) for i in range(sentences))
 
 
-TABLE = "| Berth | Tons | Cranes |\n|---|---|---|\n" + "\n".join(
-    f"| {WORDS[i]} | {100 + i} | {i % 3} |" for i in range(8)) + "\n| total | 828 | 7 |"
+TABLE = (
+    "| Berth | Tons | Cranes |\n|---|---|---|\n"
+    + "\n".join(f"| {WORDS[i]} | {100 + i} | {i % 3} |" for i in range(8))
+    + "\n| total | 828 | 7 |"
+)
 
 
 @pytest.fixture
@@ -43,6 +48,7 @@ def check_passage(p: Passage, document: Document) -> None:
 
 
 # -- merge_chunks -------------------------------------------------------------------------------------
+
 
 def test_adjacent_chunks_merge_and_others_stay_apart(report, wordpiece):
     chunks = chunk_document(report, 20, wordpiece)
@@ -82,6 +88,7 @@ def test_merge_keeps_the_order_of_documents_given(report, wordpiece):
 
 # -- extend -------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def words_document() -> Document:
     return document_from_text(" ".join(WORDS[i % len(WORDS)] for i in range(300)))
@@ -94,8 +101,14 @@ def word_span(document: Document, first: int, last: int) -> Passage:
         offsets.append((pos, pos + len(word)))
         pos += len(word) + 1
     start, end = offsets[first][0], offsets[last][1]
-    return Passage(doc_id=document.doc_id, source=document.source, start=start, end=end,
-                   text=document.text[start:end], chunk_indexes=[0])
+    return Passage(
+        doc_id=document.doc_id,
+        source=document.source,
+        start=start,
+        end=end,
+        text=document.text[start:end],
+        chunk_indexes=[0],
+    )
 
 
 def test_extend_grows_by_n_tokens_each_side(words_document, wordpiece):
@@ -124,13 +137,20 @@ def test_extend_snaps_to_whole_words(wordpiece):
     document = document_from_text(f"{long_words} middle part here {long_words}")
     start = document.text.index("middle")
     end = start + len("middle part here")
-    passage = Passage(doc_id=document.doc_id, source=document.source, start=start, end=end,
-                      text=document.text[start:end], chunk_indexes=[0])
+    passage = Passage(
+        doc_id=document.doc_id,
+        source=document.source,
+        start=start,
+        end=end,
+        text=document.text[start:end],
+        chunk_indexes=[0],
+    )
     grown = extend(passage, document, 1, 1, wordpiece)  # one word piece lands inside a long word
     assert grown.text == "ventriloquism middle part here antidisestablishmentarianism"
 
 
 # -- recover_tables -----------------------------------------------------------------------------------
+
 
 def test_a_cut_table_is_recovered_whole(report, wordpiece):
     table = next(p for p in report.paragraphs if p.is_table)
@@ -149,8 +169,14 @@ def test_recover_extends_only_the_cut_side(report):
     table = next(p for p in report.paragraphs if p.is_table)
     start = report.paragraphs[table.id - 1].start
     end = table.start + 30  # prose, then the table's first rows
-    passage = Passage(doc_id=report.doc_id, source=report.source, start=start, end=end,
-                      text=report.text[start:end], chunk_indexes=[1, 2])
+    passage = Passage(
+        doc_id=report.doc_id,
+        source=report.source,
+        start=start,
+        end=end,
+        text=report.text[start:end],
+        chunk_indexes=[1, 2],
+    )
     recovered = recover_tables(passage, report)
     assert (recovered.start, recovered.end, recovered.tables_recovered) == (start, table.end, 1)
     assert recovered.chunk_indexes == [1, 2]
@@ -159,24 +185,38 @@ def test_recover_extends_only_the_cut_side(report):
 def test_two_cut_tables_are_counted(report):
     first, second = [p for p in report.paragraphs if p.is_table]
     start, end = first.end - 10, second.start + 10
-    passage = Passage(doc_id=report.doc_id, source=report.source, start=start, end=end,
-                      text=report.text[start:end], chunk_indexes=[0])
+    passage = Passage(
+        doc_id=report.doc_id, source=report.source, start=start, end=end, text=report.text[start:end], chunk_indexes=[0]
+    )
     recovered = recover_tables(passage, report)
     assert (recovered.start, recovered.end, recovered.tables_recovered) == (first.start, second.end, 2)
 
 
 def test_passages_that_do_not_cut_a_table_are_unchanged(report):
     table = next(p for p in report.paragraphs if p.is_table)
-    prose_only = Passage(doc_id=report.doc_id, source=report.source, start=0, end=report.paragraphs[0].end,
-                         text=report.text[: report.paragraphs[0].end], chunk_indexes=[0])
-    whole = Passage(doc_id=report.doc_id, source=report.source, start=table.start - 5, end=table.end,
-                    text=report.text[table.start - 5 : table.end], chunk_indexes=[0])
+    prose_only = Passage(
+        doc_id=report.doc_id,
+        source=report.source,
+        start=0,
+        end=report.paragraphs[0].end,
+        text=report.text[: report.paragraphs[0].end],
+        chunk_indexes=[0],
+    )
+    whole = Passage(
+        doc_id=report.doc_id,
+        source=report.source,
+        start=table.start - 5,
+        end=table.end,
+        text=report.text[table.start - 5 : table.end],
+        chunk_indexes=[0],
+    )
     assert recover_tables(prose_only, report) == prose_only
     assert recover_tables(whole, report) == whole
     assert recover_tables(whole, report).tables_recovered == 0
 
 
 # -- source_paragraphs ---------------------------------------------------------------------------------
+
 
 def paragraph_of(document: Document, chunk: Chunk):
     [pid] = chunk.paragraph_ids
@@ -191,7 +231,9 @@ def test_chunks_map_to_whole_paragraphs_in_document_order(report, wordpiece):
     results = [scored(late, 0.9), scored(early, 0.8), scored(same_paragraph, 0.7)]
     passages = source_paragraphs(results, {report.doc_id: report}, 1000, wordpiece)
     assert [(p.start, p.end) for p in passages] == [
-        (report.paragraphs[1].start, report.paragraphs[1].end), (report.paragraphs[6].start, report.paragraphs[6].end)]
+        (report.paragraphs[1].start, report.paragraphs[1].end),
+        (report.paragraphs[6].start, report.paragraphs[6].end),
+    ]
     assert [p.chunk_indexes for p in passages] == [[early.index], [late.index]]
     for p in passages:
         check_passage(p, report)
@@ -234,8 +276,7 @@ def test_a_chunk_taken_for_its_paragraphs_is_not_repeated_by_a_later_paragraph(w
     across = next(c for c in chunks if c.paragraph_ids == [0, 1])
     in_p = next(c for c in chunks if c.paragraph_ids == [0])
     assert wordpiece.count(p) + wordpiece.count(q) > 55 >= across.n_tokens + wordpiece.count(p)
-    passages = source_paragraphs([scored(across, 0.9), scored(in_p, 0.5)], {document.doc_id: document}, 55,
-                                 wordpiece)
+    passages = source_paragraphs([scored(across, 0.9), scored(in_p, 0.5)], {document.doc_id: document}, 55, wordpiece)
     texts = " ".join(x.text for x in passages)
     assert texts.count(sentence(2)) == 1, "the last sentence of the first paragraph appears once"
     assert [(x.start, x.end) for x in passages] == [(0, across.end)]
@@ -246,6 +287,5 @@ def test_source_paragraphs_order_across_documents(report, wordpiece):
     other = document_from_text(prose(20), source="other.md")
     r_other = scored(chunk_document(other, 20, wordpiece)[0], 0.9, "other.md")
     r_report = scored(chunk_document(report, 20, wordpiece)[0], 0.5)
-    passages = source_paragraphs([r_other, r_report], {report.doc_id: report, other.doc_id: other}, 1000,
-                                 wordpiece)
+    passages = source_paragraphs([r_other, r_report], {report.doc_id: report, other.doc_id: other}, 1000, wordpiece)
     assert [p.source for p in passages] == ["report.md", "other.md"]

@@ -17,25 +17,41 @@ from longqa.evals.metrics import normalize_answer
 
 def _hotpot_item(i: int) -> dict:
     titles = [f"Town {i}", f"River {i}", f"Mountain {i}"]
-    sentences = [[f"Town {i} lies on River {i}.", f" It has {100 + i} inhabitants."],
-                 [f"River {i} rises on Mountain {i}.", f"It is {10 + i} km long."],
-                 [f"Mountain {i} is {1000 + i} m high.", "Snow covers it in winter."]]
-    return {"id": f"h{i}", "question": f"How long is the river of Town {i}?", "answer": f"{10 + i} km",
-            "type": "bridge" if i % 2 else "comparison", "level": "hard",
-            "supporting_facts": {"title": [f"Town {i}", f"River {i}", f"River {i}"], "sent_id": [0, 1, 7]},
-            "context": {"title": titles, "sentences": sentences}}
+    sentences = [
+        [f"Town {i} lies on River {i}.", f" It has {100 + i} inhabitants."],
+        [f"River {i} rises on Mountain {i}.", f"It is {10 + i} km long."],
+        [f"Mountain {i} is {1000 + i} m high.", "Snow covers it in winter."],
+    ]
+    return {
+        "id": f"h{i}",
+        "question": f"How long is the river of Town {i}?",
+        "answer": f"{10 + i} km",
+        "type": "bridge" if i % 2 else "comparison",
+        "level": "hard",
+        "supporting_facts": {"title": [f"Town {i}", f"River {i}", f"River {i}"], "sent_id": [0, 1, 7]},
+        "context": {"title": titles, "sentences": sentences},
+    }
 
 
 def _musique_item(i: int) -> dict:
-    return {"id": f"2hop__{i}_{i + 1}", "question": f"Where was the founder of Firm {i} born?",
-            "answer": f"City {i}", "answer_aliases": [f"City {i}", f"Town of City {i}"], "answerable": True,
-            "paragraphs": [{"idx": 0, "title": f"Firm {i}", "paragraph_text": f"Firm {i} was founded by Ann {i}.",
-                            "is_supporting": True},
-                           {"idx": 1, "title": f"Ann {i}", "paragraph_text": f"Ann {i} was born in City {i}.",
-                            "is_supporting": True},
-                           {"idx": 2, "title": f"Other {i}", "paragraph_text": f"Other {i} sells  bread.",
-                            "is_supporting": False}],
-            "question_decomposition": []}
+    return {
+        "id": f"2hop__{i}_{i + 1}",
+        "question": f"Where was the founder of Firm {i} born?",
+        "answer": f"City {i}",
+        "answer_aliases": [f"City {i}", f"Town of City {i}"],
+        "answerable": True,
+        "paragraphs": [
+            {
+                "idx": 0,
+                "title": f"Firm {i}",
+                "paragraph_text": f"Firm {i} was founded by Ann {i}.",
+                "is_supporting": True,
+            },
+            {"idx": 1, "title": f"Ann {i}", "paragraph_text": f"Ann {i} was born in City {i}.", "is_supporting": True},
+            {"idx": 2, "title": f"Other {i}", "paragraph_text": f"Other {i} sells  bread.", "is_supporting": False},
+        ],
+        "question_decomposition": [],
+    }
 
 
 @pytest.fixture
@@ -45,30 +61,77 @@ def shared(tmp_path) -> Path:
     d.mkdir()
     (d / "hotpotqa_a.jsonl").write_text("".join(json.dumps(_hotpot_item(i)) + "\n" for i in range(6)), "utf-8")
     (d / "musique_a.json").write_text(json.dumps([_musique_item(i) for i in range(4)]), "utf-8")
-    tatqa = [{"table": {"uid": "t1", "table": [["", "2019", "2018"], ["Revenue", "$ 1,200.5", "900"],
-                                               ["Cost | net", "300", "250"]]},
-              "paragraphs": [{"uid": "p2", "order": 2, "text": "Revenue grew on  strong demand."},
-                             {"uid": "p1", "order": 1, "text": "The table shows results in millions."}],
-              "questions": [
-                  {"uid": "q-span", "question": "What was revenue in 2019?", "answer": ["$ 1,200.5"],
-                   "answer_type": "span", "answer_from": "table-text", "derivation": "", "scale": "million",
-                   "rel_paragraphs": ["1"]},
-                  {"uid": "q-multi", "question": "What grew and why?", "answer": ["Revenue", "strong demand"],
-                   "answer_type": "multi-span", "answer_from": "text", "derivation": "", "scale": "",
-                   "rel_paragraphs": ["2"]},
-                  {"uid": "q-arith", "question": "What was the change in revenue?", "answer": 300.5,
-                   "answer_type": "arithmetic", "answer_from": "table", "derivation": "1,200.5-900",
-                   "scale": "million", "rel_paragraphs": []},
-                  {"uid": "q-int", "question": "How many years are shown?", "answer": 2.0,
-                   "answer_type": "count", "answer_from": "table", "derivation": "2019##2018", "scale": "",
-                   "rel_paragraphs": []}]}]
+    tatqa = [
+        {
+            "table": {
+                "uid": "t1",
+                "table": [["", "2019", "2018"], ["Revenue", "$ 1,200.5", "900"], ["Cost | net", "300", "250"]],
+            },
+            "paragraphs": [
+                {"uid": "p2", "order": 2, "text": "Revenue grew on  strong demand."},
+                {"uid": "p1", "order": 1, "text": "The table shows results in millions."},
+            ],
+            "questions": [
+                {
+                    "uid": "q-span",
+                    "question": "What was revenue in 2019?",
+                    "answer": ["$ 1,200.5"],
+                    "answer_type": "span",
+                    "answer_from": "table-text",
+                    "derivation": "",
+                    "scale": "million",
+                    "rel_paragraphs": ["1"],
+                },
+                {
+                    "uid": "q-multi",
+                    "question": "What grew and why?",
+                    "answer": ["Revenue", "strong demand"],
+                    "answer_type": "multi-span",
+                    "answer_from": "text",
+                    "derivation": "",
+                    "scale": "",
+                    "rel_paragraphs": ["2"],
+                },
+                {
+                    "uid": "q-arith",
+                    "question": "What was the change in revenue?",
+                    "answer": 300.5,
+                    "answer_type": "arithmetic",
+                    "answer_from": "table",
+                    "derivation": "1,200.5-900",
+                    "scale": "million",
+                    "rel_paragraphs": [],
+                },
+                {
+                    "uid": "q-int",
+                    "question": "How many years are shown?",
+                    "answer": 2.0,
+                    "answer_type": "count",
+                    "answer_from": "table",
+                    "derivation": "2019##2018",
+                    "scale": "",
+                    "rel_paragraphs": [],
+                },
+            ],
+        }
+    ]
     (d / "tatqa_dev.json").write_text(json.dumps(tatqa), "utf-8")
-    papers = [{"instructions": ["What data?", "What model?", "What data?"],
-               "outputs": ["A corpus of tweets", "BiLSTM", "Tweets from 2019"],
-               "input": "Title: Paper one\n\nWe study tweets with a BiLSTM.", "source": "scientific_qa",
-               "evaluation": "f1"},
-              {"instructions": ["Is it supervised?"], "outputs": ["Yes"], "input": "Paper two. Supervised learning.",
-               "source": "scientific_qa", "evaluation": "f1"}]
+    papers = [
+        {
+            "instructions": ["What data?", "What model?", "What data?"],
+            "outputs": ["A corpus of tweets", "BiLSTM", "Tweets from 2019"],
+            "input": "Title: Paper one\n\nWe study tweets with a BiLSTM.",
+            "source": "scientific_qa",
+            "evaluation": "f1",
+        },
+        {
+            "instructions": ["Is it supervised?"],
+            "outputs": ["Yes"],
+            "input": "Paper two. Supervised learning.",
+            "source": "scientific_qa",
+            "evaluation": "f1",
+        },
+    ]
     (d / "papers_qa.jsonl").write_text("".join(json.dumps(p) + "\n" for p in papers), "utf-8")
     return d
 
@@ -83,8 +146,9 @@ def _roundtrip(records: list[dict], tmp_path: Path, name: str):
 
 def test_hotpotqa_long_contexts(shared, tmp_path):
     records = convert("hotpotqa", n=3, seed=1, data_dir=shared, target_words=60)
-    assert [r["_id"] for r in records] == [r["_id"] for r in convert("hotpotqa", n=3, seed=1, data_dir=shared,
-                                                                       target_words=60)]  # seeded
+    assert [r["_id"] for r in records] == [
+        r["_id"] for r in convert("hotpotqa", n=3, seed=1, data_dir=shared, target_words=60)
+    ]  # seeded
     items = _roundtrip(records, tmp_path, "hotpot")
     for record, item in zip(records, items, strict=True):
         raw = _hotpot_item(int(record["_id"][1:]))
@@ -96,8 +160,10 @@ def test_hotpotqa_long_contexts(shared, tmp_path):
         for title in raw["context"]["title"]:
             assert f"\n{title}\n" in record["context"]
         # supporting sentences (the out-of-range sent_id 7 skipped), all inside the context
-        assert item.supporting == [f"Town {record['_id'][1:]} lies on River {record['_id'][1:]}.",
-                                   f"It is {10 + int(record['_id'][1:])} km long."]
+        assert item.supporting == [
+            f"Town {record['_id'][1:]} lies on River {record['_id'][1:]}.",
+            f"It is {10 + int(record['_id'][1:])} km long.",
+        ]
         assert all(s in record["context"] for s in item.supporting)
         assert record["label"] == {"bridge": "multi-bridge", "comparison": "multi-source"}[record["type"]]
         assert item.dataset == "hotpotqa"
@@ -123,8 +189,10 @@ def test_tatqa_one_record_per_question(shared, tmp_path):
     records = {r["_id"]: r for r in convert_tatqa(data_dir=shared)}
     assert set(records) == {"q-span", "q-multi", "q-arith", "q-int"}
     context = records["q-span"]["context"]
-    assert context == ("|  | 2019 | 2018 |\n|---|---|---|\n| Revenue | $ 1,200.5 | 900 |\n| Cost \\| net | 300 | 250 |"
-                       "\n\nThe table shows results in millions.\n\nRevenue grew on strong demand.\n")
+    assert context == (
+        "|  | 2019 | 2018 |\n|---|---|---|\n| Revenue | $ 1,200.5 | 900 |\n| Cost \\| net | 300 | 250 |"
+        "\n\nThe table shows results in millions.\n\nRevenue grew on strong demand.\n"
+    )
     assert all(r["context"] == context for r in records.values())
     assert records["q-span"]["answers"] == ["$ 1,200.5", "$ 1,200.5 million"]
     assert records["q-multi"]["answers"] == ["Revenue, strong demand"]

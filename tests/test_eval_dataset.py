@@ -19,16 +19,16 @@ def eval_home(tmp_path_factory):
 def _bad_file(path):
     good = tiny_record(0)
     lines = [
-        json.dumps(good),                                              # 1 ok
-        '{"_id": "x", "input": "q?", ',                                # 2 invalid JSON
+        json.dumps(good),  # 1 ok
+        '{"_id": "x", "input": "q?", ',  # 2 invalid JSON
         json.dumps({k: v for k, v in tiny_record(1).items() if k != "answers"}),  # 3 missing answers
-        json.dumps({**tiny_record(2), "context": "   \n "}),           # 4 empty context
-        "",                                                            # 5 empty line
-        json.dumps({**tiny_record(3), "answers": "1987"}),             # 6 answers not a list
-        json.dumps({**tiny_record(1), "_id": "q0"}),                   # 7 duplicate _id
-        json.dumps([1, 2]),                                            # 8 not an object
-        json.dumps({**tiny_record(2), "supporting": "one string"}),    # 9 supporting not a list
-        json.dumps(tiny_record(3, extra_field=7)),                     # 10 ok, extra field kept
+        json.dumps({**tiny_record(2), "context": "   \n "}),  # 4 empty context
+        "",  # 5 empty line
+        json.dumps({**tiny_record(3), "answers": "1987"}),  # 6 answers not a list
+        json.dumps({**tiny_record(1), "_id": "q0"}),  # 7 duplicate _id
+        json.dumps([1, 2]),  # 8 not an object
+        json.dumps({**tiny_record(2), "supporting": "one string"}),  # 9 supporting not a list
+        json.dumps(tiny_record(3, extra_field=7)),  # 10 ok, extra field kept
     ]
     path.write_text("\n".join(lines) + "\n", "utf-8")
     return path
@@ -62,8 +62,22 @@ def test_eval_command_reports_bad_lines(tmp_path, eval_home, capsys):
     """Retrieval-only `lc` (no LLM, no graph run): the bad lines are on stderr and in report.md."""
     data = _bad_file(tmp_path / "data.jsonl")
     out = tmp_path / "out"
-    rc = main(["eval", str(data), "--model", "none", "--strategies", "lc", "--home", str(eval_home), "--out", str(out),
-               "--no-progress", "--no-plot"])
+    rc = main(
+        [
+            "eval",
+            str(data),
+            "--model",
+            "none",
+            "--strategies",
+            "lc",
+            "--home",
+            str(eval_home),
+            "--out",
+            str(out),
+            "--no-progress",
+            "--no-plot",
+        ]
+    )
     assert rc == 0
     err = capsys.readouterr().err
     for line in (2, 3, 4, 5, 6, 7, 8, 9):

@@ -15,17 +15,20 @@ from longqa.evals.metrics import (
 )
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("The Eiffel Tower", "eiffel tower"),                 # case + leading article
-    ("a cat, an owl and the dog.", "cat owl and dog"),    # every article, punctuation
-    ("Theatre and Anatomy", "theatre and anatomy"),       # articles only as whole words
-    ("  New\tYork\n City  ", "new york city"),            # any whitespace collapses
-    ("U.S.A.", "usa"),                                    # punctuation inside a word is removed, not spaced
-    ("rock-and-roll", "rockandroll"),
-    ("$1,496.5", "14965"),
-    ("THE", ""),                                          # nothing left
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The Eiffel Tower", "eiffel tower"),  # case + leading article
+        ("a cat, an owl and the dog.", "cat owl and dog"),  # every article, punctuation
+        ("Theatre and Anatomy", "theatre and anatomy"),  # articles only as whole words
+        ("  New\tYork\n City  ", "new york city"),  # any whitespace collapses
+        ("U.S.A.", "usa"),  # punctuation inside a word is removed, not spaced
+        ("rock-and-roll", "rockandroll"),
+        ("$1,496.5", "14965"),
+        ("THE", ""),  # nothing left
+        ("", ""),
+    ],
+)
 def test_normalisation(text, expected):
     assert normalize_answer(text) == expected
 
@@ -77,8 +80,11 @@ def test_yes_no_answers():
 
 def test_units_found_per_passage():
     passages = ["The keeper is Amelie Kortsen. She was born in Haldane.", "The bridge spans 615 metres."]
-    assert units_found(passages, ["the keeper is Amelie Kortsen", "Bridge spans 615 metres.", "born in Brennvik"]) \
-        == [True, True, False]
+    assert units_found(passages, ["the keeper is Amelie Kortsen", "Bridge spans 615 metres.", "born in Brennvik"]) == [
+        True,
+        True,
+        False,
+    ]
     # a unit cut across two passages is not found
     assert units_found(["She was born", "in Haldane."], ["She was born in Haldane."]) == [False]
     assert units_found(passages, []) == []

@@ -26,6 +26,7 @@ from tests.eval_helpers import shared_eval_home, write_tiny
 def eval_home(tmp_path_factory):
     return shared_eval_home(tmp_path_factory)
 
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -83,10 +84,27 @@ def test_without_matplotlib_the_plot_is_skipped_with_a_message(tmp_path, monkeyp
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    report = {"title": "t", "scripted": True, "retrieval_only": False, "rows": [], "run": {
-        "planned": 0, "cached": 0, "ran": 0, "failures": [], "index_seconds": 0, "wall_seconds": 0, "concurrency": 1},
-        "machine": {"cpus": 1, "platform": "p", "python": "3"}, "date": "d", "model": "scripted",
-        "strategies": [], "datasets": {}, "bad_lines": []}
+    report = {
+        "title": "t",
+        "scripted": True,
+        "retrieval_only": False,
+        "rows": [],
+        "run": {
+            "planned": 0,
+            "cached": 0,
+            "ran": 0,
+            "failures": [],
+            "index_seconds": 0,
+            "wall_seconds": 0,
+            "concurrency": 1,
+        },
+        "machine": {"cpus": 1, "platform": "p", "python": "3"},
+        "date": "d",
+        "model": "scripted",
+        "strategies": [],
+        "datasets": {},
+        "bad_lines": [],
+    }
     assert "matplotlib is not installed" in plot(report, tmp_path / "p.png")
     paths = write_report(report, tmp_path)
     assert "plot" not in paths and not (tmp_path / "p.png").exists()
@@ -102,17 +120,27 @@ def test_pareto_front():
 
 
 def _rows(points: dict[str, tuple[float, float]]) -> list[dict]:
-    return [{"dataset": "d", "n": 3, "strategy": s, "evidence_tokens": x, "answer_in_evidence_pct": y}
-            for s, (x, y) in points.items()]
+    return [
+        {"dataset": "d", "n": 3, "strategy": s, "evidence_tokens": x, "answer_in_evidence_pct": y}
+        for s, (x, y) in points.items()
+    ]
 
 
-@pytest.mark.parametrize("points", [
-    # five strategies at nearly the same place: the old labels overprinted each other here
-    {"rag": (1500, 90.0), "self-route": (1502, 90.0), "longrag": (1498, 89.5), "adaptive": (1501, 90.2),
-     "adaptive-precise": (1501, 90.2)},
-    # one non-dominated point: no frontier line, and the legend does not name one
-    {"rag": (100, 90.0), "lc": (5000, 80.0), "adaptive": (400, 70.0)},
-])
+@pytest.mark.parametrize(
+    "points",
+    [
+        # five strategies at nearly the same place: the old labels overprinted each other here
+        {
+            "rag": (1500, 90.0),
+            "self-route": (1502, 90.0),
+            "longrag": (1498, 89.5),
+            "adaptive": (1501, 90.2),
+            "adaptive-precise": (1501, 90.2),
+        },
+        # one non-dominated point: no frontier line, and the legend does not name one
+        {"rag": (100, 90.0), "lc": (5000, 80.0), "adaptive": (400, 70.0)},
+    ],
+)
 def test_plot_names_every_strategy_once_and_only_what_it_draws(points):
     import matplotlib
 
@@ -129,9 +157,9 @@ def test_plot_names_every_strategy_once_and_only_what_it_draws(points):
     assert names[: len(points)] == expected
     lines = [line for line in ax.get_lines() if line.get_label() == "Pareto frontier"]
     if len(front) > 1:
-        assert names[len(points):] == ["Pareto frontier"] and len(lines[0].get_xdata()) == len(front)
+        assert names[len(points) :] == ["Pareto frontier"] and len(lines[0].get_xdata()) == len(front)
     else:
-        assert names[len(points):] == [] and not lines
+        assert names[len(points) :] == [] and not lines
     plt.close(fig)
 
 
@@ -142,18 +170,40 @@ def test_percentile_is_linear():
 
 
 def _score(id, strategy, tokens, long_context=False, status="answered", qtype=None, label=None):
-    return {"id": id, "dataset": "d", "strategy": strategy, "status": status, "f1": 0.5, "em": 0.0,
-            "answer_in_evidence": True, "all_supporting": None, "support_recall": None, "evidence_tokens": tokens,
-            "evidence_words": tokens, "calls": 1, "input_tokens": tokens, "output_tokens": 0, "cost": tokens,
-            "estimated_usage": False, "seconds": 1.0, "long_context": long_context, "workflow": "direct",
-            "question_type": qtype, "label": label}
+    return {
+        "id": id,
+        "dataset": "d",
+        "strategy": strategy,
+        "status": status,
+        "f1": 0.5,
+        "em": 0.0,
+        "answer_in_evidence": True,
+        "all_supporting": None,
+        "support_recall": None,
+        "evidence_tokens": tokens,
+        "evidence_words": tokens,
+        "calls": 1,
+        "input_tokens": tokens,
+        "output_tokens": 0,
+        "cost": tokens,
+        "estimated_usage": False,
+        "seconds": 1.0,
+        "long_context": long_context,
+        "workflow": "direct",
+        "question_type": qtype,
+        "label": label,
+    }
 
 
 def test_route_stats_and_tokens_relative_to_lc():
-    scores = [_score("a", "lc", 1000, long_context=True), _score("b", "lc", 3000, long_context=True),
-              _score("a", "self-route", 200), _score("b", "self-route", 3200, long_context=True),
-              _score("a", "adaptive", 100, qtype="multi-bridge", label="multi-bridge"),
-              _score("b", "adaptive", 100, qtype="extractive", label="multi-bridge", status="error")]
+    scores = [
+        _score("a", "lc", 1000, long_context=True),
+        _score("b", "lc", 3000, long_context=True),
+        _score("a", "self-route", 200),
+        _score("b", "self-route", 3200, long_context=True),
+        _score("a", "adaptive", 100, qtype="multi-bridge", label="multi-bridge"),
+        _score("b", "adaptive", 100, qtype="extractive", label="multi-bridge", status="error"),
+    ]
     rows = {r["strategy"]: r for r in summarize(scores, ["lc", "self-route", "adaptive"])}
     assert rows["self-route"]["tokens_pct_of_lc"] == pytest.approx(100 * 3400 / 4000)
     assert rows["self-route"]["answered_from_retrieval_pct"] == 50.0

@@ -23,8 +23,17 @@ def _items(n: int) -> list[EvalItem]:
     items = []
     for i in range(n):
         r = tiny_record(i)
-        items.append(EvalItem(id=r["_id"], question=r["input"], context=r["context"], answers=r["answers"],
-                              dataset=r["dataset"], length=r["length"], extra={"supporting": r["supporting"]}))
+        items.append(
+            EvalItem(
+                id=r["_id"],
+                question=r["input"],
+                context=r["context"],
+                answers=r["answers"],
+                dataset=r["dataset"],
+                length=r["length"],
+                extra={"supporting": r["supporting"]},
+            )
+        )
     return items
 
 
@@ -78,8 +87,16 @@ def fake_runs(monkeypatch):
 
     def fake_run_one(item, strategy, settings):
         calls.append((item.id, strategy))
-        return {"id": item.id, "dataset": item.dataset, "strategy": strategy, "status": "answered",
-                "answer": item.answers[0], "passages": [], "seconds": 0.01, "totals": {}}
+        return {
+            "id": item.id,
+            "dataset": item.dataset,
+            "strategy": strategy,
+            "status": "answered",
+            "answer": item.answers[0],
+            "passages": [],
+            "seconds": 0.01,
+            "totals": {},
+        }
 
     monkeypatch.setattr(runner, "run_one", fake_run_one)
     monkeypatch.setattr(runner, "warm", lambda item, strategies, settings: 0.0)
@@ -99,8 +116,14 @@ def test_a_changed_setting_invalidates_the_cache(tmp_path, fake_runs):
     assert run(base) == 4
     assert run(base) == 0
     assert run(base.model_copy(update={"home": tmp_path / "h2", "timeout_s": 5.0})) == 0  # not result-changing
-    for change in ({"factoid_k": 7}, {"model": "openai:other"}, {"base_url": "http://127.0.0.1:10/v1"},
-                   {"analyzer": "llm"}, {"context_window": 8192}, {"preferred_weight": 4.0}):
+    for change in (
+        {"factoid_k": 7},
+        {"model": "openai:other"},
+        {"base_url": "http://127.0.0.1:10/v1"},
+        {"analyzer": "llm"},
+        {"context_window": 8192},
+        {"preferred_weight": 4.0},
+    ):
         assert run(base.model_copy(update=change)) == 4, change
     assert run(base) == 0  # the first settings' records are still there
     changed = [items[0], EvalItem(**{**items[1].__dict__, "context": items[1].context + "\n\nOne more passage."})]

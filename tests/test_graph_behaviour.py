@@ -15,10 +15,12 @@ from longqa.retrieval.tokens import default_counter
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 ANSWER = "Amelie Kortsen\nSources: E1"
-REASON_NEXT = ("### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? "
-               "### Answer: None")
-REASON_DONE = ("### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None "
-               "### Answer: The answer is: Haldane")
+REASON_NEXT = (
+    "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? ### Answer: None"
+)
+REASON_DONE = (
+    "### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None ### Answer: The answer is: Haldane"
+)
 
 
 def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
@@ -60,6 +62,7 @@ class FirstTwoMeet:
 
 # -- parallelism ----------------------------------------------------------------------------
 
+
 def test_sub_questions_are_retrieved_concurrently(run_graph, scripted, monkeypatch):
     import longqa.nodes.retrieve as retrieve_node
 
@@ -76,8 +79,7 @@ def test_sub_questions_are_retrieved_concurrently(run_graph, scripted, monkeypat
 
     monkeypatch.setattr(retrieve_node, "searcher_for", lambda settings, ids: MeetingSearcher(real(settings, ids)))
     subs = ["How long is the Verrin Bridge?", "How long is the Osterby Bridge?"]
-    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs),
-                        "generator": ANSWER})
+    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs), "generator": ANSWER})
     out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=name)
     assert out["route"].count("retrieve") == 2
     assert meeting.broken == [], "the sub-question retrieves ran one after the other"
@@ -101,10 +103,12 @@ def test_filter_checks_run_concurrently(run_graph, scripted):
 
 # -- the step-wise reasoner -------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("max_hops", "expected"), [(2, 2), (None, 4)])
 def test_reasoner_stops_at_max_hops(run_graph, scripted, max_hops, expected):
-    name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_NEXT,
-                            "generator": "Haldane\nSources: E1"})
+    name, model = scripted(
+        {"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_NEXT, "generator": "Haldane\nSources: E1"}
+    )
     settings = {"max_hops": max_hops} if max_hops else {}
     out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, **settings)
     assert out["plan"]["max_hops"] == expected
@@ -132,10 +136,16 @@ def test_reasoner_answer_ends_the_loop_and_skips_the_generator(run_graph, script
 
 # -- the CoT filter -----------------------------------------------------------------------------
 
+
 def test_filter_keeps_everything_when_no_chunk_passes(run_graph, scripted):
     prompts: list[str] = []
-    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "filter": '{"status": false}',
-                        "generator": lambda p: prompts.append(p) or ANSWER})
+    name, _ = scripted(
+        {
+            "analyzer": analyzer_reply("extractive"),
+            "filter": '{"status": false}',
+            "generator": lambda p: prompts.append(p) or ANSWER,
+        }
+    )
     out = run_graph(KEEPER_Q, model=name)
     n = len(out["evidence"])
     assert n >= 2 and out["route"].count("filter") == n
@@ -149,8 +159,9 @@ def test_filter_keeps_only_the_chunks_that_pass(run_graph, scripted):
     def judge(prompt: str) -> str:
         return json.dumps({"status": "lighthouse" in article_of(prompt)})
 
-    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "filter": judge,
-                        "generator": lambda p: prompts.append(p) or ANSWER})
+    name, _ = scripted(
+        {"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": lambda p: prompts.append(p) or ANSWER}
+    )
     out = run_graph(KEEPER_Q, model=name)
     passing = [e["id"] for e in out["evidence"] if "lighthouse" in e["text"]]
     assert 1 <= len(passing) < len(out["evidence"]), "the fixture needs passing and failing passages"
@@ -175,8 +186,9 @@ FALLBACK_CASES = [
 
 @pytest.mark.parametrize(("strategy", "reply", "falls_back"), FALLBACK_CASES)
 def test_long_context_fallback(run_graph, scripted, strategy, reply, falls_back):
-    name, model = scripted({"analyzer": analyzer_reply("arithmetic"), "generator": reply,
-                            "long_context": "Amelie Kortsen"})
+    name, model = scripted(
+        {"analyzer": analyzer_reply("arithmetic"), "generator": reply, "long_context": "Amelie Kortsen"}
+    )
     out = run_graph(KEEPER_Q, model=name, strategy=strategy)
     route = out["route"]
     assert route[-1] == "respond"
@@ -213,6 +225,7 @@ def test_unanswerable_question_ends_unanswerable_without_looping(run_graph, stra
 
 # -- the long-context window cap --------------------------------------------------------------
 
+
 @pytest.mark.parametrize(("window", "granularity"), [(2000, 150), (2400, 25)])
 def test_long_context_is_capped_to_the_window(run_graph, scripted, graph_home, report, window, granularity):
     # (2400, 25): some seventy small chunks, whose "Passage <i>:" headers count too
@@ -230,9 +243,13 @@ def test_long_context_is_capped_to_the_window(run_graph, scripted, graph_home, r
     assert len(spans) >= 2 and all(s["id"].startswith("L") for s in spans)
     # the top dense chunks (best first until the budget is spent) ...
     ranked = searcher_for(settings, [spans[0]["doc_id"]]).search(
-        KEEPER_Q, k=settings.lc_top_chunks, granularity=settings.primary_granularity,
-        depth=settings.lc_top_chunks, mode="dense")
-    assert {(s["start"], s["end"]) for s in spans} == {(r.chunk.start, r.chunk.end) for r in ranked[:len(spans)]}
+        KEEPER_Q,
+        k=settings.lc_top_chunks,
+        granularity=settings.primary_granularity,
+        depth=settings.lc_top_chunks,
+        mode="dense",
+    )
+    assert {(s["start"], s["end"]) for s in spans} == {(r.chunk.start, r.chunk.end) for r in ranked[: len(spans)]}
     assert len(spans) < len(ranked)
     # ... in document order, in the trace, the citations and the prompt
     starts = [s["start"] for s in spans]

@@ -35,8 +35,13 @@ def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatc
 
 def test_a_missing_api_key_is_an_error_in_the_output_not_a_crash(run_graph, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    out = run_graph("Who manages the northern terminal?", model="openai:gpt-4o-mini", base_url=None,
-                    analyzer="local", strategy="rag")
+    out = run_graph(
+        "Who manages the northern terminal?",
+        model="openai:gpt-4o-mini",
+        base_url=None,
+        analyzer="local",
+        strategy="rag",
+    )
     assert out["status"] == "error"
     assert "generate: model call failed" in out["error"]
     assert "api_key" in out["error"].lower() or "credentials" in out["error"].lower()

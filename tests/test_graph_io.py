@@ -22,9 +22,16 @@ from longqa.llm.scripted import LABEL, ScriptedChatModel
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 BRIDGE_Q = "How long is the Verrin Bridge?"
 LLM_NODES = {"analyze", "split_question", "reason_step", "extract", "cot", "filter", "generate", "long_context"}
-KIND_TO_NODE = {"analyzer": "analyze", "splitter": "split_question", "reasoner": "reason_step",
-                "extractor": "extract", "cot": "cot", "filter": "filter", "generator": "generate",
-                "long_context": "long_context"}
+KIND_TO_NODE = {
+    "analyzer": "analyze",
+    "splitter": "split_question",
+    "reasoner": "reason_step",
+    "extractor": "extract",
+    "cot": "cot",
+    "filter": "filter",
+    "generator": "generate",
+    "long_context": "long_context",
+}
 
 
 def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
@@ -33,10 +40,18 @@ def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> 
 
 # -- no LLM: evidence only ----------------------------------------------------------------------
 
+
 def test_without_a_model_the_run_is_evidence_only(run_graph):
     out = run_graph(KEEPER_Q, model=None, analyzer="auto")
-    assert out["route"] == ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context",
-                            "respond"]
+    assert out["route"] == [
+        "prepare",
+        "retrieve_primary",
+        "analyze",
+        "organize",
+        "retrieve",
+        "process_context",
+        "respond",
+    ]
     assert out["answer"] is None
     assert out["status"] == "evidence-only"
     assert out["error"] is None
@@ -53,8 +68,9 @@ def test_without_a_model_the_run_is_evidence_only(run_graph):
 
 
 def test_without_a_model_split_becomes_direct(run_graph):
-    out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=None,
-                    strategy="adaptive-precise")
+    out = run_graph(
+        "Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=None, strategy="adaptive-precise"
+    )
     assert out["plan"]["workflow"] == "direct"
     assert out["route"][-4:] == ["organize", "retrieve", "process_context", "respond"]
     assert out["status"] == "evidence-only" and out["answer"] is None and out["citations"]
@@ -80,6 +96,7 @@ def test_analyzer_llm_without_a_model_uses_the_local_analyzer(run_graph):
 
 
 # -- shown: what the model read -------------------------------------------------------------------
+
 
 def test_shown_holds_the_passages_the_filter_kept_as_the_generator_saw_them(run_graph, scripted):
     prompts: list[str] = []
@@ -116,6 +133,7 @@ def test_shown_after_a_fallback_holds_both_readings(run_graph, scripted):
 
 # -- accounting ---------------------------------------------------------------------------------
 
+
 def test_every_llm_call_leaves_a_usage_record(run_graph, scripted):
     name, model = scripted({"analyzer": analyzer_reply("extractive")})
     out = run_graph(KEEPER_Q, model=name)
@@ -140,8 +158,10 @@ class MeteredModel(ScriptedChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         result = super()._generate(messages, stop, run_manager, **kwargs)
         generation = result.generations[0]
-        generation.message = AIMessage(content=generation.message.content,
-                                       usage_metadata={"input_tokens": 123, "output_tokens": 7, "total_tokens": 130})
+        generation.message = AIMessage(
+            content=generation.message.content,
+            usage_metadata={"input_tokens": 123, "output_tokens": 7, "total_tokens": 130},
+        )
         return result
 
 
@@ -152,11 +172,18 @@ def test_reported_usage_is_taken_as_is(run_graph, scripted):
     n = len(model.calls)
     assert n == len(out["usage"]) >= 3
     assert all((r["input_tokens"], r["output_tokens"], r["estimated"]) == (123, 7, False) for r in out["usage"])
-    assert out["totals"] == {**out["totals"], "calls": n, "input_tokens": 123 * n, "output_tokens": 7 * n,
-                             "cost": 123 * n + 4 * 7 * n, "estimated": False}
+    assert out["totals"] == {
+        **out["totals"],
+        "calls": n,
+        "input_tokens": 123 * n,
+        "output_tokens": 7 * n,
+        "cost": 123 * n + 4 * 7 * n,
+        "estimated": False,
+    }
 
 
 # -- sync and async -----------------------------------------------------------------------------
+
 
 def test_every_node_is_a_plain_function_run_in_a_thread():
     """LangGraph runs sync nodes in its executor under ainvoke, so none blocks the event loop."""
@@ -195,13 +222,15 @@ def test_ainvoke_matches_invoke(graph_home, report, strategy):
 
 # -- chat input ---------------------------------------------------------------------------------
 
+
 def test_chat_input_answers_the_last_human_message(graph_home, report):
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "chat"}}
-    inputs = {"question": "What is the ferry signal code?",  # stale: the human message wins
-              "messages": [HumanMessage("An earlier remark."), AIMessage("An earlier reply."),
-                           HumanMessage(KEEPER_Q)],
-              "texts": [report]}
+    inputs = {
+        "question": "What is the ferry signal code?",  # stale: the human message wins
+        "messages": [HumanMessage("An earlier remark."), AIMessage("An earlier reply."), HumanMessage(KEEPER_Q)],
+        "texts": [report],
+    }
     out = graph.invoke(inputs, config, context={"model": "scripted", "home": str(graph_home)})
     assert graph.get_state(config).values["question"] == KEEPER_Q
     assert out["status"] == "answered"
@@ -217,6 +246,7 @@ def test_chat_input_answers_the_last_human_message(graph_home, report):
 
 # -- threads ------------------------------------------------------------------------------------
 
+
 def test_a_thread_starts_each_turn_afresh(graph_home, report):
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "turns"}}
@@ -230,11 +260,23 @@ def test_a_thread_starts_each_turn_afresh(graph_home, report):
     assert "842" in second["answer"]
     # route, usage and trace are this turn's only
     n = len(second["evidence"])
-    assert second["route"] == ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context",
-                               "cot", *["filter"] * n, "generate", "self_route", "respond"]
+    assert second["route"] == [
+        "prepare",
+        "retrieve_primary",
+        "analyze",
+        "organize",
+        "retrieve",
+        "process_context",
+        "cot",
+        *["filter"] * n,
+        "generate",
+        "self_route",
+        "respond",
+    ]
     # the default analyzer is the local one: analyze makes no LLM call
-    assert len(second["usage"]) == second["totals"]["calls"] == sum(n in LLM_NODES - {"analyze"}
-                                                                     for n in second["route"])
+    assert (
+        len(second["usage"]) == second["totals"]["calls"] == sum(n in LLM_NODES - {"analyze"} for n in second["route"])
+    )
     assert second["trace"][0].startswith("prepare:") and sum(t.startswith("prepare:") for t in second["trace"]) == 1
     # hits and verdicts are this turn's only (a follow-up is searched with the question before it)
     assert {h["query"] for h in first_state["hits"]} == {KEEPER_Q}

@@ -62,9 +62,17 @@ def test_parse_analysis_keeps_the_readable_fields():
     assert a.used_default is False and a.note == ""
 
 
-@pytest.mark.parametrize("reply", ["", GARBLED_ANALYSES["prose"], GARBLED_ANALYSES["half-json"],
-                                   GARBLED_ANALYSES["wrong-keys"], GARBLED_ANALYSES["wrong-values"]],
-                         ids=["empty", "prose", "half-json", "wrong-keys", "wrong-values"])
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        GARBLED_ANALYSES["prose"],
+        GARBLED_ANALYSES["half-json"],
+        GARBLED_ANALYSES["wrong-keys"],
+        GARBLED_ANALYSES["wrong-values"],
+    ],
+    ids=["empty", "prose", "half-json", "wrong-keys", "wrong-values"],
+)
 def test_garbled_analysis_in_the_graph_is_recorded(run_graph, scripted, reply):
     name, _ = scripted({"analyzer": reply, "generator": ANSWER})
     out = run_graph(KEEPER_Q, model=name)
@@ -78,15 +86,23 @@ def test_garbled_analysis_in_the_graph_is_recorded(run_graph, scripted, reply):
 
 # -- the filter ---------------------------------------------------------------------------------
 
+
 def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
     prompts: list[str] = []
-    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "filter": "I am not sure, maybe?",
-                        "generator": lambda p: prompts.append(p) or ANSWER})
+    name, _ = scripted(
+        {
+            "analyzer": analyzer_reply("extractive"),
+            "filter": "I am not sure, maybe?",
+            "generator": lambda p: prompts.append(p) or ANSWER,
+        }
+    )
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "garbled-filter"}}
-    out = graph.invoke({"question": KEEPER_Q, "texts": [report]}, config,
-                       context={"model": name, "home": str(graph_home), "strategy": "adaptive-precise",
-                                "analyzer": "llm"})
+    out = graph.invoke(
+        {"question": KEEPER_Q, "texts": [report]},
+        config,
+        context={"model": name, "home": str(graph_home), "strategy": "adaptive-precise", "analyzer": "llm"},
+    )
     verdicts = graph.get_state(config).values["verdicts"]
     ids = [e["id"] for e in out["evidence"]]
     assert len(ids) >= 2
@@ -99,6 +115,7 @@ def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
 
 
 # -- the splitter -------------------------------------------------------------------------------
+
 
 def test_parse_sub_questions():
     assert parse_sub_questions("1. What is A?\n2. What is B?", 5) == ["What is A?", "What is B?"]
@@ -123,8 +140,18 @@ def test_garbled_split_falls_back_to_the_question(run_graph, scripted, reply):
 
 # -- the reasoner -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply", ["", "no idea", "### Evidence: ### Next-Query: ### Answer:", "### Answer: None",
-                                   "### Next-Query: none ### Answer: n/a", "{}"])
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "",
+        "no idea",
+        "### Evidence: ### Next-Query: ### Answer:",
+        "### Answer: None",
+        "### Next-Query: none ### Answer: n/a",
+        "{}",
+    ],
+)
 def test_garbled_reasoner_ends_the_loop(run_graph, scripted, reply):
     name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": reply, "generator": ANSWER})
     out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name)
@@ -135,15 +162,28 @@ def test_garbled_reasoner_ends_the_loop(run_graph, scripted, reply):
 
 def test_parse_step():
     assert parse_step("### Evidence: e ### Next-Query: q? ### Answer: None") == ("e", "q?", None)
-    assert parse_step("### Evidence: e ### Next-Query: None ### Answer: The answer is: Haldane.") == ("e", None,
-                                                                                                     "Haldane")
+    assert parse_step("### Evidence: e ### Next-Query: None ### Answer: The answer is: Haldane.") == (
+        "e",
+        None,
+        "Haldane",
+    )
     assert parse_step("") == ("", None, None)
     assert parse_step("rambling") == ("rambling", None, None)
 
 
-@pytest.mark.parametrize(("strategy", "qtype"), [
-    ("adaptive-precise", "extractive"), ("adaptive-precise", "multi-source"), ("adaptive-precise", "multi-bridge"),
-    ("adaptive", "summarizing"), ("adaptive", "arithmetic"), ("longrag", None), ("self-route", None), ("lc", None)])
+@pytest.mark.parametrize(
+    ("strategy", "qtype"),
+    [
+        ("adaptive-precise", "extractive"),
+        ("adaptive-precise", "multi-source"),
+        ("adaptive-precise", "multi-bridge"),
+        ("adaptive", "summarizing"),
+        ("adaptive", "arithmetic"),
+        ("longrag", None),
+        ("self-route", None),
+        ("lc", None),
+    ],
+)
 def test_all_garbage_never_raises(run_graph, scripted, strategy, qtype):
     garbage = "\x00 }{ ### ??? null [[["
     name, _ = scripted({kind: garbage for kind in KINDS} | ({"analyzer": analyzer_reply(qtype)} if qtype else {}))
@@ -154,6 +194,7 @@ def test_all_garbage_never_raises(run_graph, scripted, strategy, qtype):
 
 
 # -- failing models -----------------------------------------------------------------------------
+
 
 class BrokenModel(BaseChatModel):
     """A model whose every call fails, as a provider outage would."""
@@ -199,8 +240,13 @@ def test_a_failing_answer_step_is_an_error(run_graph, scripted, kind):
     def fail(prompt: str) -> str:
         raise RuntimeError(f"{kind} exploded")
 
-    name, _ = scripted({"analyzer": analyzer_reply("arithmetic"), kind: fail,
-                        "generator": fail if kind == "generator" else "unanswerable"})
+    name, _ = scripted(
+        {
+            "analyzer": analyzer_reply("arithmetic"),
+            kind: fail,
+            "generator": fail if kind == "generator" else "unanswerable",
+        }
+    )
     out = run_graph(KEEPER_Q, model=name, strategy="lc" if kind == "long_context" else "adaptive-precise")
     assert out["status"] == "error"
     assert f"{kind} exploded" in out["error"]
@@ -232,6 +278,7 @@ def test_a_failing_intermediate_step_degrades(run_graph, scripted, kind):
 
 # -- bad input ----------------------------------------------------------------------------------
 
+
 def bad_inputs(report: str, tmp_path) -> dict:
     return {
         "no question": ({"texts": [report]}, "input: no question"),
@@ -243,8 +290,9 @@ def bad_inputs(report: str, tmp_path) -> dict:
     }
 
 
-@pytest.mark.parametrize("case", ["no question", "blank question", "no documents", "missing file", "empty text",
-                                  "unknown collection"])
+@pytest.mark.parametrize(
+    "case", ["no question", "blank question", "no documents", "missing file", "empty text", "unknown collection"]
+)
 def test_bad_input_is_an_error_in_the_output(run_graph, report, tmp_path, case):
     inputs, message = bad_inputs(report, tmp_path)[case]
     out = run_graph(inputs=inputs)

@@ -23,10 +23,12 @@ def filters(out: dict) -> list[str]:
     return ["filter"] * len(out["evidence"])
 
 
-REASON_NEXT = ("### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? "
-               "### Answer: None")
-REASON_DONE = ("### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None "
-               "### Answer: The answer is: Haldane")
+REASON_NEXT = (
+    "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? ### Answer: None"
+)
+REASON_DONE = (
+    "### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None ### Answer: The answer is: Haldane"
+)
 
 
 def answer_on_second_hop(prompt: str) -> str:
@@ -35,46 +37,134 @@ def answer_on_second_hop(prompt: str) -> str:
 
 # (id, strategy, analysis (type, evidence, pattern), extra replies) -> expected route builder, granularity
 ADAPTIVE_CASES = [
-    ("extractive-yes", "adaptive-precise", ("extractive", "yes", "same"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 150),
-    ("extractive-no", "adaptive-precise", ("extractive", "no", "exact"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 256),
-    ("extractive-adaptive", "adaptive", ("extractive", "yes", "semantic"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL], 150),
-    ("arithmetic-yes", "adaptive-precise", ("arithmetic", "yes", "exact"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL], 150),
-    ("arithmetic-no", "adaptive", ("arithmetic", "no", "semantic"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL], 256),
-    ("summarizing-yes", "adaptive-precise", ("summarizing", "yes", "semantic"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL], 150),
-    ("summarizing-no", "adaptive-precise", ("summarizing", "no", "semantic"), {},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL], 400),
-    ("multi-source-yes", "adaptive-precise", ("multi-source", "yes", "same"),
-     {"splitter": "How long is the Verrin Bridge?\nHow long is the Osterby Bridge?"},
-     lambda out: [*ADAPTIVE_HEAD, "split_question", "retrieve", "retrieve", "process_context", "cot", *filters(out),
-                  *TAIL], 150),
-    ("multi-source-no-3", "adaptive", ("multi-source", "no", "exact"),
-     {"splitter": "1. How long is the Verrin Bridge?\n2. How long is the Osterby Bridge?\n3. Who is the keeper?"},
-     lambda out: [*ADAPTIVE_HEAD, "split_question", "retrieve", "retrieve", "retrieve", "process_context", "cot",
-                  *filters(out), *TAIL], 256),
+    (
+        "extractive-yes",
+        "adaptive-precise",
+        ("extractive", "yes", "same"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        150,
+    ),
+    (
+        "extractive-no",
+        "adaptive-precise",
+        ("extractive", "no", "exact"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        256,
+    ),
+    (
+        "extractive-adaptive",
+        "adaptive",
+        ("extractive", "yes", "semantic"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        150,
+    ),
+    (
+        "arithmetic-yes",
+        "adaptive-precise",
+        ("arithmetic", "yes", "exact"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL],
+        150,
+    ),
+    (
+        "arithmetic-no",
+        "adaptive",
+        ("arithmetic", "no", "semantic"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL],
+        256,
+    ),
+    (
+        "summarizing-yes",
+        "adaptive-precise",
+        ("summarizing", "yes", "semantic"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL],
+        150,
+    ),
+    (
+        "summarizing-no",
+        "adaptive-precise",
+        ("summarizing", "no", "semantic"),
+        {},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL],
+        400,
+    ),
+    (
+        "multi-source-yes",
+        "adaptive-precise",
+        ("multi-source", "yes", "same"),
+        {"splitter": "How long is the Verrin Bridge?\nHow long is the Osterby Bridge?"},
+        lambda out: [
+            *ADAPTIVE_HEAD,
+            "split_question",
+            "retrieve",
+            "retrieve",
+            "process_context",
+            "cot",
+            *filters(out),
+            *TAIL,
+        ],
+        150,
+    ),
+    (
+        "multi-source-no-3",
+        "adaptive",
+        ("multi-source", "no", "exact"),
+        {"splitter": "1. How long is the Verrin Bridge?\n2. How long is the Osterby Bridge?\n3. Who is the keeper?"},
+        lambda out: [
+            *ADAPTIVE_HEAD,
+            "split_question",
+            "retrieve",
+            "retrieve",
+            "retrieve",
+            "process_context",
+            "cot",
+            *filters(out),
+            *TAIL,
+        ],
+        256,
+    ),
     # the reasoner answers at once: the draft goes straight to generate (no extractor, no LLM call)
-    ("multi-bridge-hop1", "adaptive-precise", ("multi-bridge", "yes", "same"), {"reasoner": REASON_DONE},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", *TAIL], 150),
-    ("multi-bridge-hop2", "adaptive-precise", ("multi-bridge", "no", "exact"), {"reasoner": answer_on_second_hop},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "retrieve", "reason_step", "process_context", *TAIL], 256),
+    (
+        "multi-bridge-hop1",
+        "adaptive-precise",
+        ("multi-bridge", "yes", "same"),
+        {"reasoner": REASON_DONE},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", *TAIL],
+        150,
+    ),
+    (
+        "multi-bridge-hop2",
+        "adaptive-precise",
+        ("multi-bridge", "no", "exact"),
+        {"reasoner": answer_on_second_hop},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "retrieve", "reason_step", "process_context", *TAIL],
+        256,
+    ),
     # no answer and no next query: the loop ends, the extractor and the generator take over
-    ("multi-bridge-stuck", "adaptive", ("multi-bridge", "yes", "same"),
-     {"reasoner": "### Evidence: nothing useful ### Next-Query: None ### Answer: None"},
-     lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", "extract", *TAIL], 150),
+    (
+        "multi-bridge-stuck",
+        "adaptive",
+        ("multi-bridge", "yes", "same"),
+        {"reasoner": "### Evidence: nothing useful ### Next-Query: None ### Answer: None"},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", "extract", *TAIL],
+        150,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("strategy", "forced", "replies", "expected", "granularity"),
-                         [c[1:] for c in ADAPTIVE_CASES], ids=[c[0] for c in ADAPTIVE_CASES])
+@pytest.mark.parametrize(
+    ("strategy", "forced", "replies", "expected", "granularity"),
+    [c[1:] for c in ADAPTIVE_CASES],
+    ids=[c[0] for c in ADAPTIVE_CASES],
+)
 def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity):
     qtype, evidence, pattern = forced
-    name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER,
-                            **replies})
+    name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER, **replies})
     out = run_graph(KEEPER_Q, model=name, strategy=strategy)
     assert out["error"] is None
     assert out["route"] == expected(out)
@@ -89,8 +179,7 @@ def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected
 
 def test_split_retrieves_each_sub_question(run_graph, scripted):
     subs = ["How long is the Verrin Bridge?", "How long is the Osterby Bridge?"]
-    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs),
-                        "generator": ANSWER})
+    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs), "generator": ANSWER})
     out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=name)
     retrieved = [line for line in out["trace"] if line.startswith("retrieve:")]
     assert len(retrieved) == 2
@@ -122,8 +211,7 @@ PRESET_ROUTES = {
 def test_preset_route(run_graph, scripted, strategy):
     name, model = scripted({"generator": ANSWER, "long_context": "Amelie Kortsen"})
     out = run_graph(KEEPER_Q, model=name, strategy=strategy)
-    expected = [step for node in PRESET_ROUTES[strategy]
-                for step in (filters(out) if node == "<filters>" else [node])]
+    expected = [step for node in PRESET_ROUTES[strategy] for step in (filters(out) if node == "<filters>" else [node])]
     assert out["route"] == expected
     assert out["plan"]["strategy"] == strategy
     assert out["analysis"] == {}, "presets skip the analyzer"
@@ -150,8 +238,9 @@ def test_factoid_k_setting_reaches_the_plan(run_graph, scripted):
 
 def test_scripted_extractor_quotes_the_document_not_the_question(run_graph, scripted):
     prompts: list[str] = []
-    name, model = scripted({"analyzer": analyzer_reply("summarizing"),
-                            "generator": lambda p: prompts.append(p) or ANSWER})
+    name, model = scripted(
+        {"analyzer": analyzer_reply("summarizing"), "generator": lambda p: prompts.append(p) or ANSWER}
+    )
     out = run_graph(KEEPER_Q, model=name)
     assert "extractor" in model.calls
     global_info = prompts[0].split("Global information (extracted from the source paragraphs):\n", 1)[1]

@@ -35,6 +35,7 @@ def assert_names_file(error: DocumentError, path: Path, *reason_words: str) -> N
 
 # -- text and markdown ---------------------------------------------------------------------------
 
+
 def test_txt_paragraphs_offsets_and_hash(tmp_path):
     text = "First paragraph, line one\nstill the first paragraph.\n\n  Second paragraph.  \n\n\n\nThird one."
     path = write(tmp_path / "notes.txt", text)
@@ -77,7 +78,10 @@ def test_space_and_tab_aligned_tables_are_blocks(tmp_path):
     text = f"Prose before the tables.\n\n{spaced}\n\nMiddle prose.\n\n{tabbed}\n"
     document = load_document(write(tmp_path / "tables.txt", text))
     assert blocks(document) == [
-        ("Prose before the tables.", False), (spaced, True), ("Middle prose.", False), (tabbed, True),
+        ("Prose before the tables.", False),
+        (spaced, True),
+        ("Middle prose.", False),
+        (tabbed, True),
     ]
 
 
@@ -104,6 +108,7 @@ def test_document_from_text_inline():
 
 # -- PDF --------------------------------------------------------------------------------------------
 
+
 def make_pdf(path: Path, prose: list[str], table: list[tuple[str, ...]], after: str) -> Path:
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
@@ -127,12 +132,13 @@ def make_pdf(path: Path, prose: list[str], table: list[tuple[str, ...]], after: 
 
 
 def test_pdf_prose_and_aligned_table(tmp_path):
-    rows = [("Terminal", "Tons", "Ships"), ("North", "1200", "14"), ("South", "900", "11"),
-            ("Total", "2100", "25")]
-    path = make_pdf(tmp_path / "report.pdf",
-                    ["The harbor authority published its annual report.",
-                     "Cargo volumes rose across every terminal."],
-                    rows, "The board approved the dredging plan.")
+    rows = [("Terminal", "Tons", "Ships"), ("North", "1200", "14"), ("South", "900", "11"), ("Total", "2100", "25")]
+    path = make_pdf(
+        tmp_path / "report.pdf",
+        ["The harbor authority published its annual report.", "Cargo volumes rose across every terminal."],
+        rows,
+        "The board approved the dredging plan.",
+    )
     document = load_document(path)
     assert document.encoding == "pdf"
     found = blocks(document)
@@ -219,6 +225,7 @@ def test_html_without_block_tags_keeps_visible_text(tmp_path):
 
 
 # -- bad input -----------------------------------------------------------------------------------------
+
 
 def test_empty_file(tmp_path):
     path = write(tmp_path / "empty.txt", b"")

@@ -22,12 +22,24 @@ from longqa.contracts.settings import Settings
 REPO = Path(__file__).resolve().parents[1]
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 HITS = [
-    {"text": "The lighthouse keeper of Port Verrin is Amelie Kortsen. The council reviewed the drainage scheme.",
-     "score": 1.0, "dense_score": 0.71, "bm25_score": 9.4},
-    {"text": "Amelie Kortsen was born in the mountain village of Haldane.", "score": 0.55, "dense_score": 0.48,
-     "bm25_score": None},
-    {"text": "| Terminal | Revenue |\n|---|---|\n| North | 1200 |", "score": 0.2, "dense_score": None,
-     "bm25_score": 2.1},
+    {
+        "text": "The lighthouse keeper of Port Verrin is Amelie Kortsen. The council reviewed the drainage scheme.",
+        "score": 1.0,
+        "dense_score": 0.71,
+        "bm25_score": 9.4,
+    },
+    {
+        "text": "Amelie Kortsen was born in the mountain village of Haldane.",
+        "score": 0.55,
+        "dense_score": 0.48,
+        "bm25_score": None,
+    },
+    {
+        "text": "| Terminal | Revenue |\n|---|---|\n| North | 1200 |",
+        "score": 0.2,
+        "dense_score": None,
+        "bm25_score": 2.1,
+    },
 ]
 
 # question types the analyzer must get right: phrased unlike any training question
@@ -53,11 +65,17 @@ def fresh_cache(monkeypatch):
 
 # -- loading ---------------------------------------------------------------------------------------
 
+
 def test_the_shipped_weights_load_and_are_small(model):
     assert WEIGHTS_PATH.stat().st_size < 500_000
     assert set(model.heads) == set(HEADS)
-    assert set(model.heads["question_type"].classes) == {"arithmetic", "extractive", "summarizing", "multi-source",
-                                                         "multi-bridge"}
+    assert set(model.heads["question_type"].classes) == {
+        "arithmetic",
+        "extractive",
+        "summarizing",
+        "multi-source",
+        "multi-bridge",
+    }
     assert set(model.heads["info_pattern"].classes) <= {"exact", "semantic", "same"}
     assert model.heads["evidence"].classes == ("no", "yes")
     assert model.meta["embedding_dim"] == 384 and len(model.meta["embedder"]["probe_vector"]) == 384
@@ -72,6 +90,7 @@ def test_feature_vectors_match_their_names():
 
 
 # -- prediction ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(("question", "expected"), CONFIDENT)
 def test_fixed_questions_get_their_type(model, question, expected):
@@ -108,6 +127,7 @@ def test_analyze_local_uses_the_trained_analyzer(fresh_cache):
 
 
 # -- fallback to the rules -------------------------------------------------------------------------
+
 
 def _assert_rules_fallback(caplog, reason: str) -> None:
     with caplog.at_level(logging.WARNING, logger="longqa.analyzer.trained"):
@@ -163,6 +183,7 @@ def test_a_failure_while_predicting_falls_back_to_rules(monkeypatch, fresh_cache
 
 # -- the graph -------------------------------------------------------------------------------------
 
+
 def test_local_is_the_default_analyzer(monkeypatch):
     monkeypatch.delenv("LONGQA_ANALYZER", raising=False)
     assert Settings().analyzer == "local"
@@ -199,6 +220,7 @@ def test_the_analyzer_reuses_the_question_vector_of_the_primary_retrieval(run_gr
 
 
 # -- no scikit-learn at inference -------------------------------------------------------------------
+
 
 def test_inference_does_not_import_sklearn():
     code = (

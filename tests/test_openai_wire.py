@@ -59,8 +59,14 @@ QUESTION = "When was the oil lamp of the Brannock lighthouse replaced by a paraf
 
 def run_graph(stub: OpenAIStub, home, question: str = QUESTION, **context) -> dict:
     """The graph against the stub; the analyzer is the LLM one (table 8), so it goes over the wire too."""
-    settings = {"model": MODEL, "base_url": stub.base_url, "home": str(home), "context_window": 8000,
-                "analyzer": "llm", **context}
+    settings = {
+        "model": MODEL,
+        "base_url": stub.base_url,
+        "home": str(home),
+        "context_window": 8000,
+        "analyzer": "llm",
+        **context,
+    }
     return graph.invoke({"question": question, "texts": [LIGHTHOUSE, ORCHARD]}, context=settings)
 
 
@@ -81,6 +87,7 @@ def no_api_key(monkeypatch):
 
 
 # -- (a) one call -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("model", ["gpt-4o-mini", MODEL])
 def test_call_llm_records_the_servers_usage(no_api_key, model):
@@ -121,6 +128,7 @@ def test_models_endpoint():
 
 # -- (b) the whole graph over the wire ------------------------------------------------------------
 
+
 @pytest.mark.parametrize("strategy", ["adaptive-precise", "longrag", "lc", "self-route"])
 def test_graph_answers_through_the_wire(no_api_key, home, strategy):
     with OpenAIStub() as stub:
@@ -130,9 +138,16 @@ def test_graph_answers_through_the_wire(no_api_key, home, strategy):
     assert out["status"] == "answered", out.get("error")
     assert out["error"] is None
     # over the wire, the run is the in-process scripted model's run: same route, same answer
-    local = graph.invoke({"question": QUESTION, "texts": [LIGHTHOUSE, ORCHARD]},
-                         context={"model": "scripted", "home": str(home), "context_window": 8000,
-                                  "strategy": strategy, "analyzer": "llm"})
+    local = graph.invoke(
+        {"question": QUESTION, "texts": [LIGHTHOUSE, ORCHARD]},
+        context={
+            "model": "scripted",
+            "home": str(home),
+            "context_window": 8000,
+            "strategy": strategy,
+            "analyzer": "llm",
+        },
+    )
     assert out["route"] == local["route"] and out["answer"] == local["answer"]
     assert [r["node"] for r in out["usage"]] == [r["node"] for r in local["usage"]]
     if strategy in ("lc", "self-route", "adaptive-precise"):
@@ -173,6 +188,7 @@ def test_the_default_local_analyzer_sends_nothing_over_the_wire(no_api_key, home
 
 
 # -- (c) server errors --------------------------------------------------------------------------
+
 
 def test_a_500_is_retried_and_the_run_succeeds(home):
     with OpenAIStub(fail_first=1) as stub:
@@ -220,6 +236,7 @@ def test_call_llm_raises_llm_error_on_a_persistent_500():
 
 # -- (d) timeouts -------------------------------------------------------------------------------
 
+
 def _bounded(fn, limit_s: float):
     """Run fn in a thread; fail (instead of hanging the suite) if it is not done in limit_s."""
     result: dict = {}
@@ -246,8 +263,7 @@ def test_a_timeout_ends_the_run_with_an_error_not_a_hang(home):
     with OpenAIStub(delay_s=delay) as stub:
         # the embedder and index are warmed outside the timed part: only the LLM call is measured
         run_graph(stub, home, strategy="rag", model=None)
-        out, elapsed = _bounded(lambda: run_graph(stub, home, strategy="rag", timeout_s=0.5, max_retries=0),
-                                limit_s=20)
+        out, elapsed = _bounded(lambda: run_graph(stub, home, strategy="rag", timeout_s=0.5, max_retries=0), limit_s=20)
         n_requests = len(stub.requests)
 
     assert out["status"] == "error"
@@ -269,6 +285,7 @@ def test_call_llm_times_out():
 
 
 # -- (e) streaming ------------------------------------------------------------------------------
+
 
 def test_streaming_yields_chunks_and_usage(no_api_key):
     reply_text = "The paraffin vapour burner replaced the oil lamp in 1904 and tripled the range."

@@ -59,9 +59,16 @@ def test_adaptive_plan_table(case, expected):
     assert p.reasons, "the plan explains itself"
 
 
-@pytest.mark.parametrize(("qtype", "extract", "filter_"), [
-    ("extractive", False, True), ("arithmetic", False, False), ("summarizing", True, False),
-    ("multi-source", False, True), ("multi-bridge", True, False)])
+@pytest.mark.parametrize(
+    ("qtype", "extract", "filter_"),
+    [
+        ("extractive", False, True),
+        ("arithmetic", False, False),
+        ("summarizing", True, False),
+        ("multi-source", False, True),
+        ("multi-bridge", True, False),
+    ],
+)
 def test_perspectives_per_question_type(qtype, extract, filter_):
     assert PERSPECTIVES[qtype][:2] == (extract, filter_)
     for evidence in ("yes", "no"):
@@ -90,8 +97,12 @@ PRESETS = {
 @pytest.mark.parametrize("strategy", sorted(PRESETS))
 def test_presets_ignore_the_analysis(strategy):
     workflow, k, granularity, mode, extract, filter_, fallback, allow = PRESETS[strategy]
-    plans = [plan(analysis(q, e, pat), SETTINGS, strategy)
-             for q in QUESTION_TYPES for e in ("yes", "no") for pat in ("exact", "semantic", "same")]
+    plans = [
+        plan(analysis(q, e, pat), SETTINGS, strategy)
+        for q in QUESTION_TYPES
+        for e in ("yes", "no")
+        for pat in ("exact", "semantic", "same")
+    ]
     assert all(p == plans[0] for p in plans)
     p = plans[0]
     assert (p.workflow, p.k, p.granularity, p.mode) == (workflow, k, granularity, mode)
@@ -121,9 +132,20 @@ def test_strategy_defaults_to_the_settings():
 def test_paper_numbers_are_settings():
     base = plan(analysis("extractive", "no", "semantic"), SETTINGS, "adaptive")
     assert (base.k, base.granularity, base.weights) == (5, 256, (3.0, 2.0))
-    tuned = Settings(model="scripted", factoid_k=7, contextual_k=11, absent_factoid_granularity=300,
-                     absent_contextual_granularity=500, base_granularity=120, preferred_weight=4.0,
-                     other_weight=1.0, sub_question_k=2, hop_k=6, max_hops=2, extension_tokens=32)
+    tuned = Settings(
+        model="scripted",
+        factoid_k=7,
+        contextual_k=11,
+        absent_factoid_granularity=300,
+        absent_contextual_granularity=500,
+        base_granularity=120,
+        preferred_weight=4.0,
+        other_weight=1.0,
+        sub_question_k=2,
+        hop_k=6,
+        max_hops=2,
+        extension_tokens=32,
+    )
     p = plan(analysis("extractive", "no", "semantic"), tuned, "adaptive")
     assert (p.k, p.granularity, p.weights) == (7, 300, (4.0, 1.0))
     p = plan(analysis("extractive", "yes", "exact"), tuned, "adaptive")
@@ -172,8 +194,10 @@ def test_plan_without_llm(case, expected):
     assert (p.workflow, p.k) == expected
     replaced = with_model.workflow in ("split", "stepwise")
     assert replaced == ("no LLM configured" in p.reasons[-1])
-    assert p.model_copy(update={"workflow": with_model.workflow, "k": with_model.k,
-                                "reasons": with_model.reasons}) == with_model, "only workflow and k change"
+    assert (
+        p.model_copy(update={"workflow": with_model.workflow, "k": with_model.k, "reasons": with_model.reasons})
+        == with_model
+    ), "only workflow and k change"
 
 
 def test_organize_with_llm_keeps_the_workflow():

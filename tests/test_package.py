@@ -23,8 +23,23 @@ PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes",
 
 
 def test_the_wheel_installs_one_top_level_name(tmp_path):
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path), str(ROOT)], check=True, capture_output=True, timeout=300)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     (wheel,) = tmp_path.glob("longqa-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
@@ -77,8 +92,9 @@ def test_arrows_point_down(package):
         for name in imported:
             layer = _layer(name)
             if layer == package:
-                assert package != "nodes" or name in ("longqa.nodes", f"longqa.nodes.{Path(module).stem}"), \
+                assert package != "nodes" or name in ("longqa.nodes", f"longqa.nodes.{Path(module).stem}"), (
                     f"{module} imports another node: {name}"
+                )
                 continue
             assert layer in MAY_IMPORT[package], f"{module} imports {name}"
             assert not any(part.startswith("_") for part in name.split(".")), f"{module} imports private {name}"
@@ -92,6 +108,7 @@ def test_evals_read_no_private_name():
 
 
 # -- token counting ---------------------------------------------------------------------------------
+
 
 def test_default_counter_is_the_bundled_word_piece_tokenizer(monkeypatch):
     monkeypatch.delenv("LONGQA_TOKENIZER", raising=False)
@@ -119,10 +136,14 @@ def test_tiktoken_is_read_from_its_cache_and_never_downloaded(monkeypatch, tmp_p
 
 # -- concurrency: the eval race -------------------------------------------------------------------------
 
+
 def test_stemming_from_many_threads_gives_the_single_thread_result():
     """A snowball stemmer shared by threads mixes their words (IndexError, or a wrong stem)."""
-    words = [f"{stem}{suffix}" for stem in ("organ", "nation", "harbor", "dredg", "connect", "relat", "gener")
-             for suffix in ("ization", "izations", "ing", "ings", "ness", "fully", "ational", "ed", "er", "ers")]
+    words = [
+        f"{stem}{suffix}"
+        for stem in ("organ", "nation", "harbor", "dredg", "connect", "relat", "gener")
+        for suffix in ("ization", "izations", "ing", "ings", "ness", "fully", "ational", "ed", "er", "ers")
+    ]
     words = [f"{w}{'x' * n}" for n in range(40) for w in words]  # 2,800 distinct words, uncached
     expected = {w: bm25.snowballstemmer.stemmer("english").stemWord(w) for w in words}
     bm25._stem.cache_clear()
@@ -146,8 +167,12 @@ def test_stemming_from_many_threads_gives_the_single_thread_result():
 
 
 def test_several_documents_indexed_at_once_match_one_at_a_time(make_store):
-    texts = [harbor_text(10 + n).replace("Harbor", f"Harbor{n}") + f"\n\nClosing note {n}: " + " ".join(
-        f"reorganizations{n}{i} nationalizing{i}" for i in range(300)) for n in range(4)]
+    texts = [
+        harbor_text(10 + n).replace("Harbor", f"Harbor{n}")
+        + f"\n\nClosing note {n}: "
+        + " ".join(f"reorganizations{n}{i} nationalizing{i}" for i in range(300))
+        for n in range(4)
+    ]
     documents = [document_from_text(t, source=f"doc{n}.md") for n, t in enumerate(texts)]
     concurrent_store = make_store()
     errors: list[BaseException] = []

@@ -17,6 +17,7 @@ G = 40  # the session index (conftest.harbor_index) is built at this granularity
 
 # -- fusion arithmetic ---------------------------------------------------------------------------------
 
+
 def test_min_max_scales_to_unit_range():
     assert min_max({("d", 0): 2.0, ("d", 1): 4.0, ("d", 2): 3.0}) == {("d", 0): 0.0, ("d", 1): 1.0, ("d", 2): 0.5}
     assert min_max({}) == {}
@@ -65,6 +66,7 @@ def test_weights_toward_patterns():
 
 
 # -- searching the session index ----------------------------------------------------------------------
+
 
 @pytest.fixture
 def searcher(harbor_index):
@@ -123,11 +125,14 @@ def test_bm25_finds_a_bare_rare_code(searcher):
     assert top.score == 1.0
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"k": 0}, "k and depth must be positive"),
-    ({"k": -3}, "k and depth must be positive"),
-    ({"depth": 0}, "k and depth must be positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"k": 0}, "k and depth must be positive"),
+        ({"k": -3}, "k and depth must be positive"),
+        ({"depth": 0}, "k and depth must be positive"),
+    ],
+)
 def test_k_and_depth_validation(searcher, kwargs, message):
     with pytest.raises(ValueError, match=message):
         searcher.search("storm", granularity=G, **kwargs)
@@ -150,6 +155,7 @@ def test_searcher_needs_a_document(harbor_index):
 
 # -- BM25-only search -----------------------------------------------------------------------------------
 
+
 def test_bm25_search_at_a_new_granularity_embeds_nothing(harbor_index):
     store, document = harbor_index
     g = 52  # built nowhere else
@@ -167,10 +173,12 @@ def test_bm25_search_at_a_new_granularity_embeds_nothing(harbor_index):
 
 # -- several documents ---------------------------------------------------------------------------------
 
-BAKERY = ("# Bakery notes\n\nThe sourdough starter is fed with rye flour every morning. "
-          "Ticket QK-9050 covers the broken proofing cabinet.\n\n"
-          "Croissants need cold butter and three folds. The bakery opens at six.\n\n"
-          "Customers asked for more seeded loaves and fewer sweet pastries.\n")
+BAKERY = (
+    "# Bakery notes\n\nThe sourdough starter is fed with rye flour every morning. "
+    "Ticket QK-9050 covers the broken proofing cabinet.\n\n"
+    "Croissants need cold butter and three folds. The bakery opens at six.\n\n"
+    "Customers asked for more seeded loaves and fewer sweet pastries.\n"
+)
 
 
 def test_several_documents_in_one_searcher(make_store):

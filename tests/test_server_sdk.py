@@ -36,8 +36,23 @@ STOP_TIMEOUT_S = 15.0
 RUN_TIMEOUT_S = 120.0
 CONCURRENT_RUNS = 8
 
-NODES = ("prepare", "retrieve_primary", "analyze", "organize", "split_question", "retrieve", "reason_step",
-         "process_context", "extract", "cot", "filter", "generate", "self_route", "long_context", "respond")
+NODES = (
+    "prepare",
+    "retrieve_primary",
+    "analyze",
+    "organize",
+    "split_question",
+    "retrieve",
+    "reason_step",
+    "process_context",
+    "extract",
+    "cot",
+    "filter",
+    "generate",
+    "self_route",
+    "long_context",
+    "respond",
+)
 ROUTER_TARGETS = {
     "prepare": {"retrieve_primary", "organize", "respond"},
     "organize": {"retrieve", "split_question", "long_context"},
@@ -65,8 +80,16 @@ FERRY_Q = "How many passengers does the night ferry Gullwing carry?"
 KEEPER_Q = "Who is the lighthouse keeper of Port Corvel?"
 
 VAULTS = ["Amber", "Birch", "Cobalt", "Dune", "Ember", "Fjord", "Garnet", "Heron"]
-CODES = ["KESTREL-4127", "MARLIN-5830", "OSPREY-6291", "PLOVER-7053", "RAVEN-8164", "SWIFT-9372", "TERN-1048",
-         "WREN-2569"]
+CODES = [
+    "KESTREL-4127",
+    "MARLIN-5830",
+    "OSPREY-6291",
+    "PLOVER-7053",
+    "RAVEN-8164",
+    "SWIFT-9372",
+    "TERN-1048",
+    "WREN-2569",
+]
 
 INDEXED = "ledger.md"
 INDEXED_FACT = "The harbour ledger was bound by the bookbinder Tomasz Quell in Ravenholt."
@@ -76,17 +99,53 @@ COLLECTION = "ledgers"
 SECRET = "secret.txt"  # beside the documents root, not in it
 SECRET_WORD = "NEVER-SERVE-THIS-7781"
 
-_SUBJECTS = ["The council", "The harbour office", "A survey team", "The planning board", "An inspector",
-             "The works department", "The tourism bureau", "A citizens panel", "The water board",
-             "The ward committee"]
-_VERBS = ["reviewed", "approved", "postponed", "discussed", "inspected", "funded", "audited", "repainted",
-          "mapped", "rescheduled"]
-_OBJECTS = ["the drainage scheme", "the school roof", "the cycle lanes", "the market hall", "the tram depot",
-            "the allotment gardens", "the river steps", "the bus shelters", "the library annex",
-            "the sports ground", "the fish auction"]
-_TAILS = ["in the eastern ward", "before the winter recess", "after a long debate", "with local volunteers",
-          "within the agreed budget", "during the spring session", "without any objections",
-          "at the request of residents"]
+_SUBJECTS = [
+    "The council",
+    "The harbour office",
+    "A survey team",
+    "The planning board",
+    "An inspector",
+    "The works department",
+    "The tourism bureau",
+    "A citizens panel",
+    "The water board",
+    "The ward committee",
+]
+_VERBS = [
+    "reviewed",
+    "approved",
+    "postponed",
+    "discussed",
+    "inspected",
+    "funded",
+    "audited",
+    "repainted",
+    "mapped",
+    "rescheduled",
+]
+_OBJECTS = [
+    "the drainage scheme",
+    "the school roof",
+    "the cycle lanes",
+    "the market hall",
+    "the tram depot",
+    "the allotment gardens",
+    "the river steps",
+    "the bus shelters",
+    "the library annex",
+    "the sports ground",
+    "the fish auction",
+]
+_TAILS = [
+    "in the eastern ward",
+    "before the winter recess",
+    "after a long debate",
+    "with local volunteers",
+    "within the agreed budget",
+    "during the spring session",
+    "without any objections",
+    "at the request of residents",
+]
 
 
 def document_text(title: str, facts: list[str], sections: int, seed: int) -> str:
@@ -97,8 +156,10 @@ def document_text(title: str, facts: list[str], sections: int, seed: int) -> str
     step = max(1, sections // max(1, len(facts)))
     blocks = [f"# {title}"]
     for i in range(sections):
-        sentences = [f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_TAILS)}."
-                     for _ in range(12)]
+        sentences = [
+            f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)} {rng.choice(_TAILS)}."
+            for _ in range(12)
+        ]
         if i % step == step - 1 and pending:
             sentences.insert(rng.randrange(2, 10), pending.pop(0))
         blocks.append(f"## Section {i + 1}\n\n" + " ".join(sentences))
@@ -118,13 +179,15 @@ def write_documents(docs: Path) -> None:
     (docs / ATLAS).write_text(document_text("Salt Registry yearbook", ATLAS_FACTS, sections=24, seed=5), "utf-8")
     for i, (vault, code) in enumerate(zip(VAULTS, CODES, strict=True)):
         fact = f"The code word of the {vault} vault is {code}."
-        (docs / vault_name(i)).write_text(document_text(f"{vault} vault register", [fact], sections=4, seed=100 + i),
-                                          "utf-8")
+        (docs / vault_name(i)).write_text(
+            document_text(f"{vault} vault register", [fact], sections=4, seed=100 + i), "utf-8"
+        )
     (docs / INDEXED).write_text(document_text("Harbour ledger notes", [INDEXED_FACT], sections=4, seed=42), "utf-8")
     (docs.parent / SECRET).write_text(f"The deployment secret is {SECRET_WORD}.\n", "utf-8")
 
 
 # -- the server ------------------------------------------------------------------------------
+
 
 @dataclass
 class Server:
@@ -178,20 +241,26 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def _server_env(home: Path, docs: Path) -> dict[str, str]:
     # no LONGQA_/CHROMA_ settings and no provider keys from the caller's shell: the deployment's are below
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("LONGQA_", "CHROMA_", "OPENAI_")) and not k.endswith("_API_KEY")
-           and k != "PYTEST_CURRENT_TEST"}
-    env.update({
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "LANGSMITH_TRACING": "false",
-        "ANONYMIZED_TELEMETRY": "False",
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "LONGQA_TOKENIZER": "wordpiece",
-        "LONGQA_HOME": str(home),
-        "LONGQA_DOCUMENTS_ROOT": str(docs),
-    })
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LONGQA_", "CHROMA_", "OPENAI_"))
+        and not k.endswith("_API_KEY")
+        and k != "PYTEST_CURRENT_TEST"
+    }
+    env.update(
+        {
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGGRAPH_NO_VERSION_CHECK": "true",
+            "LANGSMITH_TRACING": "false",
+            "ANONYMIZED_TELEMETRY": "False",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "LONGQA_TOKENIZER": "wordpiece",
+            "LONGQA_HOME": str(home),
+            "LONGQA_DOCUMENTS_ROOT": str(docs),
+        }
+    )
     return env
 
 
@@ -206,11 +275,30 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     write_documents(docs)
     port = _free_port()
     url = f"http://{HOST}:{port}"
-    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port),
-               "--config", "langgraph.json", "--n-jobs-per-worker", str(CONCURRENT_RUNS)]
+    command = [
+        str(langgraph),
+        "dev",
+        "--no-browser",
+        "--no-reload",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--config",
+        "langgraph.json",
+        "--n-jobs-per-worker",
+        str(CONCURRENT_RUNS),
+    ]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(command, cwd=REPO, env=_server_env(home, docs), stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=_server_env(home, docs),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     running = Server(url=url, pid=proc.pid, log=log, docs=docs, tmp=tmp)
     try:
         deadline = time.monotonic() + STARTUP_DEADLINE_S
@@ -257,8 +345,9 @@ def ask(client, thread_id: str | None, question: str, documents: list[str] | Non
     payload: dict = {"question": question}
     if documents is not None:
         payload["documents"] = documents
-    return client.runs.wait(thread_id, "longqa", input=payload, context={"model": "scripted", **context},
-                            raise_error=True)
+    return client.runs.wait(
+        thread_id, "longqa", input=payload, context={"model": "scripted", **context}, raise_error=True
+    )
 
 
 def sources(out: dict) -> set[str]:
@@ -266,6 +355,7 @@ def sources(out: dict) -> set[str]:
 
 
 # -- (a) assistants, (b) the graph -------------------------------------------------------------
+
 
 def test_both_graphs_are_served(client):
     assistants = client.assistants.search(limit=50)
@@ -284,15 +374,21 @@ def test_graph_endpoint_has_every_node_and_router_edge(client):
     edges = {(e["source"], e["target"]) for e in drawn["edges"]}
     missing = {(source, target) for source, targets in ROUTER_TARGETS.items() for target in targets} - edges
     assert not missing, f"router targets not drawn as edges: {sorted(missing)}"
-    assert {("__start__", "prepare"), ("respond", "__end__"), ("filter", "generate"),
-            ("generate", "self_route")} <= edges
+    assert {
+        ("__start__", "prepare"),
+        ("respond", "__end__"),
+        ("filter", "generate"),
+        ("generate", "self_route"),
+    } <= edges
 
-    index_graph = client.assistants.get_graph(client.assistants.search(graph_id="longqa-index", limit=1)[0]
-                                              ["assistant_id"])
+    index_graph = client.assistants.get_graph(
+        client.assistants.search(graph_id="longqa-index", limit=1)[0]["assistant_id"]
+    )
     assert {n["id"] for n in index_graph["nodes"]} >= {"index_documents"}
 
 
 # -- (c) a run to completion, (d) streamed updates ------------------------------------------
+
 
 def test_run_answers_with_citations_model_label_and_usage(client, new_thread):
     out = ask(client, new_thread(), OBSERVATORY_Q, [ATLAS])
@@ -313,8 +409,13 @@ def test_run_answers_with_citations_model_label_and_usage(client, new_thread):
 def test_stream_updates_arrive_in_graph_order(client, new_thread):
     order: list[str] = []
     events = Counter()
-    for part in client.runs.stream(new_thread(), "longqa", input={"question": FERRY_Q, "documents": [ATLAS]},
-                                   context={"model": "scripted"}, stream_mode="updates"):
+    for part in client.runs.stream(
+        new_thread(),
+        "longqa",
+        input={"question": FERRY_Q, "documents": [ATLAS]},
+        context={"model": "scripted"},
+        stream_mode="updates",
+    ):
         events[part.event] += 1
         assert part.event != "error", part.data
         if part.event == "updates":
@@ -323,14 +424,24 @@ def test_stream_updates_arrive_in_graph_order(client, new_thread):
     assert order[0] == "prepare" and order[-1] == "respond", order
     assert order.count("prepare") == 1 and order.count("respond") == 1
     # the default (adaptive-precise) route's spine, in order
-    spine = ["prepare", "retrieve_primary", "analyze", "organize", "retrieve", "process_context", "generate",
-             "self_route", "respond"]
+    spine = [
+        "prepare",
+        "retrieve_primary",
+        "analyze",
+        "organize",
+        "retrieve",
+        "process_context",
+        "generate",
+        "self_route",
+        "respond",
+    ]
     positions = [order.index(node) for node in spine]
     assert positions == sorted(positions), order
     assert order.index("organize") < min(i for i, node in enumerate(order) if node == "retrieve")
 
 
 # -- (e) concurrent runs do not mix ----------------------------------------------------------
+
 
 def test_concurrent_runs_stay_apart(server: Server, new_thread):
     from langgraph_sdk import get_client
@@ -339,11 +450,19 @@ def test_concurrent_runs_stay_apart(server: Server, new_thread):
 
     async def run_all() -> list[dict]:
         aclient = get_client(url=server.url, timeout=RUN_TIMEOUT_S)
-        return await asyncio.gather(*(
-            aclient.runs.wait(threads[i], "longqa", input={"question": vault_question(i), "documents": [vault_name(i)]},
-                              # the scripted analyzer reply gives every run the same route (and an analyzer call)
-                              context={"model": "scripted", "analyzer": "llm"}, raise_error=True)
-            for i in range(CONCURRENT_RUNS)))
+        return await asyncio.gather(
+            *(
+                aclient.runs.wait(
+                    threads[i],
+                    "longqa",
+                    input={"question": vault_question(i), "documents": [vault_name(i)]},
+                    # the scripted analyzer reply gives every run the same route (and an analyzer call)
+                    context={"model": "scripted", "analyzer": "llm"},
+                    raise_error=True,
+                )
+                for i in range(CONCURRENT_RUNS)
+            )
+        )
 
     outs = asyncio.run(run_all())
     ledgers = []
@@ -368,6 +487,7 @@ def test_concurrent_runs_stay_apart(server: Server, new_thread):
 
 
 # -- (f) run-time settings, and the locked ones ----------------------------------------------
+
 
 def test_run_context_chooses_the_strategy(client, new_thread):
     rag = ask(client, new_thread(), KEEPER_Q, [ATLAS], strategy="rag")
@@ -412,10 +532,19 @@ def test_locked_endpoint_gets_no_request(client, server: Server, new_thread):
         listener.setblocking(False)
         endpoint = f"http://{HOST}:{listener.getsockname()[1]}/v1"
         try:
-            out = client.runs.wait(thread_id, "longqa", input={"question": FERRY_Q, "documents": [ATLAS]},
-                                   context={"model": "openai:gpt-4o-mini", "base_url": endpoint,
-                                            "api_key_env": "PATH", "max_retries": 0, "timeout_s": 5},
-                                   raise_error=False)
+            out = client.runs.wait(
+                thread_id,
+                "longqa",
+                input={"question": FERRY_Q, "documents": [ATLAS]},
+                context={
+                    "model": "openai:gpt-4o-mini",
+                    "base_url": endpoint,
+                    "api_key_env": "PATH",
+                    "max_retries": 0,
+                    "timeout_s": 5,
+                },
+                raise_error=False,
+            )
         except Exception as e:  # the run may fail outright: no key is configured on this deployment
             out = {"status": "error", "error": str(e)}
         with pytest.raises(BlockingIOError):
@@ -425,18 +554,29 @@ def test_locked_endpoint_gets_no_request(client, server: Server, new_thread):
 
 # -- (g) chat input ----------------------------------------------------------------------------
 
+
 def test_chat_messages_in_and_out(client, new_thread):
     thread_id = new_thread()
-    out = client.runs.wait(thread_id, "longqa", context={"model": "scripted"}, raise_error=True, input={
-        "messages": [{"role": "user", "content": OBSERVATORY_Q}], "documents": [ATLAS]})
+    out = client.runs.wait(
+        thread_id,
+        "longqa",
+        context={"model": "scripted"},
+        raise_error=True,
+        input={"messages": [{"role": "user", "content": OBSERVATORY_Q}], "documents": [ATLAS]},
+    )
     assert out["status"] == "answered"
     assert [m["type"] for m in out["messages"]] == ["human", "ai"]
     final = out["messages"][-1]["content"]
     assert "Orla Venndt" in final and "\n\nSources:\n[E" in final and ATLAS in final
 
     # a follow-up on the same thread: the earlier exchange is kept, this turn's output is its own
-    follow = client.runs.wait(thread_id, "longqa", context={"model": "scripted"}, raise_error=True, input={
-        "messages": [{"role": "user", "content": KEEPER_Q}]})
+    follow = client.runs.wait(
+        thread_id,
+        "longqa",
+        context={"model": "scripted"},
+        raise_error=True,
+        input={"messages": [{"role": "user", "content": KEEPER_Q}]},
+    )
     assert follow["status"] == "answered" and "Amelie Kortsen" in follow["answer"]
     assert [m["type"] for m in follow["messages"]] == ["human", "ai", "human", "ai"]
     assert "Sources:" in follow["messages"][-1]["content"]
@@ -448,17 +588,27 @@ def test_chat_messages_in_and_out(client, new_thread):
 
 # -- (h) the index graph, then a collection ------------------------------------------------
 
+
 def test_index_graph_then_question_on_the_collection(client, new_thread):
-    indexed = client.runs.wait(None, "longqa-index", input={"documents": [INDEXED], "collection": COLLECTION,
-                                                            "granularities": [150, 512]},
-                               context={"model": "scripted"}, raise_error=True)
+    indexed = client.runs.wait(
+        None,
+        "longqa-index",
+        input={"documents": [INDEXED], "collection": COLLECTION, "granularities": [150, 512]},
+        context={"model": "scripted"},
+        raise_error=True,
+    )
     assert indexed["error"] is None and indexed["collection"] == COLLECTION
     assert len(indexed["doc_ids"]) == 1
     assert {key.split("@")[1] for key in indexed["chunks"]} == {"150", "512"}
     assert all(count > 0 for count in indexed["chunks"].values())
 
-    out = client.runs.wait(new_thread(), "longqa", input={"question": INDEXED_Q, "collection": COLLECTION},
-                           context={"model": "scripted"}, raise_error=True)
+    out = client.runs.wait(
+        new_thread(),
+        "longqa",
+        input={"question": INDEXED_Q, "collection": COLLECTION},
+        context={"model": "scripted"},
+        raise_error=True,
+    )
     assert out["status"] == "answered", out.get("error")
     assert "Tomasz Quell" in out["answer"]
     assert sources(out) == {INDEXED}
@@ -466,19 +616,26 @@ def test_index_graph_then_question_on_the_collection(client, new_thread):
 
 
 def test_unknown_collection_is_an_input_error(client):
-    out = client.runs.wait(None, "longqa", input={"question": INDEXED_Q, "collection": "no-such-collection"},
-                           context={"model": "scripted"}, raise_error=True)
+    out = client.runs.wait(
+        None,
+        "longqa",
+        input={"question": INDEXED_Q, "collection": "no-such-collection"},
+        context={"model": "scripted"},
+        raise_error=True,
+    )
     assert out["status"] == "error" and out["error"].startswith("input:")
 
 
 def test_index_graph_refuses_outside_paths(client, server: Server):
-    out = client.runs.wait(None, "longqa-index", input={"documents": [str(server.tmp / SECRET)],
-                                                        "collection": "stolen"}, raise_error=True)
+    out = client.runs.wait(
+        None, "longqa-index", input={"documents": [str(server.tmp / SECRET)], "collection": "stolen"}, raise_error=True
+    )
     assert out["error"] and "documents root" in out["error"]
     assert out["doc_ids"] == [] and out["collection"] is None
 
 
 # -- last: nothing went wrong quietly ----------------------------------------------------------
+
 
 def test_server_log_has_no_unexpected_errors(server: Server):
     """A run that fails and is retried by the server can still end well for its caller: the log
@@ -486,9 +643,12 @@ def test_server_log_has_no_unexpected_errors(server: Server):
     import re
 
     plain = re.sub(r"\x1b\[[0-9;]*m", "", server.log.read_text("utf-8", errors="replace"))
-    errors = [line for line in plain.splitlines()
-              if re.search(r"\[(error|critical)\s*\]|will retry", line)
-              and not any(f"thread_id={t}" in line for t in server.failing_threads)]
+    errors = [
+        line
+        for line in plain.splitlines()
+        if re.search(r"\[(error|critical)\s*\]|will retry", line)
+        and not any(f"thread_id={t}" in line for t in server.failing_threads)
+    ]
     assert not errors, "\n".join(line[:400] for line in errors)
 
 
@@ -497,8 +657,11 @@ def test_readme_sdk_snippet_runs_against_the_server(server: Server, capsys):
     readme = (REPO / "README.md").read_text("utf-8")
     section = readme.split("## Use it from code (SDK)", 1)[1]
     snippet = section.split("```python", 1)[1].split("```", 1)[0]
-    snippet = (snippet.replace("http://127.0.0.1:8123", server.url).replace("harbor_annual_report.md", "atlas.md")
-               .replace("Which shipyard built the dredger Marrowdeep?", OBSERVATORY_Q))
+    snippet = (
+        snippet.replace("http://127.0.0.1:8123", server.url)
+        .replace("harbor_annual_report.md", "atlas.md")
+        .replace("Which shipyard built the dredger Marrowdeep?", OBSERVATORY_Q)
+    )
     exec(compile(snippet, "README.md (SDK snippet)", "exec"), {})
     printed = capsys.readouterr().out
     assert "atlas.md" in printed  # no model on the server: evidence-only, with the cited source

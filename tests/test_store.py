@@ -47,6 +47,7 @@ def assert_serves_correct_results(store: IndexStore, index, embedder) -> None:
 
 # -- where files live --------------------------------------------------------------------------------
 
+
 def test_files_are_under_longqa_home(isolated_longqa_home, embedder, harbor_doc):
     store = IndexStore(embedder=embedder)  # settings from the environment
     assert store.settings.home == isolated_longqa_home
@@ -76,6 +77,7 @@ def test_config_default_home_follows_environment(monkeypatch, tmp_path):
 
 
 # -- caching --------------------------------------------------------------------------------------------
+
 
 def test_second_index_reuses_the_persisted_one(make_store, embedder, harbor_doc):
     first = make_store()
@@ -107,8 +109,10 @@ def test_key_is_content_hash_and_granularity(make_store, embedder, tmp_path, iso
     make_store().index(doc_b, 64)
     assert embedder.calls > calls, "another granularity is another index"
     assert [p.name for p in (isolated_longqa_home / "index").iterdir()] == [doc_a.doc_id]
-    assert sorted(p.name for p in (isolated_longqa_home / "index" / doc_a.doc_id).glob("g*") if p.is_dir()) \
-        == ["g40", "g64"]
+    assert sorted(p.name for p in (isolated_longqa_home / "index" / doc_a.doc_id).glob("g*") if p.is_dir()) == [
+        "g40",
+        "g64",
+    ]
 
 
 def test_changed_content_is_a_new_index(make_store, tmp_path):
@@ -122,8 +126,10 @@ def test_changed_content_is_a_new_index(make_store, tmp_path):
 
 # -- interrupted and incomplete builds ------------------------------------------------------------------
 
-@pytest.mark.parametrize("where, error", [("embed", RuntimeError), ("embed", KeyboardInterrupt),
-                                          ("progress", KeyboardInterrupt)])
+
+@pytest.mark.parametrize(
+    "where, error", [("embed", RuntimeError), ("embed", KeyboardInterrupt), ("progress", KeyboardInterrupt)]
+)
 def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, monkeypatch, where, error):
     monkeypatch.setattr(store_module, "_ADD_BATCH", 4)
     batches = []
@@ -202,6 +208,7 @@ def test_incomplete_or_stale_index_is_rebuilt(make_store, embedder, harbor_doc, 
 
 # -- dense units: no truncation -------------------------------------------------------------------------
 
+
 def test_short_chunk_is_one_unit(wordpiece):
     chunk = Chunk(doc_id="d", index=3, start=0, end=11, paragraph_ids=[0], n_tokens=2, text="Short text.")
     assert dense_units([chunk], 254) == [(3, 0, "Short text.")]
@@ -209,8 +216,10 @@ def test_short_chunk_is_one_unit(wordpiece):
 
 def test_long_chunk_is_cut_into_units_that_cover_every_word(wordpiece):
     rng = random.Random(7)
-    vocabulary = ("harbor dredging unbelievably photosynthesis antidisestablishmentarianism quay "
-                  f"{RARE_CODE} tonnage berth Rotterdam xylophonist ventriloquism 1,234.56").split()
+    vocabulary = (
+        "harbor dredging unbelievably photosynthesis antidisestablishmentarianism quay "
+        f"{RARE_CODE} tonnage berth Rotterdam xylophonist ventriloquism 1,234.56"
+    ).split()
     for n_words in (150, 300, 700):
         text = " ".join(rng.choice(vocabulary) for _ in range(n_words))
         chunk = Chunk(doc_id="d", index=0, start=0, end=len(text), paragraph_ids=[0], n_tokens=0, text=text)
@@ -227,12 +236,14 @@ def test_long_chunk_is_cut_into_units_that_cover_every_word(wordpiece):
             pos = text.index(unit, pos) + len(unit)
 
 
-FILLER = ["Knead the dough for ten minutes until it is smooth and elastic.",
-          "Let the bread rise in a warm place for about an hour.",
-          "Preheat the oven and dust the tray with a little flour.",
-          "Brush the loaf with beaten egg before baking for a golden crust.",
-          "Cool the bread on a wire rack before slicing it.",
-          "Sourdough needs a lively starter that has been fed the day before."]
+FILLER = [
+    "Knead the dough for ten minutes until it is smooth and elastic.",
+    "Let the bread rise in a warm place for about an hour.",
+    "Preheat the oven and dust the tray with a little flour.",
+    "Brush the loaf with beaten egg before baking for a golden crust.",
+    "Cool the bread on a wire rack before slicing it.",
+    "Sourdough needs a lively starter that has been fed the day before.",
+]
 
 
 def test_relevant_sentence_at_the_end_of_a_long_chunk_scores_high(make_store, embedder, wordpiece):
