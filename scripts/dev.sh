@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 #   bash scripts/dev.sh demo   - set up, then run the main job on the bundled sample document
-#   bash scripts/dev.sh test   - set up, then run the test suite
+#   bash scripts/dev.sh test   - set up, then lint (ruff check, ruff format --check) and run the test suite
 # Set-up creates .venv and installs torch==2.13.0 (CPU build) *before* anything that depends on
 # torch, so sentence-transformers does not pull gigabytes of CUDA wheels. It is skipped when
 # pyproject.toml has not changed since the last successful install.
@@ -34,6 +34,8 @@ case "${1:-}" in
   test)
     setup
     shift
+    .venv/bin/ruff check .
+    .venv/bin/ruff format --check .
     rc=0
     .venv/bin/python -m pytest -q "$@" || rc=$?
     # pytest exits 5 when it collected no tests: that is a failure here, not a pass
