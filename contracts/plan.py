@@ -23,6 +23,8 @@ class Plan(BaseModel):
     strategy: str
     workflow: Workflow
     k: int = 5
+    budget: int | None = Field(default=None, description="evidence tokens to fill instead of a fixed k")
+    bridge_seeds: int = Field(default=0, description="LLM-free bridge searches in direct retrieval (0 = off)")
     granularity: int = 150
     weights: tuple[float, float] = Field(default=(1.0, 1.0), description="(dense, bm25) fusion weights")
     mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
@@ -118,15 +120,18 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
     if not settings.has_llm and the_plan.workflow in ("split", "stepwise"):
         # splitting and reasoning need a model; k per sub-question / per hop would be too few for
-        # the one retrieval that replaces them
+        # the one retrieval that replaces them, and bridge expansion stands in for the next hops
         k = max(the_plan.k, settings.factoid_k)
+        bridges = settings.bridge_seeds if the_plan.budget else 0
         the_plan = the_plan.model_copy(
             update={
                 "workflow": "direct",
                 "k": k,
+                "bridge_seeds": bridges,
                 "reasons": [
                     *the_plan.reasons,
-                    f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, k={k}",
+                    f"no LLM configured: '{the_plan.workflow}' replaced by direct retrieval, "
+                    + (f"{the_plan.budget} tokens, {bridges} bridge search(es)" if the_plan.budget else f"k={k}"),
                 ],
             }
         )
@@ -134,12 +139,16 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
 
 
 def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) -> Plan:
-    """OkraLong's heuristics (§3.3, appendix C.3)."""
+    """OkraLong's heuristics (§3.3, appendix C.3), with the evidence picked by a token budget
+    (`selection="budget"`, measured) or OkraLong's fixed k (`selection="k"`)."""
     qtype = analysis.question_type
     reasons: list[str] = []
     contextual = qtype == "summarizing"
+    by_budget = settings.selection == "budget"
     k = settings.contextual_k if contextual else settings.factoid_k
-    reasons.append(f"{'contextual' if contextual else 'factoid'} question: k={k}")
+    budget = (settings.contextual_budget if contextual else settings.evidence_budget) if by_budget else None
+    kind = "contextual" if contextual else "factoid"
+    reasons.append(f"{kind} question: " + (f"the best chunks within {budget} tokens" if by_budget else f"k={k}"))
     if analysis.evidence == "no":
         granularity = settings.absent_contextual_granularity if contextual else settings.absent_factoid_granularity
         reasons.append(f"evidence absent: granularity grows to {granularity} tokens")
@@ -148,15 +157,20 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     workflow: Workflow = "direct"
     extend_tokens = 0
     pattern = analysis.info_pattern
+    each = "the budget shared among them" if by_budget else f"{settings.sub_question_k} chunks each"
     if qtype == "multi-source":
         workflow, k = "split", settings.sub_question_k
-        reasons.append(f"multi-source: split into sub-questions, {k} chunks each, then aggregate")
+        reasons.append(f"multi-source: split into sub-questions, {each}, then aggregate")
     elif qtype == "multi-bridge":
         workflow, k = "stepwise", settings.hop_k
-        reasons.append(f"multi-bridge: step-wise reasoning, {k} chunks per hop, at most {settings.max_hops} hops")
+        per_hop = f"{budget // settings.max_hops} tokens" if budget else f"{k} chunks"
+        reasons.append(f"multi-bridge: step-wise reasoning, {per_hop} per hop, at most {settings.max_hops} hops")
     elif qtype == "arithmetic":
         pattern, extend_tokens = "exact", settings.extension_tokens
         reasons.append(f"arithmetic: exact-weighted retrieval, context extended by {extend_tokens} tokens")
+    bridges = settings.bridge_seeds if by_budget and workflow == "direct" else 0
+    if bridges:
+        reasons.append(f"bridge expansion: {bridges} more search(es) seeded by the best chunks")
     weights = weights_toward(pattern, settings)
     reasons.append(f"fusion dense:bm25 = {weights[0]:g}:{weights[1]:g} ({pattern})")
     extract, filter_, why = PERSPECTIVES[qtype]
@@ -168,6 +182,8 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
         strategy=strategy,
         workflow=workflow,
         k=k,
+        budget=budget,
+        bridge_seeds=bridges,
         granularity=granularity,
         weights=weights,
         mode="hybrid",

@@ -97,6 +97,29 @@ class Settings(BaseModel):
     paragraph_cap_tokens: int = Field(default=3000, description="token cap of source paragraphs for the extractor")
     lc_top_chunks: int = Field(default=200, description="chunks kept when the document exceeds the window")
 
+    # -- what the reader is shown (measured in bench/evidence_budget.py; OkraLong's k via selection="k") ----
+    selection: Literal["budget", "k"] = Field(
+        default="budget",
+        description="'budget': the best chunks that fit evidence_budget tokens (adaptive strategies); "
+        "'k': OkraLong's fixed k per question type (factoid_k, contextual_k, sub_question_k, hop_k)",
+    )
+    evidence_budget: int = Field(default=1850, description="evidence tokens for a factoid question (selection=budget)")
+    contextual_budget: int = Field(
+        default=2950, description="evidence tokens for a contextual (summarizing) question (selection=budget)"
+    )
+    bridge_seeds: int = Field(
+        default=2,
+        description="LLM-free bridge expansion in direct retrieval: search again with the question plus each of "
+        "this many best chunks (0 = off)",
+    )
+    bridge_per_seed: int = Field(default=2, description="new chunks kept per bridge search")
+    bridge_share: float = Field(default=0.3, description="share of the evidence budget kept for bridge chunks")
+    chunking: Literal["paragraph", "sentence"] = Field(
+        default="paragraph",
+        description="'paragraph': a paragraph that fits a chunk is never cut; 'sentence': sentences packed "
+        "across paragraphs (the chunker before paragraph alignment)",
+    )
+
     # -- where documents and indexes live -------------------------------------------------------
     home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
@@ -121,7 +144,11 @@ class Settings(BaseModel):
 
     def index_settings(self) -> IndexSettings:
         return IndexSettings(
-            home=self.home, chroma_host=self.chroma_host, chroma_port=self.chroma_port, max_words=self.max_words
+            home=self.home,
+            chroma_host=self.chroma_host,
+            chroma_port=self.chroma_port,
+            max_words=self.max_words,
+            chunking=self.chunking,
         )
 
     @property

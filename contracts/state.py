@@ -169,6 +169,8 @@ class RetrieveTask(TypedDict):
     query: str
     doc_ids: list[str]
     k: int
+    budget: int | None  # evidence tokens to fill instead of k
+    bridges: int  # LLM-free bridge searches seeded by the best chunks
     granularity: int
     weights: tuple[float, float]
     mode: Literal["hybrid", "dense", "bm25"]

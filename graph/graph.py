@@ -41,13 +41,16 @@ from longqa.nodes.self_route import self_route
 from longqa.nodes.split_question import split_question
 
 
-def _task(state: State, query: str, plan: Plan, hop: int = 0) -> Send:
+def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) -> Send:
+    """One retrieval; `share` queries split the plan's evidence budget (sub-questions, hops)."""
     return Send(
         "retrieve",
         RetrieveTask(
             query=query,
             doc_ids=state["doc_ids"],
             k=plan.k,
+            budget=plan.budget // share if plan.budget else None,
+            bridges=plan.bridge_seeds,
             granularity=plan.granularity,
             weights=plan.weights,
             mode=plan.mode,
@@ -71,13 +74,15 @@ def after_organize(state: State) -> list[Send] | Literal["split_question", "long
         return "split_question"
     if plan.workflow == "long_context":
         return "long_context"
-    # direct, and the first hop of stepwise
-    return [_task(state, state.get("search_query") or state["question"], plan)]
+    # direct, and the first hop of stepwise (each hop gets its share of the budget)
+    share = plan.max_hops if plan.workflow == "stepwise" else 1
+    return [_task(state, state.get("search_query") or state["question"], plan, share=share)]
 
 
 def after_split(state: State) -> list[Send]:
     plan = plan_of(state)
-    return [_task(state, q, plan) for q in state.get("sub_questions") or [state["question"]]]
+    queries = state.get("sub_questions") or [state["question"]]
+    return [_task(state, q, plan, share=len(queries)) for q in queries]
 
 
 def after_retrieve(state: State) -> Literal["reason_step", "process_context", "respond"]:
@@ -92,7 +97,7 @@ def after_reason(state: State) -> list[Send] | Literal["process_context"]:
     next_query = steps[-1]["next_query"] if steps else None
     if state.get("draft") or not next_query or state.get("hops", 0) >= plan.max_hops:
         return "process_context"
-    return [_task(state, next_query, plan, hop=state.get("hops", 0))]
+    return [_task(state, next_query, plan, hop=state.get("hops", 0), share=plan.max_hops)]
 
 
 def after_context(state: State, runtime) -> list[Literal["extract", "cot", "generate", "respond"]]:

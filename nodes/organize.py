@@ -19,7 +19,13 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     strategy = state.get("strategy") or settings.strategy
     the_plan = plan(analysis or Analysis(backend="none"), settings, strategy)
     trace = (
-        f"organize[{the_plan.strategy}]: {the_plan.workflow}, k={the_plan.k}, g={the_plan.granularity}, "
+        f"organize[{the_plan.strategy}]: {the_plan.workflow}, "
+        + (
+            f"budget={the_plan.budget} tokens, bridges={the_plan.bridge_seeds}"
+            if the_plan.budget
+            else f"k={the_plan.k}"
+        )
+        + f", g={the_plan.granularity}, "
         f"weights={the_plan.weights[0]:g}:{the_plan.weights[1]:g}, extract={the_plan.extract}, "
         f"filter={the_plan.filter}, fallback={the_plan.fallback}"
     )

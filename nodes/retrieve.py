@@ -1,6 +1,8 @@
-"""retrieve: OkraLong's assembled retriever — hybrid BM25 + dense search with the plan's k,
-granularity and fusion weights. Receives one query through `Send` (the question, a sub-question
-or a step-wise next query); parallel calls merge through the `hits` reducer."""
+"""retrieve: OkraLong's assembled retriever — hybrid BM25 + dense search with the plan's granularity
+and fusion weights. Receives one query through `Send` (the question, a sub-question or a step-wise
+next query); parallel calls merge through the `hits` reducer. The plan picks the evidence by a
+token budget (the best chunks that fit, with LLM-free bridge expansion in direct retrieval) or by
+OkraLong's fixed k."""
 
 from __future__ import annotations
 
@@ -9,21 +11,43 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import RetrieveTask, hit_from
+from longqa.retrieval.selection import with_bridges
 
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, task["doc_ids"])
-    results = searcher.search(
-        task["query"],
-        k=task["k"],
-        granularity=task["granularity"],
-        weights=tuple(task["weights"]),
-        depth=settings.fusion_depth,
-        mode=task["mode"],
-    )
+
+    def search(query: str, k: int) -> list:
+        return searcher.search(
+            query,
+            k=k,
+            granularity=task["granularity"],
+            weights=tuple(task["weights"]),
+            depth=settings.fusion_depth,
+            mode=task["mode"],
+        )
+
+    budget, bridged = task.get("budget"), 0
+    if budget:
+        # the whole fused ranking (each retriever's top fusion_depth) is a candidate
+        results, bridged = with_bridges(
+            task["query"],
+            lambda q: search(q, 2 * settings.fusion_depth),
+            budget,
+            task.get("bridges", 0),
+            settings.bridge_per_seed,
+            settings.bridge_share,
+        )
+        picked = f"{sum(r.chunk.n_tokens for r in results)} of {budget} tokens"
+    else:
+        results = search(task["query"], task["k"])
+        picked = f"top {task['k']}"
+    note = f", {bridged} by bridge expansion" if bridged else ""
     return {
         "hits": [hit_from(r, task["query"]) for r in results],
         "route": ["retrieve"],
-        "trace": [f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens for {task['query']!r}"],
+        "trace": [
+            f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens ({picked}{note}) for {task['query']!r}"
+        ],
     }

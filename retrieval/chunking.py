@@ -2,12 +2,19 @@
 
 Sentences (and table rows) are the atoms: a chunk is a run of whole atoms whose tokens fit the
 granularity. Only an atom longer than the granularity itself is cut, at token boundaries.
+
+Paragraphs are units too (`align="paragraph"`, the default): a paragraph that fits the granularity
+is never cut between two chunks, and a heading counts as part of the paragraph it titles. Small
+units still share a chunk while they fit whole; a unit longer than the granularity starts a chunk
+of its own and is cut at sentence boundaries. `align="sentence"` packs sentences across paragraph
+boundaries (the chunker before paragraph alignment was measured, bench/evidence_budget.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Literal
 
 from .documents import Chunk, Document
 from .tokens import TokenCounter, default_counter, word_windows
@@ -43,8 +50,17 @@ def sentence_atoms(document: Document) -> list[Atom]:
     return atoms
 
 
-def chunk_document(document: Document, granularity: int, counter: TokenCounter | None = None) -> list[Chunk]:
-    """Pack whole sentences into chunks of at most `granularity` tokens."""
+Align = Literal["paragraph", "sentence"]
+ALIGNS: tuple[str, ...] = Align.__args__
+
+
+def chunk_document(
+    document: Document, granularity: int, counter: TokenCounter | None = None, align: Align = "paragraph"
+) -> list[Chunk]:
+    """Pack whole sentences into chunks of at most `granularity` tokens, never cutting a paragraph
+    that fits (`align="paragraph"`)."""
+    if align not in ALIGNS:
+        raise ValueError(f"align must be one of {', '.join(ALIGNS)}, got {align!r}")
     if granularity < 8:
         raise ValueError(f"granularity must be at least 8 tokens, got {granularity}")
     counter = counter or default_counter()
@@ -62,7 +78,19 @@ def chunk_document(document: Document, granularity: int, counter: TokenCounter |
             spans.append((cur_start, cur_end, cur_pids))
         cur_start, cur_tokens, cur_pids = -1, 0, set()
 
+    unit_of = _units(document)  # paragraph id -> its unit (a heading and the paragraph after it)
+    unit_tokens: dict[int, int] = {}
     for atom, size in zip(atoms, sizes, strict=True):
+        unit = unit_of[atom.paragraph_id]
+        unit_tokens[unit] = unit_tokens.get(unit, 0) + size
+    previous_unit = None
+    for atom, size in zip(atoms, sizes, strict=True):
+        unit = unit_of[atom.paragraph_id]
+        if align == "paragraph" and unit != previous_unit:
+            # a new unit: start a chunk unless the whole unit fits in this one
+            if cur_tokens + unit_tokens[unit] > granularity:
+                flush()
+            previous_unit = unit
         if size > granularity:
             flush()
             for s, e in _split_long_atom(document.text, atom, granularity, counter):
@@ -82,6 +110,36 @@ def chunk_document(document: Document, granularity: int, counter: TokenCounter |
         Chunk(doc_id=document.doc_id, index=i, start=s, end=e, paragraph_ids=sorted(pids), n_tokens=n, text=t)
         for i, ((s, e, pids), t, n) in enumerate(zip(spans, texts, counts, strict=True))
     ]
+
+
+_HEADING_END = re.compile(r"[.!?;,]['\")\]]*$")
+
+
+def is_heading(text: str) -> bool:
+    """A one-line paragraph that titles what follows: a markdown heading, or a short line that does
+    not end like a sentence."""
+    text = text.strip()
+    if not text or "\n" in text:
+        return False
+    return text.startswith("#") or (len(text.split()) <= 12 and not _HEADING_END.search(text))
+
+
+def _units(document: Document) -> dict[int, int]:
+    """Paragraph id -> unit id: a heading belongs to the paragraph after it, so alignment keeps a
+    section's title with its text instead of with the end of the section before."""
+    units: dict[int, int] = {}
+    pending: list[int] = []  # headings waiting for the paragraph they title
+    for p in document.paragraphs:
+        if not p.is_table and is_heading(document.text[p.start : p.end]):
+            pending.append(p.id)
+            continue
+        for h in pending:
+            units[h] = p.id
+        pending = []
+        units[p.id] = p.id
+    for h in pending:  # trailing headings: on their own
+        units[h] = h
+    return units
 
 
 def _split_long_atom(text: str, atom: Atom, granularity: int, counter: TokenCounter) -> list[tuple[int, int]]:

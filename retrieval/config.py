@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,3 +32,8 @@ class IndexSettings(BaseModel):
     chroma_port: int = Field(default=8000, description="Chroma server port")
     embed_batch_size: int = Field(default=64, description="texts per embedding batch")
     max_words: int = Field(default=DEFAULT_MAX_WORDS, description="refuse documents longer than this")
+    chunking: Literal["paragraph", "sentence"] = Field(
+        default="paragraph",
+        description="'paragraph': a paragraph that fits a chunk is never cut; 'sentence': sentences packed across "
+        "paragraphs",
+    )

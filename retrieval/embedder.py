@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,28 @@ import numpy as np
 from .tokens import embedder_model_path
 
 log = logging.getLogger(__name__)
+
+
+# A question (or a few sub-questions) is embedded on one torch thread: torch's pool of one thread per
+# core makes a single short text many times slower when another process holds a core (measured in
+# bench/warm_question.py); indexing batches keep the whole pool.
+SMALL_BATCH = 8
+
+
+@contextlib.contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """Run the block with `n` torch intra-op threads (None: leave them as they are)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Embedder:
@@ -31,11 +54,13 @@ class Embedder:
         self.calls = 0  # texts embedded so far; tests use it to prove the cache avoids re-embedding
 
     def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
-        """Embed `texts`; `progress(n)` is called after each batch with the number just done."""
+        """Embed `texts`; `progress(n)` is called after each batch with the number just done. At most
+        SMALL_BATCH texts (a query) run on one torch thread, larger batches on torch's whole pool."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
-        with self._lock:
+        # the lock makes this the only forward pass, so the thread count it sets is its own
+        with self._lock, torch_threads(1 if len(texts) <= SMALL_BATCH else None):
             for i in range(0, len(texts), self.batch_size * 8):
                 batch = texts[i : i + self.batch_size * 8]
                 out.append(

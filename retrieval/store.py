@@ -46,7 +46,7 @@ from .tokens import TokenCounter, default_counter, embedder_model_path, word_win
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 2  # 2: stemmed BM25 tokens
+INDEX_FORMAT = 3  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest
 _ADD_BATCH = 2000  # vectors per Chroma add() call
 
 
@@ -248,6 +248,7 @@ class IndexStore:
         if (
             manifest.get("format") != INDEX_FORMAT
             or manifest.get("tokenizer") != self.counter.name
+            or manifest.get("chunking") != self.settings.chunking
             or manifest.get("embedder") != self._embedder_spec()[0]
         ):
             log.info("index %s was built with other settings; rebuilding", gdir)
@@ -294,7 +295,7 @@ class IndexStore:
     def _build(self, document: Document, granularity: int) -> ChunkIndex:
         """Chunk the document and write chunks, BM25 tokens and the manifest (last, atomically)."""
         self.remember(document)
-        chunks = chunk_document(document, granularity, self.counter)
+        chunks = chunk_document(document, granularity, self.counter, align=self.settings.chunking)
         units = dense_units(chunks, self._embedder_spec()[1])
         tokens = [bm25_tokens(c.text) for c in chunks]
         max_units = max(Counter(u[0] for u in units).values(), default=1)
@@ -317,6 +318,7 @@ class IndexStore:
                 "max_units": max_units,
                 "n_tokens": sum(c.n_tokens for c in chunks),
                 "tokenizer": self.counter.name,
+                "chunking": self.settings.chunking,
                 "embedder": self._embedder_spec()[0],
                 "source": document.source,
             }

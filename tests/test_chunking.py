@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from longqa.retrieval.chunking import chunk_document, sentence_atoms
+from longqa.retrieval.chunking import _units, chunk_document, is_heading, sentence_atoms
 from longqa.retrieval.documents import Chunk, Document
 from longqa.retrieval.loaders import document_from_text
 
@@ -69,19 +69,65 @@ def check_invariants(document: Document, chunks: list[Chunk], granularity: int, 
 
 
 @pytest.mark.parametrize("granularity", [150, 256, 400, 40, 12])
-def test_chunk_invariants(granularity, wordpiece):
+@pytest.mark.parametrize("align", ["paragraph", "sentence"])
+def test_chunk_invariants(granularity, align, wordpiece):
     document = document_from_text(quoted_text(), source="quoted.md")
-    chunks = chunk_document(document, granularity, wordpiece)
+    chunks = chunk_document(document, granularity, wordpiece, align=align)
     check_invariants(document, chunks, granularity, wordpiece)
     if granularity <= 40:
         assert len(chunks) > 10
-    # packing is greedy: the next atom would not have fitted into the previous chunk
     atoms = sentence_atoms(document)
+    units = _units(document)
     for a, b in zip(chunks, chunks[1:], strict=False):
         if within_one_atom(document, a) or within_one_atom(document, b):
             continue
         first_atom_of_b = next(x for x in atoms if x.start == b.start)
-        assert a.n_tokens + wordpiece.count(document.text[first_atom_of_b.start : first_atom_of_b.end]) > granularity
+        if align == "sentence":  # packing is greedy: the next atom would not have fitted
+            needed = wordpiece.count(document.text[first_atom_of_b.start : first_atom_of_b.end])
+            assert a.n_tokens + needed > granularity
+            continue
+        unit = units[first_atom_of_b.paragraph_id]
+        members = [p for p in document.paragraphs if units[p.id] == unit]
+        starts_unit = first_atom_of_b.start == members[0].start
+        if starts_unit:  # greedy per unit: the whole unit would not have fitted into the previous chunk
+            whole = wordpiece.count(document.text[members[0].start : members[-1].end])
+            assert a.n_tokens + whole > granularity
+        else:  # inside a unit: only one too long for any chunk is cut
+            assert wordpiece.count(document.text[members[0].start : members[-1].end]) > granularity
+
+
+def test_a_paragraph_that_fits_is_never_cut_and_a_heading_stays_with_its_text(wordpiece):
+    paragraphs = [
+        f"## Mill {i}" if i % 3 == 0 else " ".join([f"The mill number {i} ground grain."] * (2 + i % 4))
+        for i in range(30)
+    ]
+    document = document_from_text("\n\n".join(paragraphs), source="mills.md")
+    for granularity in (40, 64, 150):
+        sentence = chunk_document(document, granularity, wordpiece, align="sentence")
+        aligned = chunk_document(document, granularity, wordpiece)
+        check_invariants(document, aligned, granularity, wordpiece)
+        for p in document.paragraphs:
+            text = document.text[p.start : p.end]
+            holders = [c for c in aligned if c.start < p.end and c.end > p.start]
+            if wordpiece.count(text) <= granularity:
+                assert len(holders) == 1, f"{text!r} cut at g={granularity}"
+            if text.startswith("## "):  # the heading is in the chunk that holds the start of its text
+                (holder,) = holders
+                following = next(q for q in document.paragraphs if q.id == p.id + 1)
+                assert holder.end > following.start, (granularity, text, holder.text)
+        cut = [p for p in document.paragraphs if len([c for c in sentence if c.start < p.end and c.end > p.start]) > 1]
+        assert cut, "the sentence packer does cut paragraphs here (the test would be vacuous otherwise)"
+
+
+def test_heading_detection():
+    assert is_heading("## Dredging") and is_heading("Marrowdeep (ship)") and is_heading("Annual report 2024")
+    assert not is_heading("The harbor closed.") and not is_heading("line one\nline two") and not is_heading("")
+    assert not is_heading("This sentence has no final stop but it runs on for many more words than a title would")
+
+
+def test_unknown_alignment_is_refused(wordpiece):
+    with pytest.raises(ValueError, match="align must be one of paragraph, sentence"):
+        chunk_document(document_from_text("Some text."), 40, wordpiece, align="word")
 
 
 def test_sentences_keep_closing_quotes_and_brackets(wordpiece):

@@ -272,7 +272,7 @@ def test_paragraph_too_long_for_the_budget_falls_back_to_its_chunk(report, wordp
 def test_a_chunk_taken_for_its_paragraphs_is_not_repeated_by_a_later_paragraph(wordpiece):
     p, q = prose(0), prose(10)
     document = document_from_text(f"{p}\n\n{q}")
-    chunks = chunk_document(document, 20, wordpiece)
+    chunks = chunk_document(document, 20, wordpiece, align="sentence")  # a chunk across the two paragraphs
     across = next(c for c in chunks if c.paragraph_ids == [0, 1])
     in_p = next(c for c in chunks if c.paragraph_ids == [0])
     assert wordpiece.count(p) + wordpiece.count(q) > 55 >= across.n_tokens + wordpiece.count(p)

@@ -4,6 +4,7 @@ forced through a scripted analyzer reply, and the fixed presets. Offline (script
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -229,11 +230,23 @@ def test_strategy_in_the_input_overrides_the_settings(run_graph, scripted, repor
     assert out["plan"]["strategy"] == "rag"
 
 
-def test_factoid_k_setting_reaches_the_plan(run_graph, scripted):
+def test_factoid_k_setting_reaches_the_plan_and_the_retrieval(run_graph, scripted):
     name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name, factoid_k=7)
-    assert out["plan"]["k"] == 7
+    out = run_graph(KEEPER_Q, model=name, factoid_k=7, selection="k")  # OkraLong's fixed k
+    assert out["plan"]["k"] == 7 and out["plan"]["budget"] is None
     assert any("k=7" in line for line in out["trace"] if line.startswith("organize"))
+    (line,) = [t for t in out["trace"] if t.startswith("retrieve:")]
+    assert line.startswith("retrieve: 7 chunk(s) of ") and "(top 7)" in line
+
+
+def test_the_evidence_budget_reaches_the_retrieval(run_graph, scripted):
+    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
+    for budget in (300, 900):
+        out = run_graph(KEEPER_Q, model=name, evidence_budget=budget)
+        assert out["plan"]["budget"] == budget and out["plan"]["bridge_seeds"] == 2
+        (line,) = [t for t in out["trace"] if t.startswith("retrieve:")]
+        used = int(re.search(rf"\((\d+) of {budget} tokens", line).group(1))
+        assert budget - 150 < used <= budget, (budget, line)  # filled to within one chunk
 
 
 def test_scripted_extractor_quotes_the_document_not_the_question(run_graph, scripted):

@@ -194,10 +194,39 @@ def test_plan_without_llm(case, expected):
     assert (p.workflow, p.k) == expected
     replaced = with_model.workflow in ("split", "stepwise")
     assert replaced == ("no LLM configured" in p.reasons[-1])
+    update = {
+        "workflow": with_model.workflow,
+        "k": with_model.k,
+        "reasons": with_model.reasons,
+        "bridge_seeds": with_model.bridge_seeds,
+    }
+    assert p.model_copy(update=update) == with_model, "only workflow, k and the bridge searches change"
+    assert p.bridge_seeds == (NO_LLM.bridge_seeds if p.workflow == "direct" and p.budget else 0)
+
+
+# (type, workflow with a model) -> (budget, bridge searches); the budget is shared by sub-questions and hops
+BUDGET_CASES = [
+    ("extractive", (1850, 2)),
+    ("arithmetic", (1850, 2)),
+    ("summarizing", (2950, 2)),
+    ("multi-source", (1850, 0)),
+    ("multi-bridge", (1850, 0)),
+]
+
+
+@pytest.mark.parametrize(("qtype", "expected"), BUDGET_CASES)
+def test_evidence_budget_by_question_type(qtype, expected):
+    p = plan(analysis(qtype), SETTINGS, "adaptive")
+    assert (p.budget, p.bridge_seeds) == expected
+    assert str(p.budget) in p.reasons[0]
+    by_k = plan(analysis(qtype), SETTINGS.model_copy(update={"selection": "k"}), "adaptive")
     assert (
-        p.model_copy(update={"workflow": with_model.workflow, "k": with_model.k, "reasons": with_model.reasons})
-        == with_model
-    ), "only workflow and k change"
+        (by_k.budget, by_k.bridge_seeds) == (None, 0)
+        and f"k={SETTINGS.factoid_k}" in by_k.reasons[0]
+        or qtype == "summarizing"
+    )
+    for strategy in ("rag", "lc", "self-route", "longrag"):  # the papers' presets keep their fixed k
+        assert plan(analysis(qtype), SETTINGS, strategy).budget is None
 
 
 def test_organize_with_llm_keeps_the_workflow():

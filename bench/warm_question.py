@@ -1,0 +1,172 @@
+"""A warm question's non-LLM work on a busy 2-core machine, and what the query embedding's thread count
+does to it and to indexing.
+
+One document (distinct HotpotQA + MuSiQue paragraphs, --words words) is indexed first (not timed).
+Then, while a second process spins on one core (--busy, the default), each question is timed,
+interleaved so that every row sees the same load:
+
+  evidence-only run    `graph.invoke` on the document path with no model and the default strategy:
+                       prepare, primary retrieval, local analyzer, organizer, the planned retrieval
+                       and the context processor (the question's embedding is dropped from the cache
+                       first, so every run embeds it)
+  retrieval path       embed the question + hybrid search + fusion + context processor, at the
+                       default plan's numbers
+  embed question       the product's path (one torch thread for a few texts)
+  embed question, pool the same text on torch's default pool (one thread per core): the old path
+
+Indexing: the same --index-texts chunk texts embedded through the product's path (a large batch
+keeps torch's pool) and on one thread, side by side, with no spinner.
+
+    python bench/warm_question.py                  # 60 questions on a 60,000-word document
+    python bench/warm_question.py --questions 20 --words 20000
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
+
+
+def stats(seconds: list[float]) -> dict[str, float]:
+    ordered = sorted(seconds)
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return {"median_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "n": len(ordered)}
+
+
+def spinner() -> subprocess.Popen:
+    """A process that keeps one core busy until it is killed."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--words", type=int, default=60_000)
+    p.add_argument("--questions", type=int, default=60)
+    p.add_argument("--index-texts", type=int, default=1_000)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--busy", action=argparse.BooleanOptionalAction, default=True)
+    args = p.parse_args(argv)
+    offline_env()
+    import torch
+
+    from longqa.analyzer import Analysis
+    from longqa.contracts.plan import plan
+    from longqa.contracts.runtime import searcher_for, store_for
+    from longqa.contracts.settings import Settings
+    from longqa.contracts.state import hit_from
+    from longqa.graph.graph import graph
+    from longqa.nodes.process_context import build_passages
+    from longqa.retrieval.embedder import torch_threads
+    from longqa.retrieval.search import forget_query
+
+    home = Path(tempfile.mkdtemp(prefix="longqa-warm-"))
+    text, questions = big_document(args.words, args.seed)
+    questions = random.Random(args.seed).sample(questions, min(len(questions), args.questions + 5))
+    path = home / "document.txt"
+    path.write_text(text, "utf-8")
+    settings = Settings(model=None, home=home)
+    the_plan = plan(Analysis(backend="bench"), settings)
+    context = settings.model_dump()
+    t0 = time.perf_counter()
+    graph.invoke({"question": questions[0], "documents": [str(path)]}, context=context)  # index (not timed)
+    store = store_for(settings)
+    document = store.load(path)
+    searcher = searcher_for(settings, [document.doc_id])
+    for g in {settings.primary_granularity, the_plan.granularity}:
+        store.index(document, g)
+    index_s = time.perf_counter() - t0
+    embedder = store.embedder
+
+    def retrieval_path(q: str) -> None:
+        forget_query(q)
+        results = searcher.search(
+            q,
+            k=the_plan.k,
+            granularity=the_plan.granularity,
+            weights=the_plan.weights,
+            depth=settings.fusion_depth,
+            mode=the_plan.mode,
+        )
+        build_passages([hit_from(r, q) for r in results], {document.doc_id: document}, the_plan)
+
+    def evidence_only_run(q: str) -> None:
+        forget_query(q)
+        out = graph.invoke({"question": q, "documents": [str(path)]}, context=context)
+        assert out["status"] == "evidence-only", out.get("error")
+
+    def pool(q: str) -> None:
+        with torch_threads(torch.get_num_threads()), embedder._lock:  # bypass the one-thread rule
+            embedder._model.encode([q], normalize_embeddings=True, show_progress_bar=False)
+
+    rows = {
+        "evidence-only run (graph, no model)": evidence_only_run,
+        "retrieval path": retrieval_path,
+        "embed question (product: 1 thread)": lambda q: embedder.embed([q]),
+        "embed question (torch's pool)": pool,
+    }
+    for q in questions[:5]:  # warm-up
+        for fn in rows.values():
+            fn(q)
+    busy = spinner() if args.busy else None
+    timings: dict[str, list[float]] = {name: [] for name in rows}
+    try:
+        time.sleep(0.5)
+        for q in questions[5:]:
+            for name, fn in rows.items():
+                t = time.perf_counter()
+                fn(q)
+                timings[name].append(time.perf_counter() - t)
+    finally:
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+
+    chunks = [c.text for c in store.index(document, the_plan.granularity).chunks]
+    texts = (chunks * (1 + args.index_texts // len(chunks)))[: args.index_texts]
+    words = sum(len(t.split()) for t in texts)
+    indexing = {}
+    for name, threads in (("product path (torch's pool)", None), ("one thread", 1), ("product path, again", None)):
+        t = time.perf_counter()
+        with torch_threads(threads):
+            embedder.embed(texts)
+        indexing[name] = words / (time.perf_counter() - t)
+
+    result = {name: stats(values) for name, values in timings.items()}
+    print(
+        f"### Warm question, {len(text.split()):,}-word document, {len(questions) - 5} questions, "
+        f"{'one core kept busy by another process' if args.busy else 'idle machine'}\n"
+    )
+    print(
+        md_table(
+            ["work", "median ms", "p95 ms"],
+            [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in result.items()],
+        )
+    )
+    pool_ms, one_ms = (
+        result["embed question (torch's pool)"]["median_ms"],
+        result["embed question (product: 1 thread)"]["median_ms"],
+    )
+    print(f"\nquery embedding, torch's pool / one thread (medians, side by side): {pool_ms / one_ms:.1f}x")
+    print(f"\n### Indexing throughput, {len(texts):,} chunk texts ({words:,} words), idle machine\n")
+    print(md_table(["path", "words/s"], [[k, f"{v:,.0f}"] for k, v in indexing.items()]))
+    print(
+        f"\nplan: {the_plan.model_dump(include={'workflow', 'k', 'granularity', 'weights', 'mode'})}; "
+        f"index build {index_s:.1f} s; torch threads {torch.get_num_threads()}"
+    )
+    info = {"machine": machine(), "args": vars(args), "warm": result, "indexing_words_per_s": indexing}
+    print(f"results: {save('warm_question', info)}")
+
+
+if __name__ == "__main__":
+    main()

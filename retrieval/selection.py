@@ -1,0 +1,56 @@
+"""Which of a ranked list of chunks the reader is shown: the best ones that fit a token budget, and
+LLM-free bridge expansion for questions whose second hop the question itself does not name.
+
+Budget: chunks are taken in rank order while they fit; one that does not fit is passed over and a
+smaller one further down may still be taken. Measured against a fixed k (bench/evidence_budget.py),
+a budget holds more of the answer at the same number of words, since it adapts to chunk sizes.
+
+Bridge expansion: a multi-hop question names its first hop only ("the director of film X"). The
+best first-pass chunks name the bridge ("X is directed by Y"), so searching again with the question
+plus each of those chunks finds the second hop ("Y was born in ...") without a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .documents import ScoredChunk
+
+
+def within_budget(results: Sequence[ScoredChunk], budget: int, taken: Sequence[ScoredChunk] = ()) -> list[ScoredChunk]:
+    """The chunks of `results`, in rank order, that fit `budget` tokens beside the `taken` ones
+    (already shown, and not taken again)."""
+    seen = {(r.chunk.doc_id, r.chunk.index) for r in taken}
+    used = sum(r.chunk.n_tokens for r in taken)
+    chosen = []
+    for r in results:
+        key = (r.chunk.doc_id, r.chunk.index)
+        if key in seen or used + r.chunk.n_tokens > budget:
+            continue
+        chosen.append(r)
+        seen.add(key)
+        used += r.chunk.n_tokens
+    return chosen
+
+
+def with_bridges(
+    question: str,
+    search: Callable[[str], list[ScoredChunk]],
+    budget: int,
+    seeds: int,
+    per_seed: int,
+    bridge_share: float,
+) -> tuple[list[ScoredChunk], int]:
+    """(chunks, how many of them the bridge searches found): a first pass of `question` within
+    (1 - bridge_share) x budget, then, for each of its best `seeds` chunks, up to `per_seed` new
+    chunks found by the question plus that chunk's text, then the first ranking again while room is
+    left, all within `budget` tokens. `search(query)` returns a ranked list."""
+    ranked = search(question)
+    if seeds <= 0:
+        return within_budget(ranked, budget), 0
+    first = within_budget(ranked, int(budget * (1 - bridge_share)))
+    chosen = list(first)
+    for seed in first[:seeds]:
+        chosen += within_budget(search(f"{question}\n{seed.chunk.text}"), budget, chosen)[:per_seed]
+    bridged = len(chosen) - len(first)
+    return chosen + within_budget(ranked, budget, chosen), bridged
