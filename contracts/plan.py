@@ -149,10 +149,12 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     budget = (settings.contextual_budget if contextual else settings.evidence_budget) if by_budget else None
     kind = "contextual" if contextual else "factoid"
     reasons.append(f"{kind} question: " + (f"the best chunks within {budget} tokens" if by_budget else f"k={k}"))
-    if analysis.evidence == "no":
+    if analysis.evidence == "no" and not by_budget:
         granularity = settings.absent_contextual_granularity if contextual else settings.absent_factoid_granularity
         reasons.append(f"evidence absent: granularity grows to {granularity} tokens")
     else:
+        # with a budget, larger chunks only coarsen the selection: base-size chunks held more of the
+        # supporting facts in the same words (bench/evidence_budget.py), so the growth rule is k-only
         granularity = settings.base_granularity
     workflow: Workflow = "direct"
     extend_tokens = 0

@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.outputs import ChatResult
 from langgraph.checkpoint.memory import InMemorySaver
 
+from longqa.contracts.settings import Settings
 from longqa.graph.graph import build_graph
 from longqa.llm.scripted import KIND_MARKERS
 from longqa.nodes.analyze import parse_analysis
@@ -80,7 +81,9 @@ def test_garbled_analysis_in_the_graph_is_recorded(run_graph, scripted, reply):
     assert (analysis["question_type"], analysis["info_pattern"], analysis["evidence"]) == ("extractive", "same", "no")
     assert analysis["used_default"] is True and analysis["note"]
     assert any(line.startswith("analyze[llm]") and "safe default" in line for line in out["trace"])
-    assert out["plan"]["granularity"] == 256 and out["plan"]["filter"] is True  # extractive, evidence absent
+    # extractive (filter on), evidence absent: the factoid budget at the base granularity
+    assert out["plan"]["filter"] is True and out["plan"]["granularity"] == 150
+    assert out["plan"]["budget"] == Settings().evidence_budget
     assert out["status"] == "answered"
 
 

@@ -37,6 +37,7 @@ def answer_on_second_hop(prompt: str) -> str:
 
 
 # (id, strategy, analysis (type, evidence, pattern), extra replies) -> expected route builder, granularity
+# (OkraLong's rule, selection="k")
 ADAPTIVE_CASES = [
     (
         "extractive-yes",
@@ -163,10 +164,13 @@ ADAPTIVE_CASES = [
     [c[1:] for c in ADAPTIVE_CASES],
     ids=[c[0] for c in ADAPTIVE_CASES],
 )
-def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity):
+@pytest.mark.parametrize("selection", ["budget", "k"])
+def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity, selection):
     qtype, evidence, pattern = forced
     name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER, **replies})
-    out = run_graph(KEEPER_Q, model=name, strategy=strategy)
+    out = run_graph(KEEPER_Q, model=name, strategy=strategy, selection=selection)
+    if selection == "budget":  # the granularity grows with absent evidence under OkraLong's fixed k only
+        granularity = 150
     assert out["error"] is None
     assert out["route"] == expected(out)
     assert out["analysis"]["question_type"] == qtype

@@ -13,6 +13,7 @@ from longqa.contracts.settings import STRATEGIES, Settings
 from longqa.nodes.organize import organize
 
 SETTINGS = Settings(model="scripted", strategy="adaptive-precise")
+OKRALONG = SETTINGS.model_copy(update={"selection": "k"})  # the paper's fixed k and granularity rule
 QUESTION_TYPES = ["extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"]
 
 
@@ -49,7 +50,7 @@ CASES = [
 def test_adaptive_plan_table(case, expected):
     qtype, evidence, pattern, strategy = case
     workflow, k, granularity, weights, extend, extract, filter_, fallback = expected
-    p = plan(analysis(qtype, evidence, pattern), SETTINGS, strategy)
+    p = plan(analysis(qtype, evidence, pattern), OKRALONG, strategy)
     assert isinstance(p, Plan)
     assert p.strategy == strategy
     assert (p.workflow, p.k, p.granularity, p.weights, p.extend_tokens) == (workflow, k, granularity, weights, extend)
@@ -73,14 +74,14 @@ def test_perspectives_per_question_type(qtype, extract, filter_):
     assert PERSPECTIVES[qtype][:2] == (extract, filter_)
     for evidence in ("yes", "no"):
         for pattern in ("exact", "semantic", "same"):
-            p = plan(analysis(qtype, evidence, pattern), SETTINGS, "adaptive")
+            p = plan(analysis(qtype, evidence, pattern), OKRALONG, "adaptive")
             assert (p.extract, p.filter) == (extract, filter_)
 
 
 def test_fallback_only_for_precise_and_self_route():
     for strategy in STRATEGIES:
         for qtype in QUESTION_TYPES:
-            p = plan(analysis(qtype, "no", "semantic"), SETTINGS, strategy)
+            p = plan(analysis(qtype, "no", "semantic"), OKRALONG, strategy)
             assert p.fallback == (strategy in ("adaptive-precise", "self-route")), (strategy, qtype)
 
 
@@ -98,7 +99,7 @@ PRESETS = {
 def test_presets_ignore_the_analysis(strategy):
     workflow, k, granularity, mode, extract, filter_, fallback, allow = PRESETS[strategy]
     plans = [
-        plan(analysis(q, e, pat), SETTINGS, strategy)
+        plan(analysis(q, e, pat), OKRALONG, strategy)
         for q in QUESTION_TYPES
         for e in ("yes", "no")
         for pat in ("exact", "semantic", "same")
@@ -130,7 +131,7 @@ def test_strategy_defaults_to_the_settings():
 
 
 def test_paper_numbers_are_settings():
-    base = plan(analysis("extractive", "no", "semantic"), SETTINGS, "adaptive")
+    base = plan(analysis("extractive", "no", "semantic"), OKRALONG, "adaptive")
     assert (base.k, base.granularity, base.weights) == (5, 256, (3.0, 2.0))
     tuned = Settings(
         model="scripted",
@@ -145,6 +146,7 @@ def test_paper_numbers_are_settings():
         hop_k=6,
         max_hops=2,
         extension_tokens=32,
+        selection="k",
     )
     p = plan(analysis("extractive", "no", "semantic"), tuned, "adaptive")
     assert (p.k, p.granularity, p.weights) == (7, 300, (4.0, 1.0))
@@ -212,6 +214,12 @@ BUDGET_CASES = [
     ("multi-source", (1850, 0)),
     ("multi-bridge", (1850, 0)),
 ]
+
+
+def test_with_a_budget_absent_evidence_keeps_the_base_granularity():
+    for qtype in ("extractive", "summarizing", "multi-bridge"):
+        assert plan(analysis(qtype, "no"), SETTINGS, "adaptive").granularity == SETTINGS.base_granularity
+        assert plan(analysis(qtype, "no"), OKRALONG, "adaptive").granularity > SETTINGS.base_granularity
 
 
 @pytest.mark.parametrize(("qtype", "expected"), BUDGET_CASES)
