@@ -70,6 +70,12 @@ def add_eval_parser(subparsers: Any) -> None:
         help="index directory (default: longqa's --home, else $LONGQA_HOME); keep it to reuse indexes",
     )
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    p.add_argument(
+        "--oracle",
+        action="store_true",
+        help="decomposition oracle: gold queries drive the split and step-wise workflows (MuSiQue, HotpotQA "
+        "comparison); scores retrieval only, an upper bound, never a quality number (default strategy: adaptive)",
+    )
     p.add_argument("--retry-errors", action="store_true", help="rerun cached runs whose status is 'error'")
     p.add_argument("--report-only", action="store_true", help="report from the cache without running anything")
     p.add_argument("--no-plot", action="store_true", help="skip plot.png")
@@ -143,11 +149,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from longqa.contracts.settings import STRATEGIES
 
     from .longbench import read_jsonl
+    from .oracle import ORACLE_TITLE
     from .report import RETRIEVAL_TITLE, SCRIPTED_TITLE, build_report, markdown, write_report
     from .runner import run_eval
 
     strategies = list(STRATEGIES) if "all" in args.strategies else list(dict.fromkeys(args.strategies))
     settings = settings_from_args(args)
+    if args.oracle:
+        if settings.has_llm:
+            print("longqa eval: error: --oracle replaces the model; run it with --model none", file=sys.stderr)
+            return 2
+        if "all" in args.strategies:
+            strategies = ["adaptive"]
     items, bad, files = [], [], {}
     seen: set[tuple[str, str]] = set()
     for path in args.datasets:
@@ -176,7 +189,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if not items:
         print("longqa eval: error: no valid items to evaluate", file=sys.stderr)
         return 2
-    if settings.is_scripted:
+    if args.oracle:
+        print(f"longqa eval: {ORACLE_TITLE}", file=sys.stderr)
+    elif settings.is_scripted:
         print(f"longqa eval: {SCRIPTED_TITLE}", file=sys.stderr)
     elif not settings.has_llm:
         print(f"longqa eval: {RETRIEVAL_TITLE}", file=sys.stderr)
@@ -190,6 +205,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             retry_errors=args.retry_errors,
             execute=not args.report_only,
+            oracle=args.oracle,
         )
     except KeyboardInterrupt:
         print(
@@ -200,7 +216,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         return 130
     for failure in result.failures:
         print(f"longqa eval: failed (not cached): {failure}", file=sys.stderr)
-    report = build_report(items, strategies, settings, result, bad, files, concurrency=args.concurrency)
+    report = build_report(
+        items, strategies, settings, result, bad, files, concurrency=args.concurrency, oracle=args.oracle
+    )
     paths = write_report(report, args.out, make_plot=not args.no_plot)
     print(markdown(report))
     if report.get("plot_note"):

@@ -46,6 +46,8 @@ def _long_item_record(item: lc.LongItem, label: str) -> dict[str, Any]:
     }
     if item.answer_aliases:
         extra["answer_aliases"] = item.answer_aliases
+    if item.oracle_queries:  # the decomposition oracle's gold queries (evals/oracle.py)
+        extra["oracle"] = {"workflow": item.oracle_workflow, "queries": item.oracle_queries}
     return record(item.id, item.question, item.context, item.answers, item.dataset, **extra)
 
 

@@ -54,6 +54,10 @@ class LongItem:
     gold_paragraphs: list[str]
     answer_aliases: list[str] = field(default_factory=list)
     n_words: int = 0
+    # the decomposition oracle's gold queries (evals/oracle.py): MuSiQue's decomposition steps with the
+    # answers of earlier hops substituted ("stepwise"); a HotpotQA comparison's two entities ("split")
+    oracle_workflow: str | None = None
+    oracle_queries: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -143,6 +147,7 @@ def hotpotqa_item(
         if t in sentences and 0 <= i < len(sentences[t])
     ]
     gold_titles = dict.fromkeys(facts["title"])
+    comparison = raw["type"] == "comparison" and len(gold_titles) == 2
     paragraphs = assemble(own, pool, target_words, random.Random(f"{seed}:{raw['id']}"), key=lambda p: p[0])
     context = format_context(paragraphs)
     return LongItem(
@@ -155,7 +160,35 @@ def hotpotqa_item(
         supporting=supporting,
         gold_paragraphs=[text for title, text in own if title in gold_titles],
         n_words=len(context.split()),
+        oracle_workflow="split" if comparison else None,
+        oracle_queries=comparison_queries(raw["question"], list(gold_titles)) if comparison else [],
     )
+
+
+def comparison_queries(question: str, entities: list[str]) -> list[str]:
+    """One sub-question per compared entity: the entity, then the question without the others' names."""
+    out = []
+    for entity in entities:
+        rest = question
+        for other in entities:
+            if other != entity:
+                rest = re.sub(re.escape(other), " ", rest, flags=re.IGNORECASE)
+        out.append(f"{entity}: {' '.join(rest.split())}")
+    return out
+
+
+def decomposition_queries(steps: Sequence[dict[str, Any]]) -> list[str]:
+    """MuSiQue's decomposition with "#k" replaced by the answer of step k (and ">>" relations read as
+    "entity relation"), i.e. the next queries a perfect step-wise reasoner would ask."""
+    out: list[str] = []
+    for step in steps:
+        text = re.sub(
+            r"#(\d+)",
+            lambda m: steps[int(m.group(1)) - 1]["answer"] if int(m.group(1)) <= len(steps) else m.group(0),
+            step["question"],
+        )
+        out.append(" ".join(text.replace(">>", " ").split()))
+    return out
 
 
 def _long_items(
@@ -218,6 +251,8 @@ def musique_item(
         gold_paragraphs=list(supporting),
         answer_aliases=aliases,
         n_words=len(context.split()),
+        oracle_workflow="stepwise" if raw.get("question_decomposition") else None,
+        oracle_queries=decomposition_queries(raw.get("question_decomposition") or []),
     )
 
 

@@ -36,6 +36,7 @@ from longqa.contracts.settings import Settings
 
 from .longbench import BadLine, EvalItem
 from .metrics import contains_answer, exact_match, f1_score, is_yes_no, units_found
+from .oracle import ORACLE_TITLE
 from .runner import RunResult, item_uid, passage_texts, settings_fingerprint
 
 SCRIPTED_TITLE = "scripted model — not a quality measurement"
@@ -44,7 +45,9 @@ FALLBACK_STRATEGIES = ("self-route", "adaptive-precise")
 ALL = "all"
 
 
-def mode_title(settings: Settings) -> str:
+def mode_title(settings: Settings, oracle: bool = False) -> str:
+    if oracle:
+        return f"longqa evaluation — {ORACLE_TITLE}"
     if settings.is_scripted:
         return f"longqa evaluation — {SCRIPTED_TITLE}"
     if not settings.has_llm:
@@ -221,13 +224,22 @@ def markdown(report: dict[str, Any]) -> str:
     rows = report["rows"]
     with_llm = not report["retrieval_only"]
     out = [f"# {report['title']}", ""]
+    if report.get("oracle"):
+        out += [
+            "**Decomposition oracle: the gold decomposition (MuSiQue) or the compared entities (HotpotQA "
+            "comparison) supply the split and step-wise queries, and a stand-in replies for every other "
+            "operator. It measures what those workflows can retrieve when their queries are right — an upper "
+            f"bound, NOT a quality number. {report.get('oracle_skipped', 0)} item(s) without a gold "
+            "decomposition were skipped.**",
+            "",
+        ]
     if report["scripted"]:
         out += [
             "**The model is the offline scripted test model (`llm/scripted.py`), not an LLM: these numbers "
             "exercise the pipeline and are NOT a quality measurement.**",
             "",
         ]
-    if report["retrieval_only"]:
+    if report["retrieval_only"] and not report.get("oracle"):
         out += [
             "**Retrieval-only: no LLM was called (`--model none`). There are no answers, so no F1/EM; the "
             "scores below say whether the evidence a generator would be shown contains a gold answer and "
@@ -393,14 +405,14 @@ def markdown(report: dict[str, Any]) -> str:
         "classes (evals/converters.py).",
         "",
     ]
-    if report["retrieval_only"]:
+    if report["retrieval_only"] and not report.get("oracle"):
         out += [
-            "Without a model: the analyzer is the local one (no LLM call); workflows that need a model (split, "
-            "step-wise, long context) become one direct retrieval, so the adaptive strategies' evidence is that "
-            "retrieval; longrag, longrag-ext and longrag-fil retrieve the same chunks (the extractor and the "
-            "filter are LLM steps); self-route and adaptive-precise show their retrieval step only (the "
-            "long-context fallback follows an LLM answer); lc is the context the long-context step would "
-            "send (the whole document when it fits the window).",
+            "Without a model: the analyzer is the local one (no LLM call); workflows that need a model to write "
+            "queries (split, step-wise) become one direct retrieval with bridge expansion, so the adaptive "
+            "strategies' evidence is that retrieval; longrag, longrag-ext and longrag-fil retrieve the same "
+            "chunks (the extractor and the filter are LLM steps); self-route and adaptive-precise show their "
+            "retrieval step only (the long-context fallback follows an LLM answer); lc is the context the "
+            "long-context step would send (the whole document when it fits the window).",
             "",
         ]
     if report.get("plot"):
@@ -501,13 +513,12 @@ def draw(report: dict[str, Any], plt: Any) -> Any:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    subtitle = (
-        SCRIPTED_TITLE
-        if report["scripted"]
-        else RETRIEVAL_TITLE
-        if report["retrieval_only"]
-        else f"model {report['model']}"
-    )
+    if report.get("oracle"):
+        subtitle = ORACLE_TITLE
+    elif report["scripted"]:
+        subtitle = SCRIPTED_TITLE
+    else:
+        subtitle = RETRIEVAL_TITLE if report["retrieval_only"] else f"model {report['model']}"
     fig.suptitle(f"Cost vs score per strategy\n{subtitle}", fontsize=11)
     fig.tight_layout()
     return fig
@@ -524,9 +535,10 @@ def build_report(
     bad_lines: Sequence[BadLine] = (),
     files: dict[str, list[str]] | None = None,
     concurrency: int = 1,
+    oracle: bool = False,
 ) -> dict[str, Any]:
     by_uid = {item_uid(i): i for i in items}
-    with_llm = settings.has_llm
+    with_llm = settings.has_llm and not oracle  # the oracle answers nothing: evidence is all it scores
     checkable = {uid: answer_checkable(item) for uid, item in by_uid.items()}
     scores = [
         score(record, by_uid[uid], with_llm, checkable[uid])
@@ -544,7 +556,9 @@ def build_report(
         if name in datasets:
             datasets[name]["files"] = paths
     return {
-        "title": mode_title(settings),
+        "title": mode_title(settings, oracle),
+        "oracle": oracle,
+        "oracle_skipped": result.oracle_skipped,
         "scripted": settings.is_scripted,
         "retrieval_only": not with_llm,
         "quality_measurement": with_llm and not settings.is_scripted,

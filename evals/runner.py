@@ -47,6 +47,7 @@ from longqa.retrieval.search import forget_query
 from longqa.retrieval.tokens import default_counter
 
 from .longbench import EvalItem
+from .oracle import oracle_settings
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +192,7 @@ def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str,
         "model": settings.model,
         "retrieval_only": not settings.has_llm,
         "scripted": settings.is_scripted,
+        "oracle": (settings.model or "").startswith("oracle:"),
     }
 
 
@@ -249,6 +251,7 @@ class RunResult:
     wall_seconds: float = 0.0
     corrupt_cache_lines: list[int] = field(default_factory=list)
     window: int | None = None
+    oracle_skipped: int = 0  # items without a gold decomposition (oracle mode)
 
 
 def context_window_of(settings: Settings) -> int:
@@ -267,20 +270,26 @@ def run_eval(
     retry_errors: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     execute: bool = True,
+    oracle: bool = False,
 ) -> RunResult:
     """Run every strategy on every item (skipping the runs already in the cache); at most
     `concurrency` items at a time, the strategies of one item one after another. With
-    `execute=False` only the cached records are collected."""
+    `execute=False` only the cached records are collected. With `oracle`, each item with a gold
+    decomposition runs under the decomposition oracle (evals/oracle.py); the others are skipped."""
     cache = Cache(out_dir)
     existing = cache.load()
     counter = _counter_name()
     window = context_window_of(settings)
     result = RunResult(records={}, corrupt_cache_lines=list(cache.corrupt_lines), window=window)
-    todo: list[tuple[EvalItem, list[tuple[str, str]]]] = []
+    todo: list[tuple[EvalItem, Settings, list[tuple[str, str]]]] = []
     for item in items:
+        item_settings = oracle_settings(item, item_uid(item), settings) if oracle else settings
+        if item_settings is None:
+            result.oracle_skipped += 1
+            continue
         pending = []
         for strategy in strategies:
-            key = cache_key(item, strategy, settings, counter)
+            key = cache_key(item, strategy, item_settings, counter)
             result.planned += 1
             cached = existing.get(key)
             if cached is not None and not (retry_errors and cached.get("status") == "error"):
@@ -289,9 +298,9 @@ def run_eval(
             else:
                 pending.append((strategy, key))
         if pending and execute:
-            todo.append((item, pending))
+            todo.append((item, item_settings, pending))
 
-    total = sum(len(p) for _, p in todo)
+    total = sum(len(p) for _, _, p in todo)
     bar = None
     if progress and total:
         from tqdm import tqdm
@@ -301,18 +310,18 @@ def run_eval(
     stop = threading.Event()
     t_start = time.perf_counter()
 
-    def work(item: EvalItem, pending: list[tuple[str, str]]) -> None:
+    def work(item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
         if stop.is_set():
             return
         try:
-            run_item(item, pending)
+            run_item(item, item_settings, pending)
         except BaseException:  # an interruption: no queued item may start after it
             stop.set()
             raise
 
-    def run_item(item: EvalItem, pending: list[tuple[str, str]]) -> None:
+    def run_item(item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
         try:
-            seconds = warm(item, [s for s, _ in pending], settings)
+            seconds = warm(item, [s for s, _ in pending], item_settings)
         except Exception as e:  # noqa: BLE001 - reported, the item's runs are retried next time
             log.exception("indexing %s failed", item_uid(item))
             with lock:
@@ -326,7 +335,11 @@ def run_eval(
             if stop.is_set():
                 return
             try:
-                record = {"key": key, **run_one(item, strategy, settings), "time": time.strftime("%Y-%m-%dT%H:%M:%S")}
+                record = {
+                    "key": key,
+                    **run_one(item, strategy, item_settings),
+                    "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                }
             except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
                 log.exception("run %s / %s failed", item_uid(item), strategy)
                 with lock:
@@ -346,7 +359,7 @@ def run_eval(
     pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="eval")
     futures = set()
     try:
-        futures = {pool.submit(work, item, pending) for item, pending in todo}
+        futures = {pool.submit(work, item, item_settings, pending) for item, item_settings, pending in todo}
         while futures:
             done, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
             for future in done:

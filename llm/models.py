@@ -75,6 +75,8 @@ def context_window(spec: ModelSpec) -> int:
     """The override, else the model profile's max input tokens, else DEFAULT_CONTEXT_WINDOW."""
     if spec.context_window:
         return spec.context_window
+    if not spec.model:  # evidence only: nothing to look up, and no model to mislead
+        return DEFAULT_CONTEXT_WINDOW
     try:
         profile = getattr(chat_model(spec), "profile", None) or {}
     except ValueError:
