@@ -138,12 +138,10 @@ def granularities(strategies: Iterable[str], settings: Settings) -> list[int]:
     sizes = {settings.primary_granularity}
     for strategy in strategies:
         fixed = preset(strategy, settings)
-        if is_adaptive(strategy):  # the organizer picks one of these
-            sizes |= {
-                settings.base_granularity,
-                settings.absent_factoid_granularity,
-                settings.absent_contextual_granularity,
-            }
+        if is_adaptive(strategy):  # the organizer picks one of these (growth with absent evidence: k only)
+            sizes.add(settings.base_granularity)
+            if settings.selection == "k":
+                sizes |= {settings.absent_factoid_granularity, settings.absent_contextual_granularity}
         elif fixed.workflow != "long_context":
             sizes.add(fixed.granularity)
     return sorted(sizes)
