@@ -9,8 +9,8 @@ interleaved so that every row sees the same load:
                        prepare, primary retrieval, local analyzer, organizer, the planned retrieval
                        and the context processor (the question's embedding is dropped from the cache
                        first, so every run embeds it)
-  retrieval path       embed the question + hybrid search + fusion + context processor, at the
-                       default plan's numbers
+  retrieval path       what the retrieve node does for the default plan (embed the question, hybrid
+                       search and fusion, the budget and its two bridge searches) + context processor
   embed question       the product's path (one torch thread for a few texts)
   embed question, pool the same text on torch's default pool (one thread per core): the old path
 
@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     from longqa.nodes.process_context import build_passages
     from longqa.retrieval.embedder import torch_threads
     from longqa.retrieval.search import forget_query
+    from longqa.retrieval.selection import with_bridges
 
     home = Path(tempfile.mkdtemp(prefix="longqa-warm-"))
     text, questions = big_document(args.words, args.seed)
@@ -89,14 +90,21 @@ def main(argv: list[str] | None = None) -> None:
     embedder = store.embedder
 
     def retrieval_path(q: str) -> None:
+        """What the retrieve node does for the default plan (budget and bridge searches), then processing."""
         forget_query(q)
-        results = searcher.search(
-            q,
-            k=the_plan.k,
-            granularity=the_plan.granularity,
-            weights=the_plan.weights,
-            depth=settings.fusion_depth,
-            mode=the_plan.mode,
+
+        def search(query: str) -> list:
+            return searcher.search(
+                query,
+                k=2 * settings.fusion_depth,
+                granularity=the_plan.granularity,
+                weights=the_plan.weights,
+                depth=settings.fusion_depth,
+                mode=the_plan.mode,
+            )
+
+        results, _ = with_bridges(
+            q, search, the_plan.budget, the_plan.bridge_seeds, settings.bridge_per_seed, settings.bridge_share
         )
         build_passages([hit_from(r, q) for r in results], {document.doc_id: document}, the_plan)
 
@@ -161,7 +169,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n### Indexing throughput, {len(texts):,} chunk texts ({words:,} words), idle machine\n")
     print(md_table(["path", "words/s"], [[k, f"{v:,.0f}"] for k, v in indexing.items()]))
     print(
-        f"\nplan: {the_plan.model_dump(include={'workflow', 'k', 'granularity', 'weights', 'mode'})}; "
+        f"\nplan: {the_plan.model_dump(include={'workflow', 'budget', 'bridge_seeds', 'granularity', 'mode'})}; "
         f"index build {index_s:.1f} s; torch threads {torch.get_num_threads()}"
     )
     info = {"machine": machine(), "args": vars(args), "warm": result, "indexing_words_per_s": indexing}
