@@ -60,6 +60,22 @@ def tiny_record(i: int, **extra) -> dict:
     }
 
 
+def tiny_item(i: int, **extra):
+    """`tiny_record(i)` as the harness's EvalItem; `extra` joins its supporting texts."""
+    from longqa.evals.longbench import EvalItem
+
+    r = tiny_record(i)
+    return EvalItem(
+        id=r["_id"],
+        question=r["input"],
+        context=r["context"],
+        answers=r["answers"],
+        dataset=r["dataset"],
+        length=r["length"],
+        extra={"supporting": r["supporting"], **extra},
+    )
+
+
 def write_tiny(path: Path, n: int = 2) -> Path:
     path.write_text("".join(json.dumps(tiny_record(i)) + "\n" for i in range(n)), "utf-8")
     return path

@@ -14,7 +14,7 @@ from longqa.evals.oracle import NO_ANSWER, OracleChatModel, oracle_of
 from longqa.evals.report import build_report, markdown
 from longqa.evals.runner import run_eval
 from longqa.llm.scripted import KIND_MARKERS
-from tests.eval_helpers import FACTS, shared_eval_home, tiny_record
+from tests.eval_helpers import FACTS, shared_eval_home, tiny_item
 
 
 @pytest.fixture(scope="session")
@@ -73,17 +73,7 @@ def test_the_stand_in_writes_the_gold_queries_and_answers_nothing():
 
 
 def _item(i: int, oracle: dict | None) -> EvalItem:
-    r = tiny_record(i)
-    extra = {"supporting": r["supporting"], **({"oracle": oracle} if oracle else {})}
-    return EvalItem(
-        id=r["_id"],
-        question=r["input"],
-        context=r["context"],
-        answers=r["answers"],
-        dataset=r["dataset"],
-        length=r["length"],
-        extra=extra,
-    )
+    return tiny_item(i, **({"oracle": oracle} if oracle else {}))
 
 
 def test_an_oracle_run_follows_the_gold_queries_through_the_graph(tmp_path, eval_home):

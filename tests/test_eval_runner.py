@@ -11,7 +11,7 @@ from longqa.contracts.settings import Settings
 from longqa.evals import runner
 from longqa.evals.longbench import EvalItem
 from longqa.evals.runner import Cache, cache_key, run_eval
-from tests.eval_helpers import shared_eval_home, tiny_record
+from tests.eval_helpers import shared_eval_home, tiny_item
 
 
 @pytest.fixture(scope="session")
@@ -20,21 +20,7 @@ def eval_home(tmp_path_factory):
 
 
 def _items(n: int) -> list[EvalItem]:
-    items = []
-    for i in range(n):
-        r = tiny_record(i)
-        items.append(
-            EvalItem(
-                id=r["_id"],
-                question=r["input"],
-                context=r["context"],
-                answers=r["answers"],
-                dataset=r["dataset"],
-                length=r["length"],
-                extra={"supporting": r["supporting"]},
-            )
-        )
-    return items
+    return [tiny_item(i) for i in range(n)]
 
 
 class Counting:
