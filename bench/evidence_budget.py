@@ -125,10 +125,14 @@ def bridge(searcher, question: str, first: list, g: int, seeds: int, per_seed: i
 
 
 def processed(chosen: list, document) -> list[str]:
-    from longqa.retrieval import merge_chunks, merge_passages, recover_tables
+    """The product's context processor (neighbours merged, cut tables recovered) on the chosen chunks."""
+    from longqa.contracts.plan import Plan
+    from longqa.contracts.state import hit_from
+    from longqa.nodes.process_context import build_passages
 
-    docs = {document.doc_id: document}
-    passages = merge_passages([recover_tables(p, document) for p in merge_chunks(chosen, docs)], docs)
+    passages, _ = build_passages(
+        [hit_from(r, "") for r in chosen], {document.doc_id: document}, Plan(strategy="bench", workflow="direct")
+    )
     return [p.text for p in passages]
 
 

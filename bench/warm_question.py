@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
         assert out["status"] == "evidence-only", out.get("error")
 
     def pool(q: str) -> None:
-        with torch_threads(torch.get_num_threads()), embedder._lock:  # bypass the one-thread rule
+        with embedder._lock:  # the model itself, bypassing the product's one-thread rule
             embedder._model.encode([q], normalize_embeddings=True, show_progress_bar=False)
 
     rows = {

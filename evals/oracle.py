@@ -28,6 +28,11 @@ from .longbench import EvalItem
 ORACLE_TITLE = "decomposition oracle (gold queries) — an upper bound of retrieval, not answer quality"
 NO_ANSWER = "(decomposition oracle: no answer)"
 WORKFLOW_TYPE = {"stepwise": "multi-bridge", "split": "multi-source"}
+MODEL_PREFIX = "oracle:"  # each item's stand-in is registered as oracle:<item uid>
+
+
+def is_oracle(settings: Settings) -> bool:
+    return (settings.model or "").startswith(MODEL_PREFIX)
 
 
 def oracle_of(item: EvalItem) -> dict[str, Any] | None:
@@ -74,7 +79,7 @@ def oracle_settings(item: EvalItem, uid: str, settings: Settings) -> Settings | 
     oracle = oracle_of(item)
     if oracle is None:
         return None
-    name = f"oracle:{uid}"
+    name = f"{MODEL_PREFIX}{uid}"
     model = OracleChatModel(workflow=oracle["workflow"], queries=list(oracle["queries"]))
     register_model(name, lambda: model)
     # the first retrieval is the question itself; then one hop per gold step, and one to stop

@@ -47,7 +47,7 @@ from longqa.retrieval.search import forget_query
 from longqa.retrieval.tokens import default_counter
 
 from .longbench import EvalItem
-from .oracle import oracle_settings
+from .oracle import is_oracle, oracle_settings
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +190,7 @@ def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str,
         "model": settings.model,
         "retrieval_only": not settings.has_llm,
         "scripted": settings.is_scripted,
-        "oracle": (settings.model or "").startswith("oracle:"),
+        "oracle": is_oracle(settings),
     }
 
 

@@ -102,6 +102,7 @@ def _load_quietly(model_path: str):
         return SentenceTransformer(model_path, device="cpu", local_files_only=True)
 
 
+@functools.cache  # read once per model directory: every index open and build asks
 def describe(model_path: str | Path) -> tuple[str, int] | None:
     """(name, most word pieces per text) of a sentence-transformers model directory, from its config
     alone (so a BM25-only index never loads the model); None when the config does not say."""

@@ -217,7 +217,7 @@ class IndexStore:
             build_lock = self._build_locks.setdefault(key, threading.Lock())
         with build_lock, _file_lock(self.doc_dir(document.doc_id) / f"g{granularity}.lock"):
             index = self._indexes.get(key)
-            chunked = embedded = 0
+            chunked, embedded = False, 0
             if index is None:
                 index = self._open(document, granularity)
                 if index is None:
@@ -229,7 +229,7 @@ class IndexStore:
                     embedded = index.n_units
             with self._lock:
                 self._indexes[key] = index
-            return Built(index, chunked=bool(chunked), embedded=embedded)
+            return Built(index, chunked=chunked, embedded=embedded)
 
     def is_indexed(self, doc_id: str, granularity: int) -> bool:
         """Chunks and BM25 are on disk (the vectors may still need embedding into this Chroma)."""
