@@ -8,7 +8,9 @@ them. The OkraLong numbers default to the paper's appendix C.3 values.
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -26,12 +28,34 @@ STRATEGIES: tuple[str, ...] = Strategy.__args__
 SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words")
 
 
+class UnknownSetting(ValueError):
+    """A settings key that is not a field: named with the nearest valid one, never ignored."""
+
+
+def check_names(names: Iterable[str], allowed: Iterable[str] | None = None) -> None:
+    """Raise UnknownSetting for the first name that is not a settings field (or not in `allowed`)."""
+    valid = list(allowed if allowed is not None else Settings.model_fields)
+    for name in names:
+        if name not in valid:
+            close = difflib.get_close_matches(str(name), valid, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise UnknownSetting(f"unknown setting {name!r}{hint}")
+
+
 def running_as_server() -> bool:
     return os.environ.get("LONGQA_SERVER", "").lower() in ("1", "true", "yes")
 
 
 def _env(name: str, default: object = None):
     return lambda: os.environ.get(name, default)
+
+
+def _env_float(name: str, default: float):
+    def read() -> float:
+        value = os.environ.get(name)
+        return float(value) if value else default
+
+    return read
 
 
 def _env_int(name: str, default: int | None):
@@ -57,13 +81,27 @@ class Settings(BaseModel):
     )
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
     temperature: float = Field(default=0.0, description="sampling temperature")
-    timeout_s: float = Field(default=60.0, description="per-call timeout in seconds")
-    max_retries: int = Field(default=2, description="retries per LLM call after a failure")
+    timeout_s: float = Field(
+        default_factory=_env_float("LONGQA_TIMEOUT_S", 60.0),
+        description="per-call timeout in seconds (LONGQA_TIMEOUT_S); a timed-out call is not retried",
+    )
+    max_retries: int = Field(default=2, description="retries per LLM call after a 429, a 5xx or a dropped connection")
     context_window: int | None = Field(
         default_factory=_env_int("LONGQA_CONTEXT_WINDOW", None),
-        description=("the model's context window in tokens; unset = the model's own profile, else 32768"),
+        description="the model's context window in tokens; unset = what the server says (llama.cpp), else the "
+        "model's own profile, else 32768",
     )
-    max_answer_tokens: int = Field(default=512, description="output budget reserved in the long-context step")
+    # -- output caps, sent as max_tokens on every call (a reply cut at its cap is recorded, not used) --
+    analyze_max_tokens: int = Field(default=160, description="most tokens the LLM analyzer may write")
+    split_max_tokens: int = Field(default=256, description="most tokens the question splitter may write")
+    reason_max_tokens: int = Field(default=320, description="most tokens one step-wise reasoning step may write")
+    cot_max_tokens: int = Field(default=512, description="most tokens the CoT filter's chain of thought may write")
+    filter_max_tokens: int = Field(default=48, description="most tokens one filter verdict may write")
+    extract_max_tokens: int = Field(default=512, description="most tokens the extractor's global information may write")
+    max_answer_tokens: int = Field(default=384, description="most tokens the generator's answer may write")
+    long_context_max_tokens: int = Field(
+        default=384, description="most tokens the long-context reader may write (kept free in its window)"
+    )
 
     # -- what to run ----------------------------------------------------------------------------
     strategy: Strategy = Field(

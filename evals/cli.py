@@ -128,12 +128,13 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def settings_from_args(args: argparse.Namespace):
-    from longqa.contracts.settings import Settings
+    from longqa.contracts.settings import Settings, UnknownSetting, check_names
 
     values: dict[str, Any] = dict(args.overrides)
-    unknown = [k for k in values if k not in Settings.model_fields]
-    if unknown:
-        raise SystemExit(f"longqa eval: unknown Settings field(s): {', '.join(unknown)}")
+    try:
+        check_names(values)
+    except UnknownSetting as e:
+        raise SystemExit(f"longqa eval: {e}") from None
     if args.model is not None:
         values["model"] = None if args.model.lower() in ("none", "") else args.model
     for name in ("base_url", "analyzer", "context_window"):

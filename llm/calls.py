@@ -1,62 +1,265 @@
-"""One LLM call = one usage record (node, tokens in/out, seconds), from the provider's
-`usage_metadata`, or estimated with the offline tokenizer and marked so when it gives none."""
+"""One LLM call = one usage record per attempt (node, tokens in/out, seconds, outcome).
+
+- Every call carries its node's output cap (`max_tokens`), so no model writes without end.
+- Tokens come from the provider's `usage` when it gives sane ones; otherwise they are estimated with
+  the offline tokenizer and marked `estimated`. A failed attempt is recorded too: a timed-out one is
+  charged its prompt and its cap (the most the server may have generated), a refused one its prompt.
+- Retries are ours, not the client's (it retries timeouts blindly, starting the work over): a 429, a
+  5xx or a dropped connection is retried up to `max_retries` times; a timeout, a context-length
+  error or another 4xx is not.
+- `schema` asks for JSON-schema constrained output (`response_format`) where the endpoint speaks
+  OpenAI's API; an endpoint that refuses it is asked again without it, and remembered.
+- A reply cut at the cap (`finish_reason == "length"`) comes back marked `truncated`.
+"""
 
 from __future__ import annotations
 
 import logging
+import re
+import threading
 import time
+from dataclasses import dataclass, field
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from longqa.retrieval.tokens import default_counter
 
-from .models import ModelSpec, chat_model
+from .models import ModelSpec, chat_model, speaks_openai
 
 log = logging.getLogger(__name__)
 
+MAX_WAIT_S = 8.0  # longest pause between retries, whatever the server's retry-after says
+
 
 class LLMError(RuntimeError):
-    """The model could not answer (after the client's retries): the node degrades or the run ends
-    with this message in its output."""
+    """The model could not answer: the node degrades or the run ends with this message in its
+    output. `usage` holds the records of every attempt (they cost tokens too); `kind` is
+    "timeout", "context_length" or "error"; for a context-length error `prompt_tokens` and
+    `context_size` are the server's numbers when it said them."""
+
+    def __init__(
+        self,
+        message: str,
+        usage: list[dict] | None = None,
+        kind: str = "error",
+        prompt_tokens: int | None = None,
+        context_size: int | None = None,
+    ):
+        super().__init__(message)
+        self.usage = usage or []
+        self.kind = kind
+        self.prompt_tokens = prompt_tokens
+        self.context_size = context_size
 
 
-def call_llm(spec: ModelSpec, node: str, messages: list[BaseMessage]) -> tuple[str, dict]:
-    """Invoke the configured model; return (reply text, usage record)."""
-    t0 = time.perf_counter()
+@dataclass
+class Reply:
+    text: str
+    usage: list[dict]  # one record per attempt, the successful one last
+    finish_reason: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def truncated(self) -> bool:
+        """The model hit its cap: the text is cut, not an answer."""
+        return self.finish_reason == "length"
+
+
+# endpoints (base URLs) that refused `response_format`: asked without it from then on
+_NO_SCHEMA: set[str | None] = set()
+_NO_SCHEMA_LOCK = threading.Lock()
+
+
+def call_llm(
+    spec: ModelSpec, node: str, messages: list[BaseMessage], *, max_tokens: int, schema: dict | None = None
+) -> Reply:
+    """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt."""
     try:
-        model = chat_model(spec)  # inside: a missing key or unknown provider fails here
-        reply = model.invoke(messages)
-    except Exception as e:  # providers raise many types (HTTP, timeout, auth): all end this call
+        model = chat_model(spec)  # a missing key or an unknown provider fails here
+    except Exception as e:  # providers raise many types: all end this call
+        raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
+    kwargs: dict[str, Any] = {"max_tokens": max_tokens}
+    if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
+        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
+    records: list[dict] = []
+
+    def attempt() -> AIMessage:
+        t0 = time.perf_counter()
+        try:
+            reply = model.invoke(messages, **kwargs)
+        except Exception as e:
+            if "response_format" in kwargs and _refuses_schema(e):
+                with _NO_SCHEMA_LOCK:
+                    _NO_SCHEMA.add(spec.base_url)
+                log.info("%s: the endpoint refused response_format; asking without it", node)
+                kwargs.pop("response_format")
+                return attempt()
+            records.append(_failed_record(node, spec, messages, e, max_tokens, time.perf_counter() - t0))
+            raise
+        text = reply.content if isinstance(reply.content, str) else _text_of(reply)
+        records.append(usage_record(node, spec.model or "", messages, reply, text, time.perf_counter() - t0))
+        return reply
+
+    retrying = Retrying(
+        stop=stop_after_attempt(max(0, spec.max_retries) + 1),
+        retry=retry_if_exception(is_retryable),
+        wait=_wait,
+        reraise=True,
+    )
+    try:
+        reply = retrying(attempt)
+    except Exception as e:
+        kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
+        prompt_tokens, context_size = context_numbers(e)
+        tried = len(records)
         raise LLMError(
-            f"{node}: model call failed ({type(e).__name__}: {str(e)[:300]}; max_retries={spec.max_retries})"
+            f"{node}: model call failed ({type(e).__name__}: {str(e)[:300]}; "
+            f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={spec.max_retries}"
+            + (", a timeout is not retried" if kind == "timeout" and spec.max_retries else "")
+            + ")",
+            usage=records,
+            kind=kind,
+            prompt_tokens=prompt_tokens,
+            context_size=context_size,
         ) from e
-    seconds = time.perf_counter() - t0
     text = reply.content if isinstance(reply.content, str) else _text_of(reply)
-    return text, usage_record(node, spec.model or "", messages, reply, text, seconds)
+    meta = getattr(reply, "response_metadata", None) or {}
+    finish = meta.get("finish_reason") or meta.get("stop_reason")
+    if finish in ("max_tokens",):  # Anthropic's name for the same thing
+        finish = "length"
+    if finish == "length":
+        records[-1]["outcome"] = "truncated"
+    return Reply(text=text, usage=records, finish_reason=finish, meta=meta)
+
+
+# -- what an error means --------------------------------------------------------------------------
+
+
+def _status(e: BaseException) -> int | None:
+    status = getattr(e, "status_code", None)
+    if status is None:
+        status = getattr(getattr(e, "response", None), "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_timeout(e: BaseException) -> bool:
+    return isinstance(e, TimeoutError) or "timeout" in type(e).__name__.lower()
+
+
+_CONTEXT_LENGTH = re.compile(
+    r"context[_ ]length|context size|context window|maximum context|exceed_context|too many tokens|"
+    r"prompt is too long|input is too long",
+    re.IGNORECASE,
+)
+
+
+def is_context_length(e: BaseException) -> bool:
+    return _status(e) in (400, 413) and bool(_CONTEXT_LENGTH.search(str(e)))
+
+
+def is_retryable(e: BaseException) -> bool:
+    """A 429, a 5xx or a dropped connection; never a timeout (the server may still be working on
+    it, and a retry starts the work over) and never another 4xx (asking again changes nothing)."""
+    if is_timeout(e):
+        return False
+    status = _status(e)
+    if status is not None:
+        return status == 429 or status >= 500
+    return "connection" in type(e).__name__.lower()
+
+
+def context_numbers(e: BaseException) -> tuple[int | None, int | None]:
+    """(prompt tokens, context size) from a context-length error, as llama.cpp and vLLM word it:
+    "request (30992 tokens) exceeds the available context size (30976 tokens)", "maximum context
+    length is 4096 tokens. However, you requested 5000 tokens"."""
+    if not is_context_length(e):
+        return None, None
+    text = str(e)
+    m = re.search(r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)", text)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.search(r"input \((\d+) tokens\) is larger than the max context size \((\d+) tokens\)", text)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = re.search(r"maximum context length is (\d+) tokens.*?(?:requested|resulted in) (\d+) tokens", text, re.S)
+    if m:
+        return int(m.group(2)), int(m.group(1))
+    return None, None
+
+
+def _refuses_schema(e: BaseException) -> bool:
+    return _status(e) in (400, 422) and bool(re.search(r"response_format|json_schema|schema", str(e), re.I))
+
+
+def _retry_after(e: BaseException) -> float | None:
+    headers = getattr(getattr(e, "response", None), "headers", None) or {}
+    try:
+        if "retry-after-ms" in headers:
+            return float(headers["retry-after-ms"]) / 1000
+        if "retry-after" in headers:
+            return float(headers["retry-after"])
+    except (TypeError, ValueError):
+        return None
+    return None
+
+
+def _wait(state: RetryCallState) -> float:
+    """The server's retry-after when it gives one, else 0.5 s, 1 s, 2 s, ... (at most MAX_WAIT_S)."""
+    error = state.outcome.exception() if state.outcome else None
+    after = _retry_after(error) if error is not None else None
+    wait = after if after is not None else 0.5 * 2 ** (state.attempt_number - 1)
+    return max(0.0, min(wait, MAX_WAIT_S))
+
+
+# -- usage records --------------------------------------------------------------------------------
+
+
+def _prompt_text(messages: list[BaseMessage]) -> str:
+    return "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
+
+
+def _count(value: object) -> int | None:
+    """A provider's token count if it is a sane one: a non-negative integer below 10^8."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if value != value or value < 0 or value >= 1e8 or int(value) != value:
+        return None
+    return int(value)
 
 
 def usage_record(
     node: str, model: str, messages: list[BaseMessage], reply: BaseMessage, text: str, seconds: float
 ) -> dict:
+    """The provider's numbers when both are sane, else our own count, marked estimated."""
     usage = getattr(reply, "usage_metadata", None) or {}
-    if usage.get("input_tokens") or usage.get("output_tokens"):
-        return {
-            "node": node,
-            "model": model,
-            "input_tokens": int(usage.get("input_tokens", 0)),
-            "output_tokens": int(usage.get("output_tokens", 0)),
-            "seconds": round(seconds, 4),
-            "estimated": False,
-        }
+    given_in, given_out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
+    record = {"node": node, "model": model, "seconds": round(seconds, 4), "outcome": "ok"}
+    if given_in is not None and given_out is not None and (given_in or given_out):
+        return {**record, "input_tokens": given_in, "output_tokens": given_out, "estimated": False}
     counter = default_counter()
-    prompt = "\n".join(m.content if isinstance(m.content, str) else str(m.content) for m in messages)
+    return {
+        **record,
+        "input_tokens": counter.count(_prompt_text(messages)),
+        "output_tokens": counter.count(text),
+        "estimated": True,
+    }
+
+
+def _failed_record(
+    node: str, spec: ModelSpec, messages: list[BaseMessage], error: BaseException, max_tokens: int, seconds: float
+) -> dict:
+    prompt_tokens, _ = context_numbers(error)
+    timed_out = is_timeout(error)
     return {
         "node": node,
-        "model": model,
-        "input_tokens": counter.count(prompt),
-        "output_tokens": counter.count(text),
+        "model": spec.model or "",
+        "input_tokens": prompt_tokens if prompt_tokens is not None else default_counter().count(_prompt_text(messages)),
+        "output_tokens": max_tokens if timed_out else 0,
         "seconds": round(seconds, 4),
-        "estimated": True,
+        "estimated": prompt_tokens is None or timed_out,
+        "outcome": "timeout" if timed_out else "context_length" if is_context_length(error) else "error",
     }
 
 

@@ -46,18 +46,19 @@ _REGISTRY["scripted"] = _scripted
 
 
 def chat_model(spec: ModelSpec) -> BaseChatModel:
-    return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s, spec.max_retries)
+    return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s)
 
 
 @functools.cache
 def _chat_model(
-    model: str | None, base_url: str | None, api_key_env: str, temperature: float, timeout_s: float, max_retries: int
+    model: str | None, base_url: str | None, api_key_env: str, temperature: float, timeout_s: float
 ) -> BaseChatModel:
     if not model:
         raise ValueError("no chat model configured")
     if model in _REGISTRY:
         return _REGISTRY[model]()
-    kwargs: dict[str, object] = {"temperature": temperature, "timeout": timeout_s, "max_retries": max_retries}
+    # retries are call_llm's (it does not retry a timeout); the client's own would
+    kwargs: dict[str, object] = {"temperature": temperature, "timeout": timeout_s, "max_retries": 0}
     provider = None if ":" in model else "openai"
     if base_url:
         kwargs["base_url"] = base_url
@@ -71,12 +72,27 @@ def _chat_model(
     return init_chat_model(model, model_provider=provider, **kwargs)
 
 
+def speaks_openai(spec: ModelSpec) -> bool:
+    """Whether requests go over OpenAI's chat-completions API (OpenAI itself or a compatible URL)."""
+    model = spec.model or ""
+    if not model or model in _REGISTRY:
+        return False
+    return bool(spec.base_url) or ":" not in model or model.startswith("openai:")
+
+
 def context_window(spec: ModelSpec) -> int:
-    """The override, else the model profile's max input tokens, else DEFAULT_CONTEXT_WINDOW."""
+    """The override, else what the server says (llama.cpp's /props), else the model profile's max
+    input tokens, else DEFAULT_CONTEXT_WINDOW."""
     if spec.context_window:
         return spec.context_window
     if not spec.model:  # evidence only: nothing to look up, and no model to mislead
         return DEFAULT_CONTEXT_WINDOW
+    if spec.base_url and speaks_openai(spec):
+        from .endpoint import context_size
+
+        served = context_size(spec.base_url)
+        if served:
+            return served
     try:
         profile = getattr(chat_model(spec), "profile", None) or {}
     except ValueError:

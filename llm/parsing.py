@@ -53,3 +53,58 @@ def parse_bool(text: str, key: str = "status") -> bool | None:
     if len(set(words)) == 1:
         return words[0] == "true"
     return None
+
+
+# -- replies that are not answers: echoed prompts, cut replies ------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{[a-z_]+\}")
+_WORD = re.compile(r"[a-z0-9]+")
+ECHO_RUN = 6  # words in a row of the prompt's own instructions that make a reply an echo
+
+
+def fixed_text(*templates: str) -> list[str]:
+    """The literal pieces of prompt templates (what the prompt says whatever the question and the
+    documents are): placeholders removed, doubled braces undone."""
+    pieces: list[str] = []
+    for template in templates:
+        pieces += [p.replace("{{", "{").replace("}}", "}") for p in _PLACEHOLDER.split(template)]
+    return [p for p in pieces if p.strip()]
+
+
+def _runs(text: str, n: int) -> set[tuple[str, ...]]:
+    words = _WORD.findall(text.lower())
+    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+
+
+def echoes(reply: str, fixed: list[str], n: int = ECHO_RUN, quoting: str = "") -> bool:
+    """Whether `reply` repeats `n` words in a row of the prompt's fixed text (its instructions or
+    demonstration): a model continuing the prompt, not answering it. Quoting the documents is fine:
+    a run that also occurs in `quoting` (the context shown) does not count. Linear in the sizes."""
+    wanted = set().union(*(_runs(f, n) for f in fixed)) if fixed else set()
+    if quoting and wanted:
+        wanted -= _runs(quoting, n)
+    words = _WORD.findall((reply or "").lower())
+    return any(tuple(words[i : i + n]) in wanted for i in range(len(words) - n + 1))
+
+
+def cut_at(reply: str, headers: re.Pattern[str]) -> str:
+    """The reply up to the first line that opens one of the prompt's own sections (a model that
+    goes on writing the next "Question:" after its answer)."""
+    match = headers.search(reply or "")
+    return (reply[: match.start()] if match else reply or "").strip()
+
+
+def read_answer(
+    text: str, truncated: bool, fixed: list[str], headers: re.Pattern[str], cap: str, quoting: str = ""
+) -> tuple[str | None, str | None]:
+    """(answer, None) from a reader's reply, or (None, why it is not an answer): a reply cut at its
+    cap, an empty one, or one that repeats the prompt. Whatever follows the answer in a new section
+    of the prompt's own shape is dropped."""
+    if truncated:
+        return None, f"the reply was cut at its cap ({cap}, finish_reason=length): not taken as an answer"
+    if not (text or "").strip():
+        return None, "the model's reply was empty"
+    answer = cut_at(text, headers)
+    if not answer or echoes(answer, fixed, quoting=quoting):
+        return None, "the reply repeats the prompt instead of answering it: not taken as an answer"
+    return answer, None

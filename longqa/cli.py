@@ -9,9 +9,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from longqa.arguments import GRANULARITY_HELP, granularity, positive_int, query, weights
+from pydantic import ValidationError
+
+from longqa.arguments import GRANULARITY_HELP, assignment, granularity, positive_float, positive_int, query, weights
 from longqa.contracts.runtime import store_for
-from longqa.contracts.settings import STRATEGIES, Settings
+from longqa.contracts.settings import STRATEGIES, Settings, UnknownSetting, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.retrieval import DocumentError, IndexStore, Searcher
 
@@ -105,9 +107,13 @@ def cmd_ask(args: argparse.Namespace) -> int:
         "strategy": args.strategy,
         "analyzer": args.analyzer,
         "context_window": args.context_window,
+        "timeout_s": args.timeout,
         "home": args.home,
     }
-    settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+    values = dict(args.overrides)
+    check_names(values)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = Settings(**values)
     result = run_question(
         args.paths, args.question, settings, thread=args.thread, progress=None if args.quiet else sys.stderr
     )
@@ -174,6 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
         "call; llm = OkraLong table 8; auto = llm when a model is set",
     )
     p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="per-call model timeout (default: $LONGQA_TIMEOUT_S or 60); a timed-out call is not retried",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        type=assignment,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other setting, e.g. --set max_answer_tokens=128 (repeatable; an unknown name is an error)",
+    )
     p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the answer block (no progress)")
@@ -191,8 +213,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except DocumentError as e:
+    except (DocumentError, UnknownSetting) as e:
         print(f"longqa: error: {e}", file=sys.stderr)
+        return 2
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'settings'}: {err['msg']}" for err in e.errors())
+        print(f"longqa: error: invalid setting: {problems}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("longqa: interrupted (partial index discarded; it will be rebuilt next time)", file=sys.stderr)

@@ -23,6 +23,18 @@ from longqa.llm.calls import LLMError, call_llm
 from longqa.llm.parsing import parse_dict
 from longqa.prompts import okralong
 
+# table 8's dictionary, constrained where the server can (llama.cpp, vLLM, OpenAI)
+ANALYSIS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "question-type": {"enum": list(QUESTION_TYPES)},
+        "info-type": {"enum": list(INFO_PATTERNS)},
+        "containing": {"enum": ["yes", "no"]},
+    },
+    "required": ["question-type", "info-type", "containing"],
+    "additionalProperties": False,
+}
+
 # spellings models use for the five types; table 8 itself calls summarizing "abstractive"
 _TYPE_ALIASES = {
     "abstractive": "summarizing",
@@ -83,10 +95,13 @@ def analyze(state: State, runtime: Runtime[Settings]) -> dict:
             HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question)),
         ]
         try:
-            reply, record = call_llm(settings, "analyze", messages)
-            analysis = parse_analysis(reply)
-            update["usage"] = [record]
+            reply = call_llm(
+                settings, "analyze", messages, max_tokens=settings.analyze_max_tokens, schema=ANALYSIS_SCHEMA
+            )
+            analysis = parse_analysis(reply.text)
+            update["usage"] = reply.usage
         except LLMError as e:
+            update["usage"] = e.usage
             analysis = analyze_local(question, hits)
             analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + (
                 f"; {analysis.note}" if analysis.note else ""

@@ -19,12 +19,13 @@ def cot(state: State, runtime: Runtime[Settings]) -> dict:
     content = "\n\n".join(e["text"] for e in evidence)
     prompt = longrag.COT.format(content=content, question=state["question"])
     try:
-        reply, record = call_llm(settings, "cot", [HumanMessage(prompt)])
+        reply = call_llm(settings, "cot", [HumanMessage(prompt)], max_tokens=settings.cot_max_tokens)
     except LLMError as e:
-        return {"cot": None, "route": ["cot"], "trace": [f"cot: {e}; chunks will not be filtered"]}
+        return {"cot": None, "usage": e.usage, "route": ["cot"], "trace": [f"cot: {e}; chunks will not be filtered"]}
+    cut = f" (cut at cot_max_tokens={settings.cot_max_tokens})" if reply.truncated else ""
     return {
-        "cot": reply.strip(),
-        "usage": [record],
+        "cot": reply.text.strip(),
+        "usage": reply.usage,
         "route": ["cot"],
-        "trace": [f"cot: {len(reply.split())} words; checking {len(evidence)} chunk(s)"],
+        "trace": [f"cot: {len(reply.text.split())} words{cut}; checking {len(evidence)} chunk(s)"],
     }

@@ -20,12 +20,18 @@ def extract(state: State, runtime: Runtime[Settings]) -> dict:
     content = "\n\n".join(p["text"] for p in paragraphs)
     prompt = longrag.EXTRACTOR.format(content=content, question=state["question"])
     try:
-        reply, record = call_llm(settings, "extract", [HumanMessage(prompt)])
+        reply = call_llm(settings, "extract", [HumanMessage(prompt)], max_tokens=settings.extract_max_tokens)
     except LLMError as e:
-        return {"global_info": None, "route": ["extract"], "trace": [f"extract: {e}; answering without I_g"]}
+        return {
+            "global_info": None,
+            "usage": e.usage,
+            "route": ["extract"],
+            "trace": [f"extract: {e}; answering without I_g"],
+        }
+    cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
     return {
-        "global_info": reply.strip(),
-        "usage": [record],
+        "global_info": reply.text.strip() or None,
+        "usage": reply.usage,
         "route": ["extract"],
-        "trace": [f"extract: I_g of {len(reply.split())} words from {len(paragraphs)} paragraph(s)"],
+        "trace": [f"extract: I_g of {len(reply.text.split())} words{cut} from {len(paragraphs)} paragraph(s)"],
     }

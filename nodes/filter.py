@@ -14,22 +14,33 @@ from longqa.llm.calls import LLMError, call_llm
 from longqa.llm.parsing import parse_bool
 from longqa.prompts import longrag
 
+# table 17's {"status": True/False}, constrained where the server can (llama.cpp, vLLM, OpenAI)
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {"status": {"type": "boolean"}},
+    "required": ["status"],
+    "additionalProperties": False,
+}
+
 
 def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     evidence = task["evidence"]
     prompt = longrag.FILTER.format(content=evidence["text"], question=task["question"], cot=task["cot"])
     try:
-        reply, record = call_llm(settings, "filter", [HumanMessage(prompt)])
+        reply = call_llm(
+            settings, "filter", [HumanMessage(prompt)], max_tokens=settings.filter_max_tokens, schema=VERDICT_SCHEMA
+        )
     except LLMError as e:
         return {
             "verdicts": [Verdict(evidence_id=evidence["id"], keep=True, parsed=False)],
+            "usage": e.usage,
             "route": ["filter"],
             "trace": [f"filter {evidence['id']}: {e}; kept"],
         }
-    keep = parse_bool(reply)
+    keep = parse_bool(reply.text)
     verdict = Verdict(evidence_id=evidence["id"], keep=True if keep is None else keep, parsed=keep is not None)
-    out = {"verdicts": [verdict], "usage": [record], "route": ["filter"]}
+    out = {"verdicts": [verdict], "usage": reply.usage, "route": ["filter"]}
     if keep is None:
-        out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply[:80]!r}; kept (safe default)"]
+        out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply.text[:80]!r}; kept (safe default)"]
     return out

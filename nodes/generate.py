@@ -16,8 +16,19 @@ from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import generation, longrag, self_route
 
+_FIXED = fixed_text(
+    longrag.GENERATOR,
+    generation.HISTORY_HEADER,
+    generation.GLOBAL_INFO_HEADER,
+    generation.EVIDENCE_HEADER,
+    generation.REASONING_HEADER,
+    generation.CITE_INSTRUCTION,
+    self_route.UNANSWERABLE_CLAUSE,
+)
+_HEADERS = re.compile(generation.ECHO_HEADERS)
 _SOURCES = re.compile(r"^\s*sources?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -53,6 +64,11 @@ def build_prompt(
     return longrag.GENERATOR.format(content="".join(parts), extra=extra, question=question)
 
 
+def prompt_context(evidence: list[Evidence], global_info: str | None, question: str) -> str:
+    """What the generator is shown beyond its instructions: an answer may quote any of it."""
+    return "\n".join([question, global_info or "", *(e["text"] for e in evidence)])
+
+
 def generate(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     plan = plan_of(state)
@@ -76,18 +92,20 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
     trace = [note] if note else []
     shown = shown_by("generate", kept)
     try:
-        reply, record = call_llm(settings, "generate", [HumanMessage(prompt)])
+        reply = call_llm(settings, "generate", [HumanMessage(prompt)], max_tokens=settings.max_answer_tokens)
     except LLMError as e:
-        return {
-            "answer": None,
-            "status": "error",
-            "error": str(e),
-            "citations": kept,
-            "shown": shown,
-            "route": ["generate"],
-            "trace": [*trace, f"generate: {e}"],
-        }
-    answer, cited, named = split_citations(reply, kept)
+        return _failed(str(e), kept, shown, trace, e.usage)
+    text, problem = read_answer(
+        reply.text,
+        reply.truncated,
+        _FIXED,
+        _HEADERS,
+        f"max_answer_tokens={settings.max_answer_tokens}",
+        quoting=prompt_context(kept, state.get("global_info"), state["question"]),
+    )
+    if text is None:
+        return _failed(f"generate: {problem}", kept, shown, trace, reply.usage)
+    answer, cited, named = split_citations(text, kept)
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
     trace.append(
@@ -98,7 +116,21 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
         "answer": answer,
         "citations": cited,
         "shown": shown,
-        "usage": [record],
+        "usage": reply.usage,
         "route": ["generate"],
         "trace": trace,
+    }
+
+
+def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str], usage: list[dict]) -> dict:
+    """No answer: the run ends with the reason, and the calls it made stay on the ledger."""
+    return {
+        "answer": None,
+        "status": "error",
+        "error": error,
+        "citations": kept,
+        "shown": shown,
+        "usage": usage,
+        "route": ["generate"],
+        "trace": [*trace, error],
     }

@@ -5,6 +5,8 @@ model the chosen spans are returned as the evidence (what the reader would be gi
 
 from __future__ import annotations
 
+import re
+
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
@@ -13,11 +15,15 @@ from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.calls import LLMError, call_llm
-from longqa.llm.models import context_window
+from longqa.llm.endpoint import count_tokens
+from longqa.llm.models import context_window, speaks_openai
+from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import self_route
 from longqa.retrieval.tokens import default_counter
 
 PROMPT_OVERHEAD_TOKENS = 200  # the instructions around the context, generously
+_FIXED = fixed_text(self_route.LONG_CONTEXT)
+_HEADERS = re.compile(self_route.ECHO_HEADERS)
 
 
 def select_context(state: State, settings: Settings, budget: int) -> tuple[list[Evidence], str]:
@@ -54,28 +60,73 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
 def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     question = state["question"]
-    budget = (
-        context_window(settings)
-        - settings.max_answer_tokens
-        - PROMPT_OVERHEAD_TOKENS
-        - default_counter().count(question)
-    )
-    spans, how = select_context(state, settings, max(budget, 0))
+    window = context_window(settings)
+    cap = settings.long_context_max_tokens
+    budget = max(window - cap - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0)
+    spans, how = select_context(state, settings, budget)
     if not settings.has_llm:
         return {"evidence": spans, "route": ["long_context"], "trace": [f"long_context: {how}; no model to read it"]}
-    context = "\n\n".join(f"Passage {i}:\n{s['text']}" for i, s in enumerate(spans, 1))
-    prompt = self_route.LONG_CONTEXT.format(context=context, question=question)
+    trace: list[str] = []
+    prompt = _prompt(spans, question)
+    served = count_tokens(settings.base_url, prompt) if settings.base_url and speaks_openai(settings) else None
+    if served is not None and served + cap > window:  # the server counts more than we do: fit its count
+        budget = _shrunk(budget, served, window - cap)
+        spans, how = select_context(state, settings, budget)
+        prompt = _prompt(spans, question)
+        trace.append(f"long_context: the server counts {served:,} prompt tokens, over its window; reselected")
+    usage: list[dict] = []
+    for attempt in (1, 2):
+        try:
+            reply = call_llm(settings, "long_context", [HumanMessage(prompt)], max_tokens=cap)
+            break
+        except LLMError as e:
+            usage += e.usage
+            if e.kind != "context_length" or attempt == 2:
+                return _failed(str(e), spans, how, trace, usage)
+            # the server's count is not ours: once, a selection that fits what it said
+            over = e.prompt_tokens or round(_TOKENS_PER_RETRY * (budget + PROMPT_OVERHEAD_TOKENS))
+            room = (e.context_size or window) - cap
+            budget = _shrunk(budget, over, room)
+            spans, how = select_context(state, settings, budget)
+            prompt = _prompt(spans, question)
+            trace.append(f"long_context: the server refused the prompt as too long; retrying with {how}")
+    usage += reply.usage
     shown = shown_by("long_context", spans)
-    try:
-        reply, record = call_llm(settings, "long_context", [HumanMessage(prompt)])
-    except LLMError as e:
-        return {"error": str(e), "shown": shown, "route": ["long_context"], "trace": [f"long_context: {how}; {e}"]}
-    answer = "unanswerable" if is_unanswerable(reply) else reply.strip()
+    quoting = "\n".join([question, *(s["text"] for s in spans)])
+    text, problem = read_answer(
+        reply.text, reply.truncated, _FIXED, _HEADERS, f"long_context_max_tokens={cap}", quoting=quoting
+    )
+    if text is None:
+        return _failed(f"long_context: {problem}", spans, how, trace, usage)
+    answer = "unanswerable" if is_unanswerable(text) else text
     return {
         "answer": answer,
         "citations": [] if answer == "unanswerable" else spans,
         "shown": shown,
-        "usage": [record],
+        "usage": usage,
         "route": ["long_context"],
-        "trace": [f"long_context: {how}"],
+        "trace": [*trace, f"long_context: {how}"],
+    }
+
+
+_TOKENS_PER_RETRY = 1.25  # with no number from the server, assume it counted a quarter more than we did
+
+
+def _shrunk(budget: int, counted: int, room: int) -> int:
+    """A content budget scaled by what fits (room) over what the server counted, with 5% to spare."""
+    return max(int(budget * min(1.0, room / max(counted, 1)) * 0.95), 0)
+
+
+def _prompt(spans: list[Evidence], question: str) -> str:
+    context = "\n\n".join(f"Passage {i}:\n{s['text']}" for i, s in enumerate(spans, 1))
+    return self_route.LONG_CONTEXT.format(context=context, question=question)
+
+
+def _failed(error: str, spans: list[Evidence], how: str, trace: list[str], usage: list[dict]) -> dict:
+    return {
+        "error": error,
+        "shown": shown_by("long_context", spans),
+        "usage": usage,
+        "route": ["long_context"],
+        "trace": [*trace, f"long_context: {how}; {error}"],
     }

@@ -13,27 +13,38 @@ from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, Step
 from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.parsing import echoes, fixed_text
 from longqa.prompts import okralong
 
-_FIELD = re.compile(
-    r"###\s*(Evidence|Next-Query|Answer)\s*:\s*(.*?)(?=###\s*(?:Evidence|Next-Query|Answer)\s*:|$)",
-    re.IGNORECASE | re.DOTALL,
-)
+# a field runs to the next "### Name:" header of any name (an echoed "### Context:" ends it too)
+_HEADER = r"###\s*([A-Za-z][A-Za-z -]{0,30}?)\s*:"
+_FIELD = re.compile(_HEADER + r"\s*(.*?)(?=" + _HEADER.replace("(", "(?:", 1) + r"|$)", re.DOTALL)
+_NONE = re.compile(r"^(?:none|null|n/a|nothing|unknown)\b", re.IGNORECASE)
+# the system prompt and the demonstration: a step that repeats them is an echo, not reasoning
+_FIXED = fixed_text(okralong.REASONER_SYSTEM, okralong.REASONER_DEMO_USER, okralong.REASONER_DEMO_ASSISTANT)
 
 
-def parse_step(reply: str) -> tuple[str, str | None, str | None]:
-    """(evidence, next query or None, answer or None) from table 10's format, tolerantly."""
-    fields = {name.lower(): value.strip() for name, value in _FIELD.findall(reply or "")}
+def parse_step(reply: str, context: str = "") -> tuple[str, str | None, str | None]:
+    """(evidence, next query or None, answer or None) from table 10's format, tolerantly. A field
+    whose value starts with "None" is empty; a step whose evidence repeats the demonstration (and
+    not the context) is an echo: no next query, no answer."""
+    fields: dict[str, str] = {}
+    for name, value in _FIELD.findall(reply or ""):
+        fields.setdefault(name.strip().lower(), value.strip())
     evidence = fields.get("evidence", (reply or "").strip()[:500])
-    next_query = fields.get("next-query") or None
-    answer = fields.get("answer")
+    if echoes(evidence, _FIXED, quoting=context):
+        return "", None, None
+    next_query = _value(fields.get("next-query"), context)
+    answer = _value(fields.get("answer"), context)
     if answer:
-        answer = re.sub(r"^the answer is\s*:?\s*", "", answer, flags=re.IGNORECASE).strip().rstrip(".")
-    if not answer or answer.lower() in ("none", "null", "n/a", ""):
-        answer = None
-    if next_query and next_query.strip().lower() in ("none", "null", "n/a"):
-        next_query = None
+        answer = re.sub(r"^the answer is\s*:?\s*", "", answer, flags=re.IGNORECASE).strip().rstrip(".") or None
     return evidence, next_query, answer
+
+
+def _value(text: str | None, context: str) -> str | None:
+    if not text or _NONE.match(text) or echoes(text, _FIXED, quoting=context):
+        return None
+    return text
 
 
 def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
@@ -51,25 +62,37 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
         ),
     ]
     try:
-        reply, record = call_llm(settings, "reason_step", messages)
+        reply = call_llm(settings, "reason_step", messages, max_tokens=settings.reason_max_tokens)
     except LLMError as e:
         return {
             "hops": hop,
+            "usage": e.usage,
             "route": ["reason_step"],
             "trace": [f"reason_step: {e}; stopping the loop"],
             "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
         }
-    evidence, next_query, answer = parse_step(reply)
+    quoting = f"{context}\n{state['question']}"  # what a real step may repeat
+    evidence, next_query, answer = parse_step(reply.text, quoting)
+    problem = None
+    if reply.truncated:  # a cut reply's last field may be cut too: no answer and no next query from it
+        problem = f"reply cut at reason_max_tokens={settings.reason_max_tokens}"
+    elif echoes(reply.text, _FIXED, quoting=quoting) and not (answer or next_query):
+        problem = "reply repeats the prompt's demonstration"
+        evidence = ""  # the demonstration's facts are not this document's
+    if problem:
+        next_query = answer = None
     last_query = next(
         (s["next_query"] for s in reversed(state.get("steps") or []) if s["next_query"]), state["question"]
     )
     step = Step(hop=hop, query=last_query, evidence=evidence, next_query=next_query, answer=answer)
     note = f"answer {answer!r}" if answer else f"next query {next_query!r}"
+    if problem:
+        note = f"{problem}; stopping the loop"
     return {
         "hops": hop,
         "steps": [step],
         "draft": answer,
-        "usage": [record],
+        "usage": reply.usage,
         "route": ["reason_step"],
         "trace": [f"reason_step: hop {hop}: {note}"],
     }

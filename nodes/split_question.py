@@ -38,17 +38,19 @@ def split_question(state: State, runtime: Runtime[Settings]) -> dict:
         HumanMessage(okralong.SPLITTER_USER.format(question=question)),
     ]
     try:
-        reply, record = call_llm(settings, "split_question", messages)
+        reply = call_llm(settings, "split_question", messages, max_tokens=settings.split_max_tokens)
     except LLMError as e:
         return {
             "sub_questions": [question],
+            "usage": e.usage,
             "route": ["split_question"],
             "trace": [f"split_question: {e}; retrieving the whole question instead"],
         }
-    subs = parse_sub_questions(reply, settings.max_sub_questions) or [question]
+    text = reply.text.rsplit("\n", 1)[0] if reply.truncated else reply.text  # a cut last line is no question
+    subs = parse_sub_questions(text, settings.max_sub_questions) or [question]
     return {
         "sub_questions": subs,
-        "usage": [record],
+        "usage": reply.usage,
         "route": ["split_question"],
         "trace": [f"split_question: {len(subs)} sub-question(s): " + " | ".join(subs)],
     }

@@ -10,3 +10,10 @@ CITE_INSTRUCTION = (
     'After the answer, on a new last line, write "Sources:" followed by the ids of the passages '
     'you used, e.g. "Sources: E1, E3".'
 )
+
+# lines that open a section of the generator's prompt: a reply that writes one is continuing the
+# prompt, and what follows is not the answer
+ECHO_HEADERS = (
+    r"(?im)^\s*(?:question\s*:|retrieved passages\s*:|global information \(|conversation so far\s*:|"
+    r"reasoning steps so far\s*:|based on the above information|\[[EP]\d+\]\s*\()"
+)

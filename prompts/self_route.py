@@ -6,3 +6,6 @@ UNANSWERABLE_CLAUSE = "Write unanswerable if the query can not be answered based
 LONG_CONTEXT = """Answer the question based on the given passages. Only give me the answer and do not output any other words. If the question cannot be answered based on the information in the article, write "unanswerable". The following are given passages.
 {context}
 Answer the question based on the given passages. Only give me the answer and do not output any other words. If the question cannot be answered based on the information in the article, write "unanswerable". Question: {question} Answer:"""  # table 9 (HotpotQA / MuSiQue row)
+
+# lines that open a section of the long-context prompt (see generation.ECHO_HEADERS)
+ECHO_HEADERS = r"(?im)^\s*(?:question\s*:|passage \d+\s*:|answer the question based on the given passages)"

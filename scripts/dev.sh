@@ -2,6 +2,8 @@
 # One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 #   bash scripts/dev.sh demo   - set up, then run the main job on the bundled sample document
 #   bash scripts/dev.sh test   - set up, then lint (ruff check, ruff format --check) and run the test suite
+#   bash scripts/dev.sh local-model [start|install|status|stop] - a real tiny model behind llama.cpp's
+#                                OpenAI-compatible server, installed outside the repository (scripts/local_model.sh)
 # Set-up creates .venv and installs torch==2.13.0 (CPU build) *before* anything that depends on
 # torch, so sentence-transformers does not pull gigabytes of CUDA wheels. It is skipped when
 # pyproject.toml has not changed since the last successful install.
@@ -42,8 +44,12 @@ case "${1:-}" in
     [ "$rc" -eq 5 ] && echo "no tests were collected" >&2
     exit "$rc"
     ;;
+  local-model)
+    shift
+    exec bash scripts/local_model.sh "$@"
+    ;;
   *)
-    echo "usage: bash scripts/dev.sh demo|test [args]" >&2
+    echo "usage: bash scripts/dev.sh demo|test|local-model [args]" >&2
     exit 2
     ;;
 esac

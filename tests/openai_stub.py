@@ -12,6 +12,11 @@ Endpoints:
   Events (`chat.completion.chunk`s, then — when `stream_options.include_usage` is set — a final
   chunk with empty `choices` and `usage`, then `data: [DONE]`).
 - `GET /v1/models`: one model, `stub-model`.
+- With `llama_routes=True`, llama.cpp's extra routes: `POST /tokenize` (the stub's count, as a list
+  of token ids) and `GET /props` (`default_generation_settings.n_ctx` = `context_size`).
+
+Like a real server it honours the request's cap: a reply longer than `max_completion_tokens` (or
+`max_tokens`) words is cut there and ends with `finish_reason: "length"`.
 
 Token counts in `usage` are THE STUB'S OWN COUNTS: by default whitespace-separated words of the
 prompt (all message contents joined by newlines) and of the reply — not any real tokenizer's
@@ -28,7 +33,12 @@ Failure modes (attributes, may be changed between requests):
 - `fail_first=N`: the first N chat requests get HTTP `fail_status` (500) with an OpenAI-style
   error body (and a `retry-after-ms` header of `retry_after_ms`, so client retries wait briefly);
 - `delay_s`: extra sleep before answering — set it above the client's timeout to provoke one;
-- `latency_s`: a fixed latency per chat request (what the benchmark's L is).
+- `latency_s`: a fixed latency per chat request (what the benchmark's L is);
+- `context_size`: prompt + cap over it gets llama.cpp's 400 `exceed_context_size_error` ("request (N
+  tokens) exceeds the available context size (M tokens)");
+- `schema_support=False`: a request with `response_format` gets a 400 naming it (servers without
+  JSON-schema output);
+- `usage_override`: a dict merged into every reply's `usage` (a server that reports nonsense).
 Every request is recorded (thread-safe): `requests` (chat bodies), `request_headers`, `timings`
 (server-side start/end, status and reply of each chat request, `time.perf_counter()` clock) and
 `prompts()`.
@@ -143,7 +153,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- endpoints -------------------------------------------------------------------------
     def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/models":
+        stub = self.server.stub
+        if self.path.rstrip("/") == "/props" and stub.llama_routes:
+            self._send_json(200, {"default_generation_settings": {"n_ctx": stub.context_size or 4096}})
+        elif self.path.rstrip("/") == "/v1/models":
             self._send_json(
                 200,
                 {
@@ -157,6 +170,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") == "/tokenize" and self.server.stub.llama_routes:
+            content = json.loads(raw or b"{}").get("content", "")
+            self._send_json(200, {"tokens": list(range(self.server.stub.count_fn(content)))})
+            return
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._error(404, f"no route POST {self.path}", "not_found_error")
             return
@@ -185,6 +202,10 @@ class OpenAIStub:
         delay_s: float = 0.0,
         stream_chunk_words: int = 4,
         count_fn: Callable[[str], int] = count_words,
+        context_size: int | None = None,
+        schema_support: bool = True,
+        llama_routes: bool = False,
+        usage_override: dict | None = None,
     ):
         self.reply_fn = reply_fn or scripted_reply_fn()
         self.count_fn = count_fn
@@ -194,6 +215,10 @@ class OpenAIStub:
         self.retry_after_ms = retry_after_ms
         self.delay_s = delay_s
         self.stream_chunk_words = max(1, stream_chunk_words)
+        self.context_size = context_size
+        self.schema_support = schema_support
+        self.llama_routes = llama_routes
+        self.usage_override = usage_override
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._headers: list[dict[str, str]] = []
@@ -310,14 +335,33 @@ class OpenAIStub:
             )
             return
         messages = body.get("messages") or []
+        cap = body.get("max_completion_tokens") or body.get("max_tokens")
+        if body.get("response_format") and not self.schema_support:
+            timing["status"] = 400
+            handler._error(400, "openai-stub: response_format is not supported", "invalid_request_error")
+            return
+        prompt_tokens = self.count_fn(prompt_text(messages))
+        if self.context_size and prompt_tokens + (cap or 0) > self.context_size:
+            timing["status"] = 400
+            handler._error(
+                400,
+                f"request ({prompt_tokens + (cap or 0)} tokens) exceeds the available context size "
+                f"({self.context_size} tokens), try increasing it",
+                "exceed_context_size_error",
+            )
+            return
         try:
             reply = self.reply_fn(messages)
         except Exception as e:  # a broken reply_fn is the stub's bug: say so over the wire
             timing["status"] = 500
             handler._error(500, f"openai-stub: reply_fn raised {type(e).__name__}: {e}", "server_error")
             return
-        usage = {"prompt_tokens": self.count_fn(prompt_text(messages)), "completion_tokens": self.count_fn(reply)}
+        finish = "stop"
+        if cap and self.count_fn(reply) > cap:  # cut at the cap, as a real server does
+            reply, finish = " ".join(reply.split()[:cap]), "length"
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": self.count_fn(reply)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        usage.update(self.usage_override or {})
         model = body.get("model") or STUB_MODEL
         ident = f"chatcmpl-stub-{index}"
         created = int(time.time())
@@ -336,7 +380,7 @@ class OpenAIStub:
                             "index": 0,
                             "message": {"role": "assistant", "content": reply, "refusal": None},
                             "logprobs": None,
-                            "finish_reason": "stop",
+                            "finish_reason": finish,
                         }
                     ],
                     "usage": usage,
@@ -344,9 +388,18 @@ class OpenAIStub:
             )
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        self._stream(handler, ident, created, model, reply, usage if include_usage else None)
+        self._stream(handler, ident, created, model, reply, usage if include_usage else None, finish)
 
-    def _stream(self, handler: _Handler, ident: str, created: int, model: str, reply: str, usage: dict | None) -> None:
+    def _stream(
+        self,
+        handler: _Handler,
+        ident: str,
+        created: int,
+        model: str,
+        reply: str,
+        usage: dict | None,
+        finish: str = "stop",
+    ) -> None:
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Cache-Control", "no-cache")
@@ -374,7 +427,7 @@ class OpenAIStub:
         tail = reply[len("".join(pieces)) :]  # trailing whitespace, so the deltas join to the reply
         if tail:
             chunk({"content": tail})
-        chunk({}, "stop")
+        chunk({}, finish)
         if usage is not None:
             payload = {
                 "id": ident,

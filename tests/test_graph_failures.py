@@ -43,5 +43,5 @@ def test_a_missing_api_key_is_an_error_in_the_output_not_a_crash(run_graph, monk
         strategy="rag",
     )
     assert out["status"] == "error"
-    assert "generate: model call failed" in out["error"]
+    assert "generate: model could not be set up" in out["error"]
     assert "api_key" in out["error"].lower() or "credentials" in out["error"].lower()

@@ -218,7 +218,9 @@ def test_a_failing_model_ends_the_run_with_an_error(run_graph, scripted, strateg
     assert out["answer"] is None
     assert "model call failed" in out["error"] and "RuntimeError: backend down" in out["error"]
     assert out["route"][-1] == "respond"
-    assert out["usage"] == []
+    # each failed call is on the ledger (charged its prompt, by our count), none as a success
+    assert out["usage"] and all(r["outcome"] == "error" and r["estimated"] for r in out["usage"])
+    assert all(r["output_tokens"] == 0 < r["input_tokens"] for r in out["usage"])
     assert out["messages"][-1].content.startswith(f"Error: {out['error']}")
     if strategy.startswith("adaptive"):
         assert out["analysis"]["backend"] == "local-trained"
@@ -234,7 +236,7 @@ def test_an_analyzer_failure_degrades_to_the_local_analyzer(run_graph, scripted)
     assert out["analysis"]["backend"] == "local-trained"
     assert "LLM analyzer failed" in out["analysis"]["note"] and "analyzer endpoint down" in out["analysis"]["note"]
     assert any("used the local analyzer" in line for line in out["trace"] if line.startswith("analyze"))
-    assert "analyze" not in [r["node"] for r in out["usage"]]
+    assert [r["outcome"] for r in out["usage"] if r["node"] == "analyze"] == ["error"]  # the failed call, recorded
     assert out["status"] == "answered" and out["error"] is None
 
 

@@ -95,10 +95,11 @@ def test_call_llm_records_the_servers_usage(no_api_key, model):
     with OpenAIStub(reply_fn=lambda messages: reply_text) as stub:
         settings = Settings(model=model, base_url=stub.base_url, max_retries=0, timeout_s=10)
         messages = [SystemMessage("You answer briefly."), HumanMessage("When was the burner replaced, exactly?")]
-        text, record = call_llm(settings, "generate", messages)
+        reply = call_llm(settings, "generate", messages, max_tokens=64)
         (body,), (headers,) = stub.requests, stub.request_headers
 
-    assert text == reply_text
+    (record,) = reply.usage
+    assert reply.text == reply_text and reply.finish_reason == "stop" and not reply.truncated
     assert record["estimated"] is False
     assert record["input_tokens"] == count_words("You answer briefly.\nWhen was the burner replaced, exactly?") == 9
     assert record["output_tokens"] == count_words(reply_text) == 7
@@ -107,6 +108,7 @@ def test_call_llm_records_the_servers_usage(no_api_key, model):
     assert body["model"] == model.split(":", 1)[-1]
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
     assert body["messages"][1]["content"] == "When was the burner replaced, exactly?"
+    assert body["max_completion_tokens"] == 64  # every call carries its cap
     # no OPENAI_API_KEY in the environment: a base_url gets the placeholder key
     assert headers["authorization"] == "Bearer not-needed"
 
@@ -115,7 +117,7 @@ def test_api_key_from_the_named_variable(monkeypatch):
     monkeypatch.setenv("LONGQA_TEST_STUB_KEY", "sk-stub-test")
     with OpenAIStub(reply_fn=lambda messages: "ok") as stub:
         settings = Settings(model=MODEL, base_url=stub.base_url, api_key_env="LONGQA_TEST_STUB_KEY")
-        call_llm(settings, "generate", [HumanMessage("hello")])
+        call_llm(settings, "generate", [HumanMessage("hello")], max_tokens=8)
         assert stub.request_headers[0]["authorization"] == "Bearer sk-stub-test"
 
 
@@ -198,15 +200,19 @@ def test_a_500_is_retried_and_the_run_succeeds(home):
     assert out["status"] == "answered", out.get("error")
     assert len(bodies) >= 2 and [t["status"] for t in timings][:2] == [500, 200]
     assert bodies[0] == bodies[1]  # the retry re-sent the same request
-    assert len(out["usage"]) == 1 and out["usage"][0]["estimated"] is False
+    failed, answered = out["usage"]  # the refused attempt is recorded beside the answer
+    assert failed["outcome"] == "error" and answered["outcome"] == "ok" and answered["estimated"] is False
 
 
 def test_call_llm_retries_a_500():
     with OpenAIStub(reply_fn=lambda messages: "fine", fail_first=2) as stub:
         settings = Settings(model=MODEL, base_url=stub.base_url, max_retries=2)
-        text, record = call_llm(settings, "generate", [HumanMessage("hello there")])
+        reply = call_llm(settings, "generate", [HumanMessage("hello there")], max_tokens=8)
         assert len(stub.requests) == 3
-    assert text == "fine" and record["estimated"] is False and record["input_tokens"] == 2
+    failed_1, failed_2, record = reply.usage  # the two refused attempts are on the ledger too
+    assert [failed_1["outcome"], failed_2["outcome"], record["outcome"]] == ["error", "error", "ok"]
+    assert failed_1["output_tokens"] == 0 and failed_1["estimated"] is True
+    assert reply.text == "fine" and record["estimated"] is False and record["input_tokens"] == 2
 
 
 def test_a_persistent_500_ends_the_run_with_an_error(home):
@@ -222,7 +228,9 @@ def test_a_persistent_500_ends_the_run_with_an_error(home):
     # the analyzer degraded to the local one instead of ending the run
     assert out["analysis"]["backend"] == "local-trained"
     assert "LLM analyzer failed" in out["analysis"]["note"]
-    assert out["usage"] == [] and out["totals"]["calls"] == 0
+    # every attempt is on the ledger: refused, so charged its prompt (estimated) and no output
+    assert len(out["usage"]) == out["totals"]["calls"] == n_requests
+    assert all(r["outcome"] == "error" and r["estimated"] and r["output_tokens"] == 0 for r in out["usage"])
     assert n_requests >= 4 and n_requests % 2 == 0  # every call was tried twice (1 retry)
 
 
@@ -230,7 +238,7 @@ def test_call_llm_raises_llm_error_on_a_persistent_500():
     with OpenAIStub(fail_first=10**9) as stub:
         settings = Settings(model=MODEL, base_url=stub.base_url, max_retries=1)
         with pytest.raises(LLMError, match="generate: model call failed"):
-            call_llm(settings, "generate", [HumanMessage("hello")])
+            call_llm(settings, "generate", [HumanMessage("hello")], max_tokens=8)
         assert len(stub.requests) == 2
 
 
@@ -278,7 +286,7 @@ def test_call_llm_times_out():
 
         def call():
             with pytest.raises(LLMError, match="Timeout"):
-                call_llm(settings, "generate", [HumanMessage("hello")])
+                call_llm(settings, "generate", [HumanMessage("hello")], max_tokens=8)
 
         _, elapsed = _bounded(call, limit_s=15)
     assert elapsed < 3

@@ -1,0 +1,62 @@
+"""What an OpenAI-compatible server can tell about itself beyond the chat API: its own token count
+(llama.cpp's `POST /tokenize`) and its context size (llama.cpp's `GET /props`). Other servers do
+not have these routes; a route that fails once is not asked again for that server. Hand-written
+because no client library wraps llama.cpp's extra routes."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+
+import httpx
+
+log = logging.getLogger(__name__)
+
+TIMEOUT_S = 5.0
+_MISSING: set[tuple[str, str]] = set()  # (server root, route) that failed: not asked again
+_LOCK = threading.Lock()
+
+
+def server_root(base_url: str) -> str:
+    """The server's root: llama.cpp serves /tokenize and /props beside /v1."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def _request(base_url: str, method: str, route: str, **kwargs) -> dict | None:
+    root = server_root(base_url)
+    with _LOCK:
+        if (root, route) in _MISSING:
+            return None
+    try:
+        response = httpx.request(method, root + route, timeout=TIMEOUT_S, **kwargs)
+        response.raise_for_status()
+        data = response.json()
+        if isinstance(data, dict):
+            return data
+    except (httpx.HTTPError, ValueError) as e:
+        log.info("%s%s unavailable (%s): using our own count", root, route, type(e).__name__)
+    with _LOCK:
+        _MISSING.add((root, route))
+    return None
+
+
+def count_tokens(base_url: str, text: str) -> int | None:
+    """The server's own token count of `text` (llama.cpp's /tokenize), or None where it has none."""
+    data = _request(base_url, "POST", "/tokenize", json={"content": text, "add_special": True})
+    tokens = (data or {}).get("tokens")
+    return len(tokens) if isinstance(tokens, list) else None
+
+
+@functools.lru_cache(maxsize=64)
+def _context_size(base_url: str) -> int | None:
+    data = _request(base_url, "GET", "/props") or {}
+    settings = data.get("default_generation_settings") or {}
+    n_ctx = settings.get("n_ctx") or data.get("n_ctx")
+    return n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None
+
+
+def context_size(base_url: str) -> int | None:
+    """The context size the server runs with (llama.cpp's /props), or None where it does not say."""
+    return _context_size(base_url.rstrip("/"))
