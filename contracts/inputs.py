@@ -33,17 +33,33 @@ def allowed_path(path: str, settings: Settings) -> Path:
     return p
 
 
+def shown_name(source: str, settings: Settings) -> str:
+    """How a citation names a document: relative to the documents root when one is set (a server's
+    clients never see its paths), else as loaded."""
+    if settings.documents_root is None or source.startswith("text-"):
+        return source
+    root = Path(settings.documents_root).expanduser().resolve()
+    path = Path(source)
+    return path.relative_to(root).as_posix() if path.is_absolute() and path.is_relative_to(root) else source
+
+
 def load_documents(state: Mapping[str, Any], settings: Settings) -> list[Document]:
+    """The run's documents, each named as this caller gave it: the index is keyed by content, so the
+    same text under another path is cached once but cited by the path given now."""
     store = store_for(settings)
     documents: list[Document] = []
     for path in state.get("documents") or []:
-        documents.append(store.load(allowed_path(path, settings)))
+        resolved = allowed_path(path, settings)
+        document = store.load(resolved)
+        documents.append(document.model_copy(update={"source": shown_name(str(resolved), settings)}))
     for i, text in enumerate(state.get("texts") or []):
         document = document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
         store.remember(document)
         documents.append(document)
     if state.get("collection"):
-        documents.extend(store.document(d) for d in store.collection(state["collection"]))
+        for doc_id in store.collection(state["collection"]):
+            document = store.document(doc_id)
+            documents.append(document.model_copy(update={"source": shown_name(document.source, settings)}))
     if not documents:
         raise InputError("no documents: pass 'documents' (paths), 'texts' or 'collection'")
     return documents

@@ -10,8 +10,9 @@ import threading
 from collections.abc import Callable, Sequence
 
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
-from longqa.contracts.settings import Settings, running_as_server
+from longqa.contracts.settings import RunContext, Settings, running_as_server
 from longqa.retrieval import IndexSettings, IndexStore, Searcher
 
 log = logging.getLogger(__name__)
@@ -28,6 +29,10 @@ def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
     def run(state, runtime: Runtime[Settings]) -> dict:
         try:
             return node(state, runtime)
+        except InvalidSettings as e:  # the caller's mistake: one line, no traceback
+            log.warning("%s: invalid run settings: %s", name, e)
+            message = f"settings: {e}"
+            return {"error": message, "status": "error", "route": [name], "trace": [message]}
         except Exception as e:  # any backend failure ends the run the same honest way; logged in full
             log.exception("%s failed", name)
             message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
@@ -36,12 +41,23 @@ def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
     return run
 
 
+class InvalidSettings(ValueError):
+    """A run's context that names an unknown or locked setting, or a bad value."""
+
+
 def settings_of(runtime: Runtime[Settings] | None) -> Settings:
     """The run's settings; on a server (LONGQA_SERVER=1) the deployment keeps its own index
     location, Chroma server, documents root, base URL and key variable whatever the caller sends."""
     context = getattr(runtime, "context", None)
-    if isinstance(context, dict):  # a caller that bypassed the schema's coercion
-        context = Settings(**context)
+    if isinstance(context, dict):  # a caller that bypassed the schema's coercion (the server passes a dict)
+        try:
+            context = (RunContext if running_as_server() else Settings)(**context)
+        except ValidationError as e:
+            raise InvalidSettings(
+                "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
+            ) from None
+    if isinstance(context, RunContext):
+        context = Settings(**context.model_dump(exclude_unset=True))  # what the caller chose, the rest by default
     settings = context if isinstance(context, Settings) else Settings()
     return settings.for_server() if running_as_server() else settings
 

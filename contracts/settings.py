@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from longqa.retrieval import IndexSettings
 from longqa.retrieval.config import default_home
@@ -32,10 +32,13 @@ class UnknownSetting(ValueError):
     """A settings key that is not a field: named with the nearest valid one, never ignored."""
 
 
-def check_names(names: Iterable[str], allowed: Iterable[str] | None = None) -> None:
-    """Raise UnknownSetting for the first name that is not a settings field (or not in `allowed`)."""
+def check_names(names: Iterable[str], allowed: Iterable[str] | None = None, locked: Iterable[str] = ()) -> None:
+    """Raise UnknownSetting for the first name that is not a settings field (or not in `allowed`);
+    a `locked` name is refused as the deployment's."""
     valid = list(allowed if allowed is not None else Settings.model_fields)
     for name in names:
+        if name in locked:
+            raise UnknownSetting(f"setting {name!r} is fixed by the deployment; a run's context cannot change it")
         if name not in valid:
             close = difflib.get_close_matches(str(name), valid, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -67,6 +70,14 @@ def _env_int(name: str, default: int | None):
 
 
 class Settings(BaseModel):
+    @model_validator(mode="before")
+    @classmethod
+    def _known_names(cls, data: object) -> object:
+        """A mistyped key ("modle") is an error naming the nearest field, never silently ignored."""
+        if isinstance(data, dict):
+            check_names(data, cls.model_fields)
+        return data
+
     # -- the model ------------------------------------------------------------------------------
     model: str | None = Field(
         default_factory=_env("LONGQA_MODEL"),
@@ -196,3 +207,27 @@ class Settings(BaseModel):
     @property
     def is_scripted(self) -> bool:
         return (self.model or "").startswith("scripted")
+
+
+class _CallerContext(BaseModel):
+    @model_validator(mode="before")
+    @classmethod
+    def _known_names(cls, data: object) -> object:
+        if isinstance(data, dict):
+            check_names(data, cls.model_fields, locked=SERVER_LOCKED)
+        return data
+
+
+# What a server's caller may set: every setting but the deployment's own. The server publishes this
+# as the graph's context schema (LONGQA_SERVER=1); `settings_of` turns it into full Settings.
+RunContext = create_model(
+    "RunContext",
+    __base__=_CallerContext,
+    __doc__="Run settings a caller of the server may choose (the deployment fixes the rest).",
+    **{name: (field.annotation, field) for name, field in Settings.model_fields.items() if name not in SERVER_LOCKED},
+)
+
+
+def context_schema() -> type[BaseModel]:
+    """The graph's context schema: RunContext on a server (the caller's fields only), else Settings."""
+    return RunContext if running_as_server() else Settings

@@ -11,10 +11,12 @@ same but is not JSON-serialisable in streamed updates.)
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypedDict
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
 from longqa.retrieval import Chunk, Document, Passage, ScoredChunk
 
@@ -73,12 +75,15 @@ class Step(TypedDict):
 
 
 class LLMCall(TypedDict):
+    """One attempt at a model call (llm/calls.py)."""
+
     node: str
     model: str
     input_tokens: int
     output_tokens: int
     seconds: float
     estimated: bool
+    outcome: Literal["ok", "truncated", "timeout", "context_length", "error"]
 
 
 class Usage(TypedDict):
@@ -148,6 +153,7 @@ class State(InputState, OutputState, total=False):
     """The working state."""
 
     doc_ids: list[str]
+    sources: dict[str, str]  # doc_id -> the document's name as this run's caller gave it (citations use it)
     history: list[str]  # earlier turns of a chat thread, "User: ..." / "Assistant: ..."
     search_query: str  # the question, prefixed by the previous one in a thread (follow-ups)
     primary: list[Hit]
@@ -168,6 +174,7 @@ class RetrieveTask(TypedDict):
 
     query: str
     doc_ids: list[str]
+    sources: dict[str, str]
     k: int
     budget: int | None  # evidence tokens to fill instead of k
     bridges: int  # LLM-free bridge searches seeded by the best chunks
@@ -188,11 +195,12 @@ class FilterTask(TypedDict):
 # -- conversions between the state's records and retrieval's types: one constructor each ------------
 
 
-def hit_from(result: ScoredChunk, query: str) -> Hit:
+def hit_from(result: ScoredChunk, query: str, sources: Mapping[str, str] | None = None) -> Hit:
+    """`sources` names each document as this run's caller gave it (the index keeps the first name)."""
     c = result.chunk
     return Hit(
         doc_id=c.doc_id,
-        source=result.source,
+        source=(sources or {}).get(c.doc_id, result.source),
         index=c.index,
         granularity=result.granularity,
         start=c.start,
@@ -245,12 +253,12 @@ def evidence_from_passage(passage: Passage, id: str, hits: list[Hit]) -> Evidenc
     )
 
 
-def evidence_from_chunk(result: ScoredChunk, id: str, query: str) -> Evidence:
+def evidence_from_chunk(result: ScoredChunk, id: str, query: str, sources: Mapping[str, str] | None = None) -> Evidence:
     c = result.chunk
     return Evidence(
         id=id,
         doc_id=c.doc_id,
-        source=result.source,
+        source=(sources or {}).get(c.doc_id, result.source),
         start=c.start,
         end=c.end,
         text=c.text,
@@ -259,11 +267,11 @@ def evidence_from_chunk(result: ScoredChunk, id: str, query: str) -> Evidence:
     )
 
 
-def evidence_from_document(document: Document, id: str) -> Evidence:
+def evidence_from_document(document: Document, id: str, sources: Mapping[str, str] | None = None) -> Evidence:
     return Evidence(
         id=id,
         doc_id=document.doc_id,
-        source=document.source,
+        source=(sources or {}).get(document.doc_id, document.source),
         start=0,
         end=len(document.text),
         text=document.text,

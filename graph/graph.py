@@ -22,7 +22,7 @@ from langgraph.types import Send
 
 from longqa.contracts.plan import Plan, is_adaptive, plan_of
 from longqa.contracts.runtime import guarded, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import context_schema
 from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State
 from longqa.nodes.analyze import analyze
 from longqa.nodes.cot import cot
@@ -48,6 +48,7 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
         RetrieveTask(
             query=query,
             doc_ids=state["doc_ids"],
+            sources=state.get("sources") or {},
             k=plan.k,
             budget=plan.budget // share if plan.budget else None,
             bridges=plan.bridge_seeds,
@@ -59,21 +60,39 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
     )
 
 
-def after_prepare(state: State, runtime) -> Literal["retrieve_primary", "organize", "respond"]:
+# Each router returns a branch label; these maps name the node each label goes to, and are what
+# Studio draws on the conditional edges. (A list of Sends goes to `retrieve` whatever its label.)
+AFTER_PREPARE = {"adaptive": "retrieve_primary", "preset": "organize", "input error": "respond"}
+AFTER_ORGANIZE = {
+    "direct | stepwise": "retrieve",
+    "split": "split_question",
+    "long context": "long_context",
+    "error": "respond",
+}
+AFTER_SPLIT = {"per sub-question": "retrieve"}
+AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "error": "respond"}
+AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context"}
+AFTER_CONTEXT = {"extract I_g": "extract", "CoT filter": "cot", "answer": "generate", "evidence only": "respond"}
+AFTER_EXTRACT = {"answer": "generate"}
+AFTER_COT = {"judge each chunk": "filter", "no CoT": "generate"}
+AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond"}
+
+
+def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "input error"]:
     if state.get("error"):
-        return "respond"
+        return "input error"
     strategy = state.get("strategy") or settings_of(runtime).strategy
-    return "retrieve_primary" if is_adaptive(strategy) else "organize"
+    return "adaptive" if is_adaptive(strategy) else "preset"
 
 
-def after_organize(state: State) -> list[Send] | Literal["split_question", "long_context", "respond"]:
+def after_organize(state: State) -> list[Send] | Literal["split", "long context", "error"]:
     if state.get("error"):
-        return "respond"
+        return "error"
     plan = plan_of(state)
     if plan.workflow == "split":
-        return "split_question"
+        return "split"
     if plan.workflow == "long_context":
-        return "long_context"
+        return "long context"
     # direct, and the first hop of stepwise (each hop gets its share of the budget)
     share = plan.max_hops if plan.workflow == "stepwise" else 1
     return [_task(state, state.get("search_query") or state["question"], plan, share=share)]
@@ -85,52 +104,52 @@ def after_split(state: State) -> list[Send]:
     return [_task(state, q, plan, share=len(queries)) for q in queries]
 
 
-def after_retrieve(state: State) -> Literal["reason_step", "process_context", "respond"]:
+def after_retrieve(state: State) -> Literal["stepwise", "direct | split", "error"]:
     if state.get("error"):
-        return "respond"
-    return "reason_step" if plan_of(state).workflow == "stepwise" else "process_context"
+        return "error"
+    return "stepwise" if plan_of(state).workflow == "stepwise" else "direct | split"
 
 
-def after_reason(state: State) -> list[Send] | Literal["process_context"]:
+def after_reason(state: State) -> list[Send] | Literal["answered | last hop"]:
     plan = plan_of(state)
     steps = state.get("steps") or []
     next_query = steps[-1]["next_query"] if steps else None
     if state.get("draft") or not next_query or state.get("hops", 0) >= plan.max_hops:
-        return "process_context"
+        return "answered | last hop"
     return [_task(state, next_query, plan, hop=state.get("hops", 0), share=plan.max_hops)]
 
 
-def after_context(state: State, runtime) -> list[Literal["extract", "cot", "generate", "respond"]]:
+def after_context(state: State, runtime) -> list[Literal["extract I_g", "CoT filter", "answer", "evidence only"]]:
     if state.get("error") or not settings_of(runtime).has_llm:
-        return ["respond"]  # evidence only
+        return ["evidence only"]
     plan = plan_of(state)
     if state.get("draft"):
-        return ["generate"]
-    targets: list = (["extract"] if plan.extract else []) + (["cot"] if plan.filter else [])
-    return targets or ["generate"]
+        return ["answer"]
+    targets: list = (["extract I_g"] if plan.extract else []) + (["CoT filter"] if plan.filter else [])
+    return targets or ["answer"]
 
 
-def after_extract(state: State) -> list[Literal["generate"]]:
+def after_extract(state: State) -> list[Literal["answer"]]:
     """With the filter on too, generate waits for the cot branch instead: extract ran in the same
     superstep as cot, and `defer` does not hold generate back while the filter's Sends run (it ran
     twice, once before the verdicts)."""
-    return [] if plan_of(state).filter else ["generate"]
+    return [] if plan_of(state).filter else ["answer"]
 
 
-def after_cot(state: State) -> list[Send] | Literal["generate"]:
+def after_cot(state: State) -> list[Send] | Literal["no CoT"]:
     if not state.get("cot") or not state.get("evidence"):
-        return "generate"
+        return "no CoT"
     return [
         Send("filter", FilterTask(question=state["question"], cot=state["cot"], evidence=e)) for e in state["evidence"]
     ]
 
 
-def after_self_route(state: State) -> Literal["long_context", "respond"]:
-    return "long_context" if state.get("fallback") else "respond"
+def after_self_route(state: State) -> Literal["fallback: long context", "answered"]:
+    return "fallback: long context" if state.get("fallback") else "answered"
 
 
 def build_graph() -> StateGraph:
-    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=Settings)
+    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=context_schema())
     builder.add_node("prepare", guarded("prepare", prepare))
     builder.add_node("retrieve_primary", guarded("retrieve_primary", retrieve_primary))
     builder.add_node("analyze", analyze)
@@ -148,19 +167,19 @@ def build_graph() -> StateGraph:
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "prepare")
-    builder.add_conditional_edges("prepare", after_prepare, ["retrieve_primary", "organize", "respond"])
+    builder.add_conditional_edges("prepare", after_prepare, AFTER_PREPARE)
     builder.add_edge("retrieve_primary", "analyze")
     builder.add_edge("analyze", "organize")
-    builder.add_conditional_edges("organize", after_organize, ["retrieve", "split_question", "long_context", "respond"])
-    builder.add_conditional_edges("split_question", after_split, ["retrieve"])
-    builder.add_conditional_edges("retrieve", after_retrieve, ["reason_step", "process_context", "respond"])
-    builder.add_conditional_edges("reason_step", after_reason, ["retrieve", "process_context"])
-    builder.add_conditional_edges("process_context", after_context, ["extract", "cot", "generate", "respond"])
-    builder.add_conditional_edges("extract", after_extract, ["generate"])
-    builder.add_conditional_edges("cot", after_cot, ["filter", "generate"])
+    builder.add_conditional_edges("organize", after_organize, AFTER_ORGANIZE)
+    builder.add_conditional_edges("split_question", after_split, AFTER_SPLIT)
+    builder.add_conditional_edges("retrieve", after_retrieve, AFTER_RETRIEVE)
+    builder.add_conditional_edges("reason_step", after_reason, AFTER_REASON)
+    builder.add_conditional_edges("process_context", after_context, AFTER_CONTEXT)
+    builder.add_conditional_edges("extract", after_extract, AFTER_EXTRACT)
+    builder.add_conditional_edges("cot", after_cot, AFTER_COT)
     builder.add_edge("filter", "generate")
     builder.add_edge("generate", "self_route")
-    builder.add_conditional_edges("self_route", after_self_route, ["long_context", "respond"])
+    builder.add_conditional_edges("self_route", after_self_route, AFTER_SELF_ROUTE)
     builder.add_edge("long_context", "respond")
     builder.add_edge("respond", END)
     return builder

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import context_schema
 from longqa.nodes.index_documents import IndexInput, IndexOutput, index_documents
 
 
@@ -14,7 +14,9 @@ class IndexState(IndexInput, IndexOutput):
 
 
 def build_index_graph() -> StateGraph:
-    builder = StateGraph(IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=Settings)
+    builder = StateGraph(
+        IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=context_schema()
+    )
     builder.add_node("index_documents", index_documents)
     builder.add_edge(START, "index_documents")
     builder.add_edge("index_documents", END)

@@ -24,6 +24,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
+from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .models import ModelSpec, chat_model, speaks_openai
@@ -108,6 +109,7 @@ def call_llm(
         wait=_wait,
         reraise=True,
     )
+    emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
     try:
         reply = retrying(attempt)
     except Exception as e:
@@ -131,6 +133,8 @@ def call_llm(
         finish = "length"
     if finish == "length":
         records[-1]["outcome"] = "truncated"
+    done = records[-1]
+    emit(node, "model", f"{spec.model} answered: {done['output_tokens']} tokens in {done['seconds']:.1f} s")
     return Reply(text=text, usage=records, finish_reason=finish, meta=meta)
 
 

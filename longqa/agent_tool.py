@@ -46,8 +46,16 @@ def longqa_tool(
         result = graph.invoke({"question": question, "documents": paths}, context=context)
         return format_result(result), result
 
+    async def aask_documents(question: str, documents: list[str] | None = None) -> tuple[str, dict[str, Any]]:
+        """The async path (agents run with `ainvoke`/`astream`): the graph's own `ainvoke`, whose sync
+        nodes run in worker threads, so embedding and searching never block the event loop."""
+        paths = documents or default_documents or []
+        result = await graph.ainvoke({"question": question, "documents": paths}, context=context)
+        return format_result(result), result
+
     return StructuredTool.from_function(
         func=ask_documents,
+        coroutine=aask_documents,
         name=name,
         args_schema=AskDocuments,
         response_format="content_and_artifact",

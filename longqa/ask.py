@@ -39,9 +39,13 @@ def run_question(
         payload = {"question": question, "documents": paths}
     context = settings.model_dump(exclude_none=False)
     final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=["updates", "values"]):
+    modes = ["updates", "values", "custom"]
+    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=modes):
         if mode == "values":
             final = chunk
+        elif mode == "custom":  # progress of long steps (embedding, model calls): the events an SDK client sees
+            if progress is not None and isinstance(chunk, dict) and chunk.get("message"):
+                print(f"  ... {chunk['message']}", file=progress)
         elif progress is not None:
             for node, update in chunk.items():
                 for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:

@@ -4,14 +4,14 @@ question graph can name instead of passing documents again."""
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 from langgraph.runtime import Runtime
+from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
 from longqa.contracts.inputs import InputError, load_documents
 from longqa.contracts.runtime import settings_of, store_for
 from longqa.contracts.settings import Settings
 from longqa.retrieval import DocumentError
+from longqa.retrieval.progress import embedding_progress
 
 
 class IndexInput(TypedDict, total=False):
@@ -36,7 +36,7 @@ def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutpu
         chunks = {}
         for document in documents:
             for granularity in state.get("granularities") or [settings.primary_granularity]:
-                index = store.index(document, granularity)
+                index = store.index(document, granularity, embedding_progress("index", document.source, granularity))
                 chunks[f"{document.doc_id[:12]}@{granularity}"] = len(index.chunks)
         if state.get("collection"):
             store.save_collection(state["collection"], [d.doc_id for d in documents])

@@ -33,7 +33,8 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     header = counter.count("\n\nPassage 999:\n")  # what each span adds around its text in the prompt
     sizes = counter.count_many([d.text for d in searcher.documents])
     if sum(sizes) + header * len(sizes) <= budget:
-        spans = [evidence_from_document(d, f"L{i}") for i, d in enumerate(searcher.documents, 1)]
+        names = state.get("sources")
+        spans = [evidence_from_document(d, f"L{i}", names) for i, d in enumerate(searcher.documents, 1)]
         return spans, f"whole document(s), {sum(sizes):,} tokens"
     results = searcher.search(
         state["question"],
@@ -50,7 +51,7 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
         used += r.chunk.n_tokens + header
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
-    spans = [evidence_from_chunk(r, f"L{i}", state["question"]) for i, r in enumerate(chosen, 1)]
+    spans = [evidence_from_chunk(r, f"L{i}", state["question"], state.get("sources")) for i, r in enumerate(chosen, 1)]
     return spans, (
         f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
         f"{len(results)} dense chunks, {used:,} tokens, in document order"

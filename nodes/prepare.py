@@ -12,18 +12,22 @@ from longqa.contracts.runtime import settings_of, store_for
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, fresh
 from longqa.retrieval import DocumentError
+from longqa.retrieval.progress import embedding_progress
+
+
+def _asked_in_chat(state: State) -> str:
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    if last is not None and (isinstance(last, HumanMessage) or getattr(last, "type", "") == "human"):
+        content = last.content if isinstance(last.content, str) else str(last.content)
+        return content.strip()
+    return ""
 
 
 def question_of(state: State) -> str:
     """A chat turn ends with the new human message: that is the question. Otherwise `question`
     (a thread's earlier turns end with our AI message, so a stale question is never reused)."""
-    messages = state.get("messages") or []
-    last = messages[-1] if messages else None
-    if last is not None and (isinstance(last, HumanMessage) or getattr(last, "type", "") == "human"):
-        content = last.content if isinstance(last.content, str) else str(last.content)
-        if content.strip():
-            return content.strip()
-    return (state.get("question") or "").strip()
+    return _asked_in_chat(state) or (state.get("question") or "").strip()
 
 
 def history_of(state: State, turns: int = 3) -> list[str]:
@@ -73,7 +77,8 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         documents = load_documents(state, settings)
         store = store_for(settings)
         for document in documents:
-            store.index(document, settings.primary_granularity)
+            g = settings.primary_granularity
+            store.index(document, g, embedding_progress("prepare", document.source, g))
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
         return {
@@ -85,13 +90,17 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         }
     words = sum(d.n_words for d in documents)
     history = history_of(state)
+    # a `question` input joins the thread as a human message, so its follow-ups see it as a chat turn does
+    asked = {} if _asked_in_chat(state) else {"messages": [HumanMessage(question)]}
     previous = next((h[len("User: ") :] for h in reversed(history) if h.startswith("User: ")), "")
     # a follow-up ("and in 2024?") is searched together with the question it follows
     search_query = f"{previous} {question}" if previous else question
     return {
         **reset,
+        **asked,
         "question": question,
         "doc_ids": [d.doc_id for d in documents],
+        "sources": {d.doc_id: d.source for d in documents},
         "history": history,
         "search_query": search_query,
         "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed"),

@@ -41,7 +41,11 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     plan = plan_of(state)
     hits = state.get("hits") or []
-    documents = {d.doc_id: d for d in searcher_for(settings, state["doc_ids"]).documents}
+    names = state.get("sources") or {}  # each document as this run's caller named it
+    documents = {
+        d.doc_id: d.model_copy(update={"source": names.get(d.doc_id, d.source)})
+        for d in searcher_for(settings, state["doc_ids"]).documents
+    }
     passages, recovered = build_passages(hits, documents, plan)
     evidence = _evidence(passages, hits, "E")
     update: dict = {"evidence": evidence, "route": ["process_context"]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import settings_of
+from longqa.contracts.runtime import InvalidSettings, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, Usage
 from longqa.contracts.verdicts import is_unanswerable
@@ -32,7 +32,10 @@ def _cite(e: dict) -> str:
 
 
 def respond(state: State, runtime: Runtime[Settings]) -> dict:
-    settings = settings_of(runtime)
+    try:
+        settings = settings_of(runtime)
+    except InvalidSettings:  # prepare already ended the run with this error: report it
+        settings = Settings(model=None)
     answer = state.get("answer")
     if state.get("status") == "error" and not answer:
         status = "error"

@@ -11,12 +11,16 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import RetrieveTask, hit_from
+from longqa.retrieval.progress import embedding_progress
 from longqa.retrieval.selection import with_bridges
 
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, task["doc_ids"])
+    g, dense = task["granularity"], task["mode"] != "bm25"
+    for document in searcher.documents:  # a granularity not indexed yet is built here, with progress
+        searcher.store.index(document, g, embedding_progress("retrieve", document.source, g), dense=dense)
 
     def search(query: str, k: int) -> list:
         return searcher.search(
@@ -45,7 +49,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
         picked = f"top {task['k']}"
     note = f", {bridged} by bridge expansion" if bridged else ""
     return {
-        "hits": [hit_from(r, task["query"]) for r in results],
+        "hits": [hit_from(r, task["query"], task.get("sources")) for r in results],
         "route": ["retrieve"],
         "trace": [
             f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens ({picked}{note}) for {task['query']!r}"

@@ -21,4 +21,4 @@ def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
         weights=(1.0, 1.0),
         depth=settings.fusion_depth,
     )
-    return {"primary": [hit_from(r, query) for r in results], "route": ["retrieve_primary"]}
+    return {"primary": [hit_from(r, query, state.get("sources")) for r in results], "route": ["retrieve_primary"]}

@@ -38,7 +38,9 @@ Failure modes (attributes, may be changed between requests):
   tokens) exceeds the available context size (M tokens)");
 - `schema_support=False`: a request with `response_format` gets a 400 naming it (servers without
   JSON-schema output);
-- `usage_override`: a dict merged into every reply's `usage` (a server that reports nonsense).
+- `usage_override`: a dict merged into every reply's `usage` (a server that reports nonsense);
+- `tool_fn(body) -> {"name": ..., "arguments": {...}} | None`: for a request that offers `tools`, a
+  tool call to answer with instead of text (`finish_reason: "tool_calls"`), so an agent loop runs.
 Every request is recorded (thread-safe): `requests` (chat bodies), `request_headers`, `timings`
 (server-side start/end, status and reply of each chat request, `time.perf_counter()` clock) and
 `prompts()`.
@@ -206,6 +208,7 @@ class OpenAIStub:
         schema_support: bool = True,
         llama_routes: bool = False,
         usage_override: dict | None = None,
+        tool_fn: Callable[[dict], dict | None] | None = None,
     ):
         self.reply_fn = reply_fn or scripted_reply_fn()
         self.count_fn = count_fn
@@ -219,6 +222,7 @@ class OpenAIStub:
         self.schema_support = schema_support
         self.llama_routes = llama_routes
         self.usage_override = usage_override
+        self.tool_fn = tool_fn
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._headers: list[dict[str, str]] = []
@@ -350,6 +354,11 @@ class OpenAIStub:
                 "exceed_context_size_error",
             )
             return
+        call = self.tool_fn(body) if self.tool_fn and body.get("tools") else None
+        if call is not None and not body.get("stream"):
+            timing["status"], timing["reply"] = 200, json.dumps(call)
+            self._send_tool_call(handler, body, index, call, prompt_tokens)
+            return
         try:
             reply = self.reply_fn(messages)
         except Exception as e:  # a broken reply_fn is the stub's bug: say so over the wire
@@ -389,6 +398,38 @@ class OpenAIStub:
             return
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         self._stream(handler, ident, created, model, reply, usage if include_usage else None, finish)
+
+    def _send_tool_call(self, handler: _Handler, body: dict, index: int, call: dict, prompt_tokens: int) -> None:
+        arguments = json.dumps(call.get("arguments") or {})
+        message = {
+            "role": "assistant",
+            "content": None,
+            "refusal": None,
+            "tool_calls": [
+                {
+                    "id": f"call_stub_{index}",
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": arguments},
+                }
+            ],
+        }
+        completion = self.count_fn(arguments)
+        handler._send_json(
+            200,
+            {
+                "id": f"chatcmpl-stub-{index}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model") or STUB_MODEL,
+                "system_fingerprint": None,
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt_tokens + completion,
+                },
+            },
+        )
 
     def _stream(
         self,

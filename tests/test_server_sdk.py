@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -475,7 +476,9 @@ def test_concurrent_runs_stay_apart(server: Server, new_thread):
         assert not [c for c in others if c in text], (i, text)
         assert all(e["query"] == vault_question(i) for e in out["evidence"])
         assert out["messages"][-1]["type"] == "ai" and own in out["messages"][-1]["content"]
-        assert [m["type"] for m in out["messages"]] == ["ai"]
+        # the question joins its own thread as a human turn, and nothing of another run's does
+        assert [m["type"] for m in out["messages"]] == ["human", "ai"]
+        assert out["messages"][0]["content"] == vault_question(i)
         # this run's own usage: every record from a node of its route, one generate call, totals agree
         nodes = Counter(r["node"] for r in out["usage"])
         assert nodes["generate"] == 1 and nodes["analyze"] == 1, nodes
@@ -506,50 +509,41 @@ def test_run_context_chooses_the_strategy(client, new_thread):
 @pytest.mark.parametrize("path", ["/etc/hostname", f"../{SECRET}", "{tmp}/" + SECRET])
 def test_locked_documents_root_refuses_outside_paths(client, server: Server, new_thread, path):
     path = path.format(tmp=server.tmp)
-    out = ask(client, new_thread(), "What is the deployment secret?", [path], documents_root="/")
+    out = ask(client, new_thread(), "What is the deployment secret?", [path])
     assert out["status"] == "error"
     assert "documents root" in out["error"] and str(server.docs) in out["error"], out["error"]
     assert not out["citations"] and not out["evidence"] and not out.get("answer")
     assert SECRET_WORD not in str(out)
 
 
-def test_locked_home_is_the_deployments(client, server: Server, new_thread):
-    elsewhere = server.tmp / "caller-chosen-home"
-    out = ask(client, new_thread(), FERRY_Q, [ATLAS], home=str(elsewhere))
-    assert out["status"] == "answered" and "214" in out["answer"]
-    assert not elsewhere.exists()
-    assert (server.tmp / "home").is_dir()
-
-
-def test_locked_endpoint_gets_no_request(client, server: Server, new_thread):
-    """A caller's base_url (and key variable) are the deployment's to choose: a run naming its own
-    endpoint must not send anything there. (This deployment has no key, so the run fails.)"""
-    thread_id = new_thread()
+def run_error(client, server: Server, thread_id: str, **context) -> str:
+    """The error a run's context gets from the server (the run fails before any node runs)."""
     server.failing_threads.add(thread_id)
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
-        listener.bind((HOST, 0))
-        listener.listen()
-        listener.setblocking(False)
-        endpoint = f"http://{HOST}:{listener.getsockname()[1]}/v1"
-        try:
-            out = client.runs.wait(
-                thread_id,
-                "longqa",
-                input={"question": FERRY_Q, "documents": [ATLAS]},
-                context={
-                    "model": "openai:gpt-4o-mini",
-                    "base_url": endpoint,
-                    "api_key_env": "PATH",
-                    "max_retries": 0,
-                    "timeout_s": 5,
-                },
-                raise_error=False,
-            )
-        except Exception as e:  # the run may fail outright: no key is configured on this deployment
-            out = {"status": "error", "error": str(e)}
-        with pytest.raises(BlockingIOError):
-            listener.accept()
-    assert out.get("status") != "answered", out
+    try:
+        out = client.runs.wait(
+            thread_id,
+            "longqa",
+            input={"question": FERRY_Q, "documents": [ATLAS]},
+            context={"model": "scripted", **context},
+            raise_error=False,
+        )
+    except Exception as e:  # refused before the run: the HTTP error's body says why
+        response = getattr(e, "response", None)
+        return f"{e} {response.status_code} {response.text}" if response is not None else str(e)
+    return str(out)
+
+
+@pytest.mark.parametrize("name", ["home", "documents_root", "base_url", "api_key_env", "chroma_host", "max_words"])
+def test_a_locked_setting_in_the_context_is_refused_by_name(client, server: Server, new_thread, name):
+    elsewhere = str(server.tmp / "caller-chosen")
+    error = run_error(client, server, new_thread(), **{name: elsewhere if name != "max_words" else 10})
+    assert "422" in error and f"setting '{name}' is fixed by the deployment" in error, error
+    assert not (server.tmp / "caller-chosen").exists()
+
+
+def test_a_mistyped_context_key_is_an_error_naming_the_nearest(client, server: Server, new_thread):
+    error = run_error(client, server, new_thread(), modle="scripted")
+    assert "422" in error and "unknown setting 'modle'; did you mean 'model'?" in error, error
 
 
 # -- (g) chat input ----------------------------------------------------------------------------
@@ -632,6 +626,97 @@ def test_index_graph_refuses_outside_paths(client, server: Server):
     )
     assert out["error"] and "documents root" in out["error"]
     assert out["doc_ids"] == [] and out["collection"] is None
+
+
+# -- what Studio and SDK clients read: schemas, drawn branches, progress, follow-ups, names -------
+
+QUESTION_INPUT = {"question", "messages", "documents", "texts", "collection", "strategy"}
+QUESTION_OUTPUT = {
+    "answer",
+    "status",
+    "citations",
+    "evidence",
+    "shown",
+    "plan",
+    "analysis",
+    "route",
+    "usage",
+    "totals",
+    "model",
+    "error",
+    "trace",
+    "messages",
+}
+LOCKED = {"home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words"}
+
+
+def _assistant(client, graph_id: str) -> str:
+    return client.assistants.search(graph_id=graph_id, limit=1)[0]["assistant_id"]
+
+
+def test_published_schemas_are_the_callers(client, server: Server):
+    """What Studio's form and an SDK client see: the caller's fields, on every supported Python."""
+    schemas = client.assistants.get_schemas(_assistant(client, "longqa"))
+    assert set(schemas["input_schema"]["properties"]) == QUESTION_INPUT
+    assert set(schemas["output_schema"]["properties"]) == QUESTION_OUTPUT
+    context = set(schemas["context_schema"]["properties"])
+    assert {"model", "strategy", "timeout_s", "max_answer_tokens", "evidence_budget"} <= context
+    assert not context & LOCKED  # the deployment's settings are not offered
+    index = client.assistants.get_schemas(_assistant(client, "longqa-index"))
+    assert set(index["input_schema"]["properties"]) == {"documents", "texts", "collection", "granularities"}
+    assert set(index["output_schema"]["properties"]) == {"doc_ids", "collection", "chunks", "error"}
+    log = re.sub(r"\x1b\[[0-9;]*m", "", server.log.read_text("utf-8", errors="replace"))
+    assert "Failed to get input schema" not in log and "Failed to get output schema" not in log
+
+
+def test_studio_draws_labelled_branches(client):
+    drawn = client.assistants.get_graph(_assistant(client, "longqa"))
+    labels = {(e["source"], e.get("data")) for e in drawn["edges"] if e.get("conditional")}
+    assert {
+        ("organize", "direct | stepwise"),
+        ("organize", "split"),
+        ("organize", "long context"),
+        ("retrieve", "stepwise"),
+        ("reason_step", "next hop"),
+        ("self_route", "fallback: long context"),
+        ("process_context", "evidence only"),
+    } <= labels, sorted(labels, key=str)
+
+
+def test_a_follow_up_with_question_input_sees_the_first_turn(client, new_thread):
+    thread_id = new_thread()
+    first = ask(client, thread_id, OBSERVATORY_Q, [ATLAS])
+    follow = client.runs.wait(
+        thread_id, "longqa", input={"question": KEEPER_Q}, context={"model": "scripted"}, raise_error=True
+    )
+    assert first["status"] == follow["status"] == "answered"
+    assert "Amelie Kortsen" in follow["answer"]
+    assert [m["type"] for m in follow["messages"]] == ["human", "ai", "human", "ai"]
+    # searched with the turn it follows, exactly as a `messages` follow-up is
+    assert all(e["query"].startswith(OBSERVATORY_Q) for e in follow["evidence"])
+    assert client.threads.get_state(thread_id)["values"]["history"][0] == f"User: {OBSERVATORY_Q}"
+
+
+def test_indexing_progress_streams_to_an_sdk_client(client):
+    events = []
+    for part in client.runs.stream(
+        None,
+        "longqa-index",
+        input={"documents": [ATLAS], "granularities": [96]},  # a chunk size nothing indexed yet
+        stream_mode=["custom", "values"],
+    ):
+        if part.event == "custom":
+            events.append(part.data)
+    embedding = [e for e in events if e.get("step") == "embedding"]
+    assert embedding, events
+    assert embedding[-1]["done"] == embedding[-1]["total"] > 0
+    assert re.fullmatch(r"index: embedding \d+/\d+ chunks of atlas\.md \(g=96\)", embedding[-1]["message"])
+
+
+def test_citations_name_documents_relative_to_the_root(client, new_thread):
+    out = ask(client, new_thread(), OBSERVATORY_Q, [ATLAS])
+    assert out["citations"] and {c["source"] for c in out["citations"]} == {ATLAS}  # not the server's path
+    assert all(s["source"] == ATLAS for s in out["shown"])
 
 
 # -- last: nothing went wrong quietly ----------------------------------------------------------

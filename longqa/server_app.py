@@ -1,0 +1,82 @@
+"""The server's guard on run settings (langgraph.json `http.app`): LangGraph's server drops every
+context key its schema does not list, silently, so a mistyped `"modle"` would quietly make a run
+evidence-only. This middleware refuses such a request with HTTP 422 naming the key and the nearest
+valid one, and a deployment-locked key (`home`, `base_url`, ...) naming it as locked. Hand-written:
+no library validates LangGraph run bodies; it is plain ASGI and buffers only run-creating bodies."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from longqa.contracts.settings import SERVER_LOCKED, RunContext, UnknownSetting, check_names
+
+# POST /runs, /runs/wait, /runs/stream, /runs/batch, /threads/{id}/runs[/wait|/stream], /runs/crons ...
+_RUN_PATH = re.compile(r"^(?:/threads/[^/]+)?/runs(?:/wait|/stream|/batch|/crons)?/?$")
+MAX_BODY = 64 * 1024 * 1024
+
+
+def context_problem(body: Any) -> str | None:
+    """Why a run body's context cannot be used, or None. A batch is a list of bodies."""
+    for item in body if isinstance(body, list) else [body]:
+        context = item.get("context") if isinstance(item, dict) else None
+        if isinstance(context, dict):
+            try:
+                check_names(context, RunContext.model_fields, locked=SERVER_LOCKED)
+            except UnknownSetting as e:
+                return str(e)
+    return None
+
+
+class RunContextGuard:
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not _RUN_PATH.match(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+            if sum(map(len, chunks)) > MAX_BODY:
+                break
+        raw = b"".join(chunks)
+        try:
+            problem = context_problem(json.loads(raw or b"{}"))
+        except (ValueError, UnicodeDecodeError):
+            problem = None  # not JSON: the server's own validation answers it
+        if problem:
+            payload = json.dumps({"detail": f"invalid run context: {problem}"}).encode()
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 422,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": payload})
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+app = Starlette()
+app.add_middleware(RunContextGuard)

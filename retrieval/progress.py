@@ -1,0 +1,36 @@
+"""Progress of long steps over LangGraph's custom stream (`stream_mode="custom"`): an SDK client,
+Studio and the CLI see "prepare: embedding 120/217 chunks of report.md (g=150)" while it happens.
+
+Each event is a dict: node, step, done, total, message. Outside a graph run (a plain function call)
+there is no stream and nothing is sent."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from langgraph.config import get_stream_writer
+
+EVERY_S = 0.5  # at most two events a second per step, plus the first and the last
+
+
+def emit(node: str, step: str, message: str, done: int | None = None, total: int | None = None) -> None:
+    """One progress event on the run's custom stream (a no-op outside a run)."""
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:  # not inside a graph run
+        return
+    writer({"node": node, "step": step, "done": done, "total": total, "message": f"{node}: {message}"})
+
+
+def embedding_progress(node: str, source: str, granularity: int) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback for IndexStore.index that emits throttled events."""
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done in (0, total) or now - last[0] >= EVERY_S:
+            last[0] = now
+            emit(node, "embedding", f"embedding {done}/{total} chunks of {source} (g={granularity})", done, total)
+
+    return report
