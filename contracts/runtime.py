@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from longqa.contracts.settings import RunContext, Settings, running_as_server
+from longqa.contracts.settings import RunContext, Settings, SettingsError, running_as_server
 from longqa.retrieval import IndexSettings, IndexStore, Searcher
 
 log = logging.getLogger(__name__)
@@ -29,7 +29,7 @@ def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
     def run(state, runtime: Runtime[Settings]) -> dict:
         try:
             return node(state, runtime)
-        except InvalidSettings as e:  # the caller's mistake: one line, no traceback
+        except SettingsError as e:  # the caller's or the environment's mistake: one line, no traceback
             log.warning("%s: invalid run settings: %s", name, e)
             message = f"settings: {e}"
             return {"error": message, "status": "error", "route": [name], "trace": [message]}
@@ -41,7 +41,7 @@ def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
     return run
 
 
-class InvalidSettings(ValueError):
+class InvalidSettings(SettingsError):
     """A run's context that names an unknown or locked setting, or a bad value."""
 
 

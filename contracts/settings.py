@@ -28,7 +28,11 @@ STRATEGIES: tuple[str, ...] = Strategy.__args__
 SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words")
 
 
-class UnknownSetting(ValueError):
+class SettingsError(ValueError):
+    """A setting that cannot be used: the message names it (the variable, the key) and why."""
+
+
+class UnknownSetting(SettingsError):
     """A settings key that is not a field: named with the nearest valid one, never ignored."""
 
 
@@ -53,18 +57,38 @@ def _env(name: str, default: object = None):
     return lambda: os.environ.get(name, default)
 
 
-def _env_float(name: str, default: float):
-    def read() -> float:
-        value = os.environ.get(name)
-        return float(value) if value else default
+def _env_number(name: str, default, kind: type, lowest: float):
+    def read():
+        value = os.environ.get(name, "").strip()
+        if not value:
+            return default
+        try:
+            number = kind(value)
+        except ValueError:
+            raise SettingsError(f"{name}={value!r}: expected a {'whole ' if kind is int else ''}number") from None
+        if not number >= lowest or number != number or number in (float("inf"), float("-inf")):
+            raise SettingsError(f"{name}={value!r}: must be at least {lowest:g}")
+        return number
 
     return read
 
 
-def _env_int(name: str, default: int | None):
-    def read() -> int | None:
-        value = os.environ.get(name)
-        return int(value) if value else default
+def _env_float(name: str, default: float, lowest: float = 0.001):
+    return _env_number(name, default, float, lowest)
+
+
+def _env_int(name: str, default: int | None, lowest: int = 1):
+    return _env_number(name, default, int, lowest)
+
+
+def _env_choice(name: str, default: str, choices: tuple[str, ...]):
+    def read() -> str:
+        value = os.environ.get(name, "").strip() or default
+        if value not in choices:
+            close = difflib.get_close_matches(value, choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SettingsError(f"{name}={value!r}: expected one of {', '.join(choices)}{hint}")
+        return value
 
     return read
 
@@ -91,36 +115,62 @@ class Settings(BaseModel):
         description="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI)",
     )
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
-    temperature: float = Field(default=0.0, description="sampling temperature")
+    temperature: float = Field(ge=0, le=2, default=0.0, description="sampling temperature")
     timeout_s: float = Field(
+        gt=0,
+        le=3600,
         default_factory=_env_float("LONGQA_TIMEOUT_S", 60.0),
         description="per-call timeout in seconds (LONGQA_TIMEOUT_S); a timed-out call is not retried",
     )
-    max_retries: int = Field(default=2, description="retries per LLM call after a 429, a 5xx or a dropped connection")
+    deadline_s: float = Field(
+        default_factory=_env_float("LONGQA_DEADLINE_S", 900.0),
+        gt=0,
+        le=86_400,
+        description="a whole run's deadline in seconds (LONGQA_DEADLINE_S): no model call starts or runs past it; "
+        "the run ends with an error naming it and keeps its usage",
+    )
+    max_retries: int = Field(
+        ge=0, le=5, default=2, description="retries per LLM call after a 429, a 5xx or a dropped connection"
+    )
     context_window: int | None = Field(
+        ge=256,
+        le=10_000_000,
         default_factory=_env_int("LONGQA_CONTEXT_WINDOW", None),
         description="the model's context window in tokens; unset = what the server says (llama.cpp), else the "
         "model's own profile, else 32768",
     )
     # -- output caps, sent as max_tokens on every call (a reply cut at its cap is recorded, not used) --
-    analyze_max_tokens: int = Field(default=160, description="most tokens the LLM analyzer may write")
-    split_max_tokens: int = Field(default=256, description="most tokens the question splitter may write")
-    reason_max_tokens: int = Field(default=320, description="most tokens one step-wise reasoning step may write")
-    cot_max_tokens: int = Field(default=512, description="most tokens the CoT filter's chain of thought may write")
-    filter_max_tokens: int = Field(default=48, description="most tokens one filter verdict may write")
-    extract_max_tokens: int = Field(default=512, description="most tokens the extractor's global information may write")
-    max_answer_tokens: int = Field(default=384, description="most tokens the generator's answer may write")
+    analyze_max_tokens: int = Field(ge=1, le=32768, default=160, description="most tokens the LLM analyzer may write")
+    split_max_tokens: int = Field(
+        ge=1, le=32768, default=256, description="most tokens the question splitter may write"
+    )
+    reason_max_tokens: int = Field(
+        ge=1, le=32768, default=320, description="most tokens one step-wise reasoning step may write"
+    )
+    cot_max_tokens: int = Field(
+        ge=1, le=32768, default=512, description="most tokens the CoT filter's chain of thought may write"
+    )
+    filter_max_tokens: int = Field(ge=1, le=32768, default=48, description="most tokens one filter verdict may write")
+    extract_max_tokens: int = Field(
+        ge=1, le=32768, default=512, description="most tokens the extractor's global information may write"
+    )
+    max_answer_tokens: int = Field(
+        ge=1, le=32768, default=384, description="most tokens the generator's answer may write"
+    )
     long_context_max_tokens: int = Field(
-        default=384, description="most tokens the long-context reader may write (kept free in its window)"
+        ge=1,
+        le=32768,
+        default=384,
+        description="most tokens the long-context reader may write (kept free in its window)",
     )
 
     # -- what to run ----------------------------------------------------------------------------
     strategy: Strategy = Field(
-        default_factory=_env("LONGQA_STRATEGY", "adaptive-precise"),
+        default_factory=_env_choice("LONGQA_STRATEGY", "adaptive-precise", STRATEGIES),
         description="preset plan; adaptive ones use the analyzer + organizer",
     )
     analyzer: Literal["auto", "llm", "local"] = Field(
-        default_factory=_env("LONGQA_ANALYZER", "local"),
+        default_factory=_env_choice("LONGQA_ANALYZER", "local", ("auto", "llm", "local")),
         description=(
             "'local' = trained local analyzer, no LLM call (rule-based if its weights are unusable); "
             "'llm' = OkraLong table 8 prompt; 'auto' = llm when a model is set, else local"
@@ -128,23 +178,35 @@ class Settings(BaseModel):
     )
 
     # -- OkraLong numbers (appendix C.3) --------------------------------------------------------
-    primary_k: int = Field(default=3, description="chunks in the primary retrieval")
-    primary_granularity: int = Field(default=150, description="tokens per chunk in the primary retrieval")
-    factoid_k: int = Field(default=5, description="chunks for factoid questions (extractive, arithmetic)")
-    contextual_k: int = Field(default=8, description="chunks for contextual questions (summarizing)")
-    base_granularity: int = Field(default=150, description="chunk tokens when evidence is present")
-    absent_factoid_granularity: int = Field(default=256, description="chunk tokens, evidence absent, factoid")
-    absent_contextual_granularity: int = Field(default=400, description="chunk tokens, evidence absent, contextual")
-    fusion_depth: int = Field(default=20, description="each retriever's top-N before min-max fusion")
-    preferred_weight: float = Field(default=3.0, description="fusion weight of the preferred pattern (3:2)")
-    other_weight: float = Field(default=2.0, description="fusion weight of the other pattern")
-    sub_question_k: int = Field(default=3, description="chunks per sub-question (split-aggregate)")
-    hop_k: int = Field(default=3, description="chunks per step-wise hop")
-    max_hops: int = Field(default=4, description="most step-wise reasoning rounds")
-    max_sub_questions: int = Field(default=5, description="most sub-questions kept from the splitter")
-    extension_tokens: int = Field(default=64, description="context extension each side (arithmetic)")
-    paragraph_cap_tokens: int = Field(default=3000, description="token cap of source paragraphs for the extractor")
-    lc_top_chunks: int = Field(default=200, description="chunks kept when the document exceeds the window")
+    primary_k: int = Field(ge=1, le=50, default=3, description="chunks in the primary retrieval")
+    primary_granularity: int = Field(
+        ge=8, le=4096, default=150, description="tokens per chunk in the primary retrieval"
+    )
+    factoid_k: int = Field(ge=1, le=50, default=5, description="chunks for factoid questions (extractive, arithmetic)")
+    contextual_k: int = Field(ge=1, le=50, default=8, description="chunks for contextual questions (summarizing)")
+    base_granularity: int = Field(ge=8, le=4096, default=150, description="chunk tokens when evidence is present")
+    absent_factoid_granularity: int = Field(
+        ge=8, le=4096, default=256, description="chunk tokens, evidence absent, factoid"
+    )
+    absent_contextual_granularity: int = Field(
+        ge=8, le=4096, default=400, description="chunk tokens, evidence absent, contextual"
+    )
+    fusion_depth: int = Field(ge=1, le=200, default=20, description="each retriever's top-N before min-max fusion")
+    preferred_weight: float = Field(
+        ge=0, le=100, default=3.0, description="fusion weight of the preferred pattern (3:2)"
+    )
+    other_weight: float = Field(ge=0, le=100, default=2.0, description="fusion weight of the other pattern")
+    sub_question_k: int = Field(ge=1, le=50, default=3, description="chunks per sub-question (split-aggregate)")
+    hop_k: int = Field(ge=1, le=50, default=3, description="chunks per step-wise hop")
+    max_hops: int = Field(ge=1, le=8, default=4, description="most step-wise reasoning rounds")
+    max_sub_questions: int = Field(ge=1, le=10, default=5, description="most sub-questions kept from the splitter")
+    extension_tokens: int = Field(ge=0, le=1024, default=64, description="context extension each side (arithmetic)")
+    paragraph_cap_tokens: int = Field(
+        ge=1, le=100_000, default=3000, description="token cap of source paragraphs for the extractor"
+    )
+    lc_top_chunks: int = Field(
+        ge=1, le=2000, default=200, description="chunks kept when the document exceeds the window"
+    )
 
     # -- what the reader is shown (measured in bench/evidence_budget.py; OkraLong's k via selection="k") ----
     selection: Literal["budget", "k"] = Field(
@@ -152,17 +214,26 @@ class Settings(BaseModel):
         description="'budget': the best chunks that fit evidence_budget tokens (adaptive strategies); "
         "'k': OkraLong's fixed k per question type (factoid_k, contextual_k, sub_question_k, hop_k)",
     )
-    evidence_budget: int = Field(default=1850, description="evidence tokens for a factoid question (selection=budget)")
+    evidence_budget: int = Field(
+        ge=1, le=100_000, default=1850, description="evidence tokens for a factoid question (selection=budget)"
+    )
     contextual_budget: int = Field(
-        default=2950, description="evidence tokens for a contextual (summarizing) question (selection=budget)"
+        ge=1,
+        le=100_000,
+        default=2950,
+        description="evidence tokens for a contextual (summarizing) question (selection=budget)",
     )
     bridge_seeds: int = Field(
+        ge=0,
+        le=10,
         default=2,
         description="LLM-free bridge expansion in direct retrieval: search again with the question plus each of "
         "this many best chunks (0 = off)",
     )
-    bridge_per_seed: int = Field(default=2, description="new chunks kept per bridge search")
-    bridge_share: float = Field(default=0.3, description="share of the evidence budget kept for bridge chunks")
+    bridge_per_seed: int = Field(ge=0, le=10, default=2, description="new chunks kept per bridge search")
+    bridge_share: float = Field(
+        ge=0, le=1, default=0.3, description="share of the evidence budget kept for bridge chunks"
+    )
     chunking: Literal["paragraph", "sentence"] = Field(
         default="paragraph",
         description="'paragraph': a paragraph that fits a chunk is never cut; 'sentence': sentences packed "
@@ -172,8 +243,11 @@ class Settings(BaseModel):
     # -- where documents and indexes live -------------------------------------------------------
     home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
-    chroma_port: int = Field(default_factory=_env_int("CHROMA_PORT", 8000), description="Chroma server port")
+    chroma_port: int = Field(
+        default_factory=_env_int("CHROMA_PORT", 8000), ge=1, le=65535, description="Chroma server port"
+    )
     max_words: int = Field(
+        ge=1,
         default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
         description="refuse documents longer than this many words",
     )

@@ -167,6 +167,7 @@ class State(InputState, OutputState, total=False):
     verdicts: Annotated[list[Verdict], _extend]
     draft: str | None  # answer proposed by the step-wise reasoner
     fallback: bool  # self_route's decision: read the long context
+    deadline_at: float | None  # time.time() after which no model call starts or runs (Settings.deadline_s)
 
 
 class RetrieveTask(TypedDict):
@@ -190,6 +191,7 @@ class FilterTask(TypedDict):
     question: str
     cot: str
     evidence: Evidence
+    deadline_at: float | None
 
 
 # -- conversions between the state's records and retrieval's types: one constructor each ------------

@@ -140,7 +140,11 @@ def after_cot(state: State) -> list[Send] | Literal["no CoT"]:
     if not state.get("cot") or not state.get("evidence"):
         return "no CoT"
     return [
-        Send("filter", FilterTask(question=state["question"], cot=state["cot"], evidence=e)) for e in state["evidence"]
+        Send(
+            "filter",
+            FilterTask(question=state["question"], cot=state["cot"], evidence=e, deadline_at=state.get("deadline_at")),
+        )
+        for e in state["evidence"]
     ]
 
 

@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,10 +75,49 @@ _NO_SCHEMA: set[str | None] = set()
 _NO_SCHEMA_LOCK = threading.Lock()
 
 
+class CallTimeout(TimeoutError):
+    """The call ran past its wall-clock bound (its timeout, or what is left of the run's deadline)."""
+
+
+def _within(seconds: float, call: Callable[[], AIMessage]) -> AIMessage:
+    """`call()` bounded in wall-clock time. The client's own timeout is per read, so a server that
+    trickles a byte at a time never trips it; this bound does. (The abandoned request finishes in
+    its daemon thread; its context is copied so LangGraph's callbacks still see the call.)"""
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def run() -> None:
+        try:
+            outcome["reply"] = context.run(call)
+        except BaseException as e:  # handed to the caller's thread
+            outcome["error"] = e
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="longqa-llm-call", daemon=True).start()
+    if not done.wait(seconds):
+        raise CallTimeout(f"no complete reply within {seconds:.1f} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["reply"]
+
+
 def call_llm(
-    spec: ModelSpec, node: str, messages: list[BaseMessage], *, max_tokens: int, schema: dict | None = None
+    spec: ModelSpec,
+    node: str,
+    messages: list[BaseMessage],
+    *,
+    max_tokens: int,
+    schema: dict | None = None,
+    deadline_at: float | None = None,
 ) -> Reply:
-    """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt."""
+    """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt.
+    `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it."""
+    remaining = None if deadline_at is None else deadline_at - time.time()
+    if remaining is not None and remaining <= 0:
+        raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
+    bound = spec.timeout_s if remaining is None else min(spec.timeout_s, remaining)
     try:
         model = chat_model(spec)  # a missing key or an unknown provider fails here
     except Exception as e:  # providers raise many types: all end this call
@@ -89,7 +130,7 @@ def call_llm(
     def attempt() -> AIMessage:
         t0 = time.perf_counter()
         try:
-            reply = model.invoke(messages, **kwargs)
+            reply = _within(bound, lambda: model.invoke(messages, **kwargs))
         except Exception as e:
             if "response_format" in kwargs and _refuses_schema(e):
                 with _NO_SCHEMA_LOCK:
@@ -114,12 +155,15 @@ def call_llm(
         reply = retrying(attempt)
     except Exception as e:
         kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
+        what = f"{type(e).__name__}: {str(e)[:300]}"
+        if kind == "timeout" and remaining is not None and remaining < spec.timeout_s:
+            kind, what = "deadline", f"the run's deadline (deadline_s) came {remaining:.1f} s into this call"
         prompt_tokens, context_size = context_numbers(e)
         tried = len(records)
         raise LLMError(
-            f"{node}: model call failed ({type(e).__name__}: {str(e)[:300]}; "
+            f"{node}: model call failed ({what}; "
             f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={spec.max_retries}"
-            + (", a timeout is not retried" if kind == "timeout" and spec.max_retries else "")
+            + (", a timeout is not retried" if kind in ("timeout", "deadline") and spec.max_retries else "")
             + ")",
             usage=records,
             kind=kind,

@@ -1,4 +1,6 @@
-"""Tolerant parsing of model replies: JSON somewhere in prose, Python-style dicts, True/False."""
+"""Tolerant parsing of model replies: JSON somewhere in prose, Python-style dicts, True/False.
+Hand-written: LangChain's JSON parser also accepts partial JSON, which is quadratic on a long
+reply that is not JSON; this one is linear and reads at most MAX_PARSE_CHARS."""
 
 from __future__ import annotations
 
@@ -6,10 +8,9 @@ import ast
 import json
 import re
 
-from langchain_core.exceptions import OutputParserException
-from langchain_core.output_parsers import JsonOutputParser
-
 _BRACES = re.compile(r"\{[^{}]*\}", re.DOTALL)
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+MAX_PARSE_CHARS = 20_000
 
 
 def parse_dict(text: str) -> dict | None:
@@ -17,12 +18,16 @@ def parse_dict(text: str) -> dict | None:
     quotes, True/False), or None."""
     if not text or not text.strip():
         return None
-    try:
-        value = JsonOutputParser().parse(text)
-        if isinstance(value, dict):
-            return value
-    except OutputParserException:
-        pass
+    text = text[:MAX_PARSE_CHARS]  # bounded work: a dictionary or a verdict is never longer
+    fenced = _FENCE.search(text)
+    for candidate in (text.strip(), fenced.group(1).strip() if fenced else None):
+        if candidate and candidate.startswith("{"):
+            try:
+                value = json.loads(candidate)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
     for m in _BRACES.finditer(text):
         candidate = m.group(0)
         for loader in (json.loads, ast.literal_eval, _relaxed_json):
@@ -49,7 +54,7 @@ def parse_bool(text: str, key: str = "status") -> bool | None:
             return value
         if isinstance(value, str) and value.strip().lower() in ("true", "false", "yes", "no"):
             return value.strip().lower() in ("true", "yes")
-    words = re.findall(r"\b(true|false)\b", (text or "").lower())
+    words = re.findall(r"\b(true|false)\b", (text or "")[:MAX_PARSE_CHARS].lower())
     if len(set(words)) == 1:
         return words[0] == "true"
     return None

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from longqa.arguments import GRANULARITY_HELP, assignment, granularity, positive_float, positive_int, query, weights
 from longqa.contracts.runtime import store_for
-from longqa.contracts.settings import STRATEGIES, Settings, UnknownSetting, check_names
+from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.retrieval import DocumentError, IndexStore, Searcher
 
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except (DocumentError, UnknownSetting) as e:
+    except (DocumentError, SettingsError) as e:
         print(f"longqa: error: {e}", file=sys.stderr)
         return 2
     except ValidationError as e:

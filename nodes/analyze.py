@@ -96,7 +96,12 @@ def analyze(state: State, runtime: Runtime[Settings]) -> dict:
         ]
         try:
             reply = call_llm(
-                settings, "analyze", messages, max_tokens=settings.analyze_max_tokens, schema=ANALYSIS_SCHEMA
+                settings,
+                "analyze",
+                messages,
+                max_tokens=settings.analyze_max_tokens,
+                schema=ANALYSIS_SCHEMA,
+                deadline_at=state.get("deadline_at"),
             )
             analysis = parse_analysis(reply.text)
             update["usage"] = reply.usage

@@ -19,7 +19,13 @@ def cot(state: State, runtime: Runtime[Settings]) -> dict:
     content = "\n\n".join(e["text"] for e in evidence)
     prompt = longrag.COT.format(content=content, question=state["question"])
     try:
-        reply = call_llm(settings, "cot", [HumanMessage(prompt)], max_tokens=settings.cot_max_tokens)
+        reply = call_llm(
+            settings,
+            "cot",
+            [HumanMessage(prompt)],
+            max_tokens=settings.cot_max_tokens,
+            deadline_at=state.get("deadline_at"),
+        )
     except LLMError as e:
         return {"cot": None, "usage": e.usage, "route": ["cot"], "trace": [f"cot: {e}; chunks will not be filtered"]}
     cut = f" (cut at cot_max_tokens={settings.cot_max_tokens})" if reply.truncated else ""

@@ -20,7 +20,13 @@ def extract(state: State, runtime: Runtime[Settings]) -> dict:
     content = "\n\n".join(p["text"] for p in paragraphs)
     prompt = longrag.EXTRACTOR.format(content=content, question=state["question"])
     try:
-        reply = call_llm(settings, "extract", [HumanMessage(prompt)], max_tokens=settings.extract_max_tokens)
+        reply = call_llm(
+            settings,
+            "extract",
+            [HumanMessage(prompt)],
+            max_tokens=settings.extract_max_tokens,
+            deadline_at=state.get("deadline_at"),
+        )
     except LLMError as e:
         return {
             "global_info": None,

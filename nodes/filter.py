@@ -29,7 +29,12 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
     prompt = longrag.FILTER.format(content=evidence["text"], question=task["question"], cot=task["cot"])
     try:
         reply = call_llm(
-            settings, "filter", [HumanMessage(prompt)], max_tokens=settings.filter_max_tokens, schema=VERDICT_SCHEMA
+            settings,
+            "filter",
+            [HumanMessage(prompt)],
+            max_tokens=settings.filter_max_tokens,
+            schema=VERDICT_SCHEMA,
+            deadline_at=task.get("deadline_at"),
         )
     except LLMError as e:
         return {

@@ -92,7 +92,13 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
     trace = [note] if note else []
     shown = shown_by("generate", kept)
     try:
-        reply = call_llm(settings, "generate", [HumanMessage(prompt)], max_tokens=settings.max_answer_tokens)
+        reply = call_llm(
+            settings,
+            "generate",
+            [HumanMessage(prompt)],
+            max_tokens=settings.max_answer_tokens,
+            deadline_at=state.get("deadline_at"),
+        )
     except LLMError as e:
         return _failed(str(e), kept, shown, trace, e.usage)
     text, problem = read_answer(

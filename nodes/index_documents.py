@@ -28,14 +28,32 @@ class IndexOutput(TypedDict, total=False):
     error: str | None
 
 
+MAX_GRANULARITIES = 3  # each one is a whole index: embedding time and disk
+
+
+def _granularities(value: object, settings: Settings) -> list[int]:
+    if value is None or value == []:
+        return [settings.primary_granularity]
+    if not isinstance(value, list) or not all(isinstance(g, int) and not isinstance(g, bool) for g in value):
+        raise InputError("'granularities' must be a list of whole numbers (chunk sizes in tokens)")
+    sizes = list(dict.fromkeys(value))
+    if len(sizes) > MAX_GRANULARITIES:
+        raise InputError(f"at most {MAX_GRANULARITIES} granularities per run (got {len(sizes)})")
+    for g in sizes:
+        if not 8 <= g <= 4096:
+            raise InputError(f"granularity {g} is outside 8..4096 tokens")
+    return sizes
+
+
 def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutput:
     settings = settings_of(runtime)
     store = store_for(settings)
     try:
+        granularities = _granularities(state.get("granularities"), settings)
         documents = load_documents({"documents": state.get("documents"), "texts": state.get("texts")}, settings)
         chunks = {}
         for document in documents:
-            for granularity in state.get("granularities") or [settings.primary_granularity]:
+            for granularity in granularities:
                 index = store.index(document, granularity, embedding_progress("index", document.source, granularity))
                 chunks[f"{document.doc_id[:12]}@{granularity}"] = len(index.chunks)
         if state.get("collection"):

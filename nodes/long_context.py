@@ -78,7 +78,9 @@ def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     usage: list[dict] = []
     for attempt in (1, 2):
         try:
-            reply = call_llm(settings, "long_context", [HumanMessage(prompt)], max_tokens=cap)
+            reply = call_llm(
+                settings, "long_context", [HumanMessage(prompt)], max_tokens=cap, deadline_at=state.get("deadline_at")
+            )
             break
         except LLMError as e:
             usage += e.usage

@@ -4,6 +4,8 @@ the allowed root, inline texts, or a named collection) and index them at the pri
 
 from __future__ import annotations
 
+import time
+
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
@@ -12,6 +14,7 @@ from longqa.contracts.runtime import settings_of, store_for
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, fresh
 from longqa.retrieval import DocumentError
+from longqa.retrieval.loaders import clean_text
 from longqa.retrieval.progress import embedding_progress
 
 
@@ -20,14 +23,17 @@ def _asked_in_chat(state: State) -> str:
     last = messages[-1] if messages else None
     if last is not None and (isinstance(last, HumanMessage) or getattr(last, "type", "") == "human"):
         content = last.content if isinstance(last.content, str) else str(last.content)
-        return content.strip()
+        return clean_text(content).strip()
     return ""
 
 
 def question_of(state: State) -> str:
     """A chat turn ends with the new human message: that is the question. Otherwise `question`
     (a thread's earlier turns end with our AI message, so a stale question is never reused)."""
-    return _asked_in_chat(state) or (state.get("question") or "").strip()
+    question = state.get("question") or ""
+    if not isinstance(question, str):
+        raise InputError(f"'question' must be a string (got {type(question).__name__})")
+    return _asked_in_chat(state) or clean_text(question).strip()
 
 
 def history_of(state: State, turns: int = 3) -> list[str]:
@@ -69,9 +75,11 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         "analysis": {},
         "plan": {},
         "model": settings.model,
+        "deadline_at": time.time() + settings.deadline_s,
     }
-    question = question_of(state)
+    question = ""
     try:
+        question = question_of(state)
         if not question:
             raise InputError("no question: pass 'question' or a human message")
         documents = load_documents(state, settings)

@@ -29,8 +29,8 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
             document = documents[p.doc_id]
             if plan.extend_tokens:
                 p = extend(p, document, plan.extend_tokens, plan.extend_tokens)
-            if plan.recover_tables:
-                p = recover_tables(p, document)
+            if plan.recover_tables:  # a whole table, if it fits what the plan shows at most
+                p = recover_tables(p, document, max_tokens=plan.budget or plan.k * plan.granularity)
                 recovered += p.tables_recovered
             grown.append(p)
         passages = merge_passages(grown, documents)

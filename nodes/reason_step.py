@@ -62,7 +62,13 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
         ),
     ]
     try:
-        reply = call_llm(settings, "reason_step", messages, max_tokens=settings.reason_max_tokens)
+        reply = call_llm(
+            settings,
+            "reason_step",
+            messages,
+            max_tokens=settings.reason_max_tokens,
+            deadline_at=state.get("deadline_at"),
+        )
     except LLMError as e:
         return {
             "hops": hop,

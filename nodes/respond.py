@@ -7,8 +7,8 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import InvalidSettings, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.runtime import settings_of
+from longqa.contracts.settings import Settings, SettingsError
 from longqa.contracts.state import State, Usage
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
@@ -34,8 +34,8 @@ def _cite(e: dict) -> str:
 def respond(state: State, runtime: Runtime[Settings]) -> dict:
     try:
         settings = settings_of(runtime)
-    except InvalidSettings:  # prepare already ended the run with this error: report it
-        settings = Settings(model=None)
+    except SettingsError:  # prepare already ended the run with this error: report it
+        settings = Settings.model_construct(model=None)
     answer = state.get("answer")
     if state.get("status") == "error" and not answer:
         status = "error"

@@ -38,7 +38,13 @@ def split_question(state: State, runtime: Runtime[Settings]) -> dict:
         HumanMessage(okralong.SPLITTER_USER.format(question=question)),
     ]
     try:
-        reply = call_llm(settings, "split_question", messages, max_tokens=settings.split_max_tokens)
+        reply = call_llm(
+            settings,
+            "split_question",
+            messages,
+            max_tokens=settings.split_max_tokens,
+            deadline_at=state.get("deadline_at"),
+        )
     except LLMError as e:
         return {
             "sub_questions": [question],

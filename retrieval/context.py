@@ -96,14 +96,19 @@ def extend(
     return passage.model_copy(update={"start": start, "end": end, "text": text[start:end]})
 
 
-def recover_tables(passage: Passage, document: Document) -> Passage:
+def recover_tables(
+    passage: Passage, document: Document, max_tokens: int | None = None, counter: TokenCounter | None = None
+) -> Passage:
     """If the passage cuts into a table (a paragraph marked is_table), grow it to the whole table,
-    so a row is never shown without its header or its totals."""
+    so a row is never shown without its header or its totals; unless the grown passage would pass
+    `max_tokens` (a huge table stays cut rather than blow the plan's budget)."""
     start, end, recovered = passage.start, passage.end, 0
     for p in document.paragraphs:
         if p.is_table and p.start < end and p.end > start and (p.start < start or p.end > end):
             start, end, recovered = min(start, p.start), max(end, p.end), recovered + 1
     if not recovered:
+        return passage
+    if max_tokens is not None and (counter or default_counter()).count(document.text[start:end]) > max_tokens:
         return passage
     return passage.model_copy(
         update={

@@ -27,7 +27,12 @@ SUPPORTED_SUFFIXES = {
     ".htm": "html",
 }
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
-FALLBACK_ENCODING = "cp1252"
+FALLBACK_ENCODING = "cp1252"  # tried first when a file is not UTF-8: the common case, and detectors confuse it
+MIN_EVIDENCE_BYTES = 64  # non-ASCII bytes needed before a detected legacy encoding is believed
+MAX_CHAOS = 0.2  # charset-normalizer's "mess" above which a decoding is refused as likely mojibake
+# C0 controls but tab, newline, form feed and carriage return; DEL; C1 controls
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _READ_BLOCK = 1 << 20
 
 
@@ -40,9 +45,29 @@ class DocumentError(ValueError):
         super().__init__(f"{source}: {reason}")
 
 
+def clean_text(text: str) -> str:
+    """Text safe to index and to send: lone surrogates become U+FFFD, control characters go."""
+    return _CONTROL.sub("", _LONE_SURROGATE.sub("\ufffd", text))
+
+
+def printable_name(name: str | Path) -> str:
+    """A file name as text that serialises: bytes that are not UTF-8 are shown as U+FFFD."""
+    return str(name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Document:
     """Read a file into a Document, refusing (with `DocumentError`) what cannot be read honestly."""
-    path = Path(path)
+    try:
+        return _load_document(Path(path), max_words)
+    except DocumentError:
+        raise
+    except RuntimeError as e:  # pathlib: "Symlink loop from ..."
+        raise DocumentError(printable_name(path), f"cannot be resolved ({e})") from None
+    except OSError as e:  # permission denied, a symlink loop, a file that vanished, an I/O error
+        raise DocumentError(printable_name(path), f"cannot be read ({e.strerror or type(e).__name__})") from None
+
+
+def _load_document(path: Path, max_words: int) -> Document:
     if not path.exists():
         raise DocumentError(path, "file not found")
     if not path.is_file():
@@ -59,14 +84,14 @@ def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Docum
         text, encoding = _read_text_file(path, max_words)
         if kind == "html":
             text = html_to_text(text)
-    return document_from_text(text, source=str(path), encoding=encoding, max_words=max_words)
+    return document_from_text(text, source=printable_name(path), encoding=encoding, max_words=max_words)
 
 
 def document_from_text(
     text: str, source: str = "<inline>", encoding: str = "utf-8", max_words: int = DEFAULT_MAX_WORDS
 ) -> Document:
     """Build a Document from text already in memory (used by loaders and for text passed inline)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = clean_text(text.replace("\r\n", "\n").replace("\r", "\n"))
     if not text.strip():
         raise DocumentError(source, "no text content (empty or whitespace only)")
     n_words = len(text.split())
@@ -104,28 +129,63 @@ def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
                     "before stopping); raise LONGQA_MAX_WORDS to allow it",
                 )
     raw = b"".join(blocks)
-    for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in _BOMS:  # UTF-32 first: its little-endian BOM begins with UTF-16's
         if raw.startswith(bom):
-            return raw.decode(enc), enc
-    if b"\x00" in raw[:8192]:
-        raise DocumentError(path, "binary file (contains NUL bytes); expected text")
+            try:
+                return raw.decode(enc), enc
+            except UnicodeDecodeError as e:
+                raise DocumentError(
+                    path, f"undecodable bytes: starts with a {enc} mark but is not {enc} ({e.reason})"
+                ) from None
+    if b"\x00" in raw:
+        raise DocumentError(path, f"binary file (a NUL byte at offset {raw.index(0):,}); expected text")
     try:
         return raw.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as utf8_error:
-        try:
-            text = raw.decode(FALLBACK_ENCODING)
-        except UnicodeDecodeError:
-            raise DocumentError(
-                path,
-                f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte "
-                f"{utf8_error.start}) and not {FALLBACK_ENCODING}",
-            ) from None
-        log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", path, utf8_error.start, FALLBACK_ENCODING)
-        return text, FALLBACK_ENCODING
+        return _decode_legacy(path, raw, utf8_error)
+
+
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def _decode_legacy(path: Path, raw: bytes, utf8_error: UnicodeDecodeError) -> tuple[str, str]:
+    """A file that is not UTF-8: Windows-1252 when it reads as clean text, else the encoding
+    charset-normalizer finds with little mess (cp1251, KOI8-R, GBK, EUC-JP, ...), else refused
+    naming the likely encoding: never mojibake indexed quietly."""
+    from charset_normalizer import from_bytes
+
+    western = from_bytes(raw, cp_isolation=[FALLBACK_ENCODING]).best()
+    if western is not None and western.chaos <= MAX_CHAOS:
+        match, problem = western, None
+    else:
+        match = from_bytes(raw).best()
+        evidence = sum(b >= 0x80 for b in raw[: 1 << 20])
+        if match is None:
+            problem = ""
+        elif match.chaos > MAX_CHAOS:
+            problem = f"; it looks most like {match.encoding} but decodes to {match.chaos:.0%} mess"
+        elif evidence < MIN_EVIDENCE_BYTES:  # a few odd bytes "decode" in many code pages: not a finding
+            problem = f"; too few non-ASCII bytes ({evidence}) to tell its encoding (perhaps {match.encoding})"
+        else:
+            problem = None
+    if problem is not None:
+        raise DocumentError(
+            path,
+            f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte {utf8_error.start}) "
+            f"nor clean {FALLBACK_ENCODING}{problem}; save it as UTF-8",
+        )
+    log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", path, utf8_error.start, match.encoding)
+    return str(match), match.encoding
 
 
 def _refuse_binary(path: Path, head: bytes) -> None:
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if head.startswith(tuple(bom for bom, _ in _BOMS)):
         return
     sample = head[:8192]
     if b"\x00" in sample:
@@ -137,7 +197,7 @@ def _refuse_binary(path: Path, head: bytes) -> None:
 
 def _read_pdf(path: Path, max_words: int) -> str:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(str(path))
@@ -154,8 +214,9 @@ def _read_pdf(path: Path, max_words: int) -> str:
             pages.append(_pdf_layout_to_blocks(page_text))
     except DocumentError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as e:
-        raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {e})") from None
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, MemoryError, RecursionError) as e:
+        # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb)
+        raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {str(e)[:200]})") from None
     text = "\n\n".join(p for p in pages if p.strip())
     if not text.strip():
         raise DocumentError(path, "PDF has no extractable text (scanned images need OCR first)")

@@ -41,7 +41,7 @@ from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
 from .embedder import Embedder, describe, get_embedder
-from .loaders import load_document
+from .loaders import DocumentError, load_document, printable_name
 from .tokens import TokenCounter, default_counter, embedder_model_path, word_windows, wordpiece_counter
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,10 @@ class IndexStore:
     # -- documents -------------------------------------------------------------------------
     def load(self, path: str | Path) -> Document:
         """Load a file (memoised on path, size and mtime) and persist it under its content hash."""
-        p = Path(path).expanduser().resolve()
+        try:
+            p = Path(path).expanduser().resolve()
+        except (RuntimeError, OSError) as e:  # a symlink loop
+            raise DocumentError(printable_name(path), f"cannot be resolved ({e})") from None
         try:
             st = p.stat()
             key = (str(p), st.st_size, st.st_mtime_ns)
@@ -301,6 +304,9 @@ class IndexStore:
         max_units = max(Counter(u[0] for u in units).values(), default=1)
         gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
         gdir.parent.mkdir(parents=True, exist_ok=True)
+        # what a killed build left (SIGKILL skips its cleanup); this build holds the granularity's lock
+        for stale in gdir.parent.glob(f".g{granularity}.tmp-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".g{granularity}.tmp-", dir=gdir.parent))
         try:
             (tmp / "chunks.json").write_text(

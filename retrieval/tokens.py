@@ -28,6 +28,9 @@ class TokenCounter(Protocol):
         ...
 
 
+CHARS_PER_UNKNOWN = 2  # an unknown word's fallback count: generous, so a budget never undercounts
+
+
 class WordPieceCounter:
     """The embedder's own tokenizer (all-MiniLM-L6-v2's `tokenizer.json`), via `tokenizers`."""
 
@@ -38,14 +41,27 @@ class WordPieceCounter:
         self._tok.no_truncation()
         self._tok.no_padding()
         self.name = "minilm-wordpiece"
+        self._unk = self._tok.token_to_id("[UNK]")
 
     def count(self, text: str) -> int:
-        return len(self._tok.encode(text, add_special_tokens=False).ids)
+        return self._size(self._tok.encode(text, add_special_tokens=False))
 
     def count_many(self, texts: list[str]) -> list[int]:
         if not texts:
             return []
-        return [len(e.ids) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+        return [self._size(e) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+
+    def _size(self, encoding) -> int:
+        """Tokens, never fewer than a model would see: a word the vocabulary cannot split (one
+        [UNK], e.g. a 5 MB line with no spaces) counts one token per CHARS_PER_UNKNOWN characters."""
+        ids = encoding.ids
+        if self._unk not in ids:
+            return len(ids)
+        extra = 0
+        for token, (start, end) in zip(ids, encoding.offsets, strict=True):
+            if token == self._unk:
+                extra += max(1, -(-(end - start) // CHARS_PER_UNKNOWN)) - 1
+        return len(ids) + extra
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]

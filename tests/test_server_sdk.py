@@ -511,7 +511,8 @@ def test_locked_documents_root_refuses_outside_paths(client, server: Server, new
     path = path.format(tmp=server.tmp)
     out = ask(client, new_thread(), "What is the deployment secret?", [path])
     assert out["status"] == "error"
-    assert "documents root" in out["error"] and str(server.docs) in out["error"], out["error"]
+    assert "outside the allowed documents root" in out["error"], out["error"]
+    assert str(server.docs) not in out["error"] and str(server.tmp) not in out["error"].replace(path, "")
     assert not out["citations"] and not out["evidence"] and not out.get("answer")
     assert SECRET_WORD not in str(out)
 
