@@ -4,6 +4,8 @@ evidence-only: the passages are returned with citations and `answer` stays None.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
@@ -34,8 +36,8 @@ def _cite(e: dict) -> str:
 def respond(state: State, runtime: Runtime[Settings]) -> dict:
     try:
         settings = settings_of(runtime)
-    except SettingsError:  # prepare already ended the run with this error: report it
-        settings = Settings.model_construct(model=None)
+    except SettingsError:  # prepare already ended the run with this error: report it, model-less
+        settings = SimpleNamespace(model=None, has_llm=False, is_scripted=False)
     answer = state.get("answer")
     if state.get("status") == "error" and not answer:
         status = "error"

@@ -9,6 +9,7 @@ put a cut table back together.
 from __future__ import annotations
 
 import codecs
+import errno
 import logging
 import re
 from collections.abc import Iterable
@@ -62,14 +63,22 @@ def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Docum
     except DocumentError:
         raise
     except RuntimeError as e:  # pathlib: "Symlink loop from ..."
-        raise DocumentError(printable_name(path), f"cannot be resolved ({e})") from None
+        reason = "symlink loop" if "loop" in str(e).lower() else str(e)
+        raise DocumentError(printable_name(path), f"cannot be resolved ({reason})") from None
     except OSError as e:  # permission denied, a symlink loop, a file that vanished, an I/O error
         raise DocumentError(printable_name(path), f"cannot be read ({e.strerror or type(e).__name__})") from None
 
 
 def _load_document(path: Path, max_words: int) -> Document:
-    if not path.exists():
-        raise DocumentError(path, "file not found")
+    try:
+        path.stat()
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise DocumentError(printable_name(path), "cannot be resolved (symlink loop)") from None
+        if e.errno == errno.ENOENT:
+            reason = "broken symbolic link" if path.is_symlink() else "file not found"
+            raise DocumentError(printable_name(path), reason) from None
+        raise
     if not path.is_file():
         raise DocumentError(path, "not a regular file")
     kind = SUPPORTED_SUFFIXES.get(path.suffix.lower())

@@ -152,7 +152,8 @@ class IndexStore:
         try:
             p = Path(path).expanduser().resolve()
         except (RuntimeError, OSError) as e:  # a symlink loop
-            raise DocumentError(printable_name(path), f"cannot be resolved ({e})") from None
+            reason = "symlink loop" if "loop" in str(e).lower() else str(e)
+            raise DocumentError(printable_name(path), f"cannot be resolved ({reason})") from None
         try:
             st = p.stat()
             key = (str(p), st.st_size, st.st_mtime_ns)

@@ -39,6 +39,8 @@ Failure modes (attributes, may be changed between requests):
 - `schema_support=False`: a request with `response_format` gets a 400 naming it (servers without
   JSON-schema output);
 - `usage_override`: a dict merged into every reply's `usage` (a server that reports nonsense);
+- `trickle_s`: the reply body is sent one byte every `trickle_s` seconds (a client's per-read timeout
+  never fires; only a wall-clock bound ends the wait);
 - `tool_fn(body) -> {"name": ..., "arguments": {...}} | None`: for a request that offers `tools`, a
   tool call to answer with instead of text (`finish_reason: "tool_calls"`), so an agent loop runs.
 Every request is recorded (thread-safe): `requests` (chat bodies), `request_headers`, `timings`
@@ -148,7 +150,15 @@ class _Handler(BaseHTTPRequestHandler):
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
-        self.wfile.write(body)
+        stub = self.server.stub
+        if not stub.trickle_s:
+            self.wfile.write(body)
+            return
+        for i in range(len(body)):  # a byte at a time, each within any per-read timeout
+            if stub._stopping.wait(stub.trickle_s):
+                return
+            self.wfile.write(body[i : i + 1])
+            self.wfile.flush()
 
     def _error(self, status: int, message: str, kind: str, headers: dict[str, str] | None = None) -> None:
         self._send_json(status, {"error": {"message": message, "type": kind, "param": None, "code": None}}, headers)
@@ -209,6 +219,7 @@ class OpenAIStub:
         llama_routes: bool = False,
         usage_override: dict | None = None,
         tool_fn: Callable[[dict], dict | None] | None = None,
+        trickle_s: float = 0.0,
     ):
         self.reply_fn = reply_fn or scripted_reply_fn()
         self.count_fn = count_fn
@@ -223,6 +234,7 @@ class OpenAIStub:
         self.llama_routes = llama_routes
         self.usage_override = usage_override
         self.tool_fn = tool_fn
+        self.trickle_s = trickle_s
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._headers: list[dict[str, str]] = []
