@@ -85,8 +85,10 @@ def load_documents(state: Mapping[str, Any], settings: Settings) -> list[Documen
         documents.append(document.model_copy(update={"source": shown_name(str(resolved), settings)}))
     for i, text in enumerate(_inline_texts(state.get("texts"))):
         document = document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
-        store.remember(document)
+        store.remember_inline(document)
         documents.append(document)
+    # inline texts are kept (indexed, for follow-ups) only as long as the deployment says
+    store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
     if state.get("collection"):
         for doc_id in store.collection(state["collection"]):
             document = store.document(doc_id)

@@ -25,7 +25,16 @@ STRATEGIES: tuple[str, ...] = Strategy.__args__
 
 
 # fixed by the deployment's environment when LONGQA_SERVER=1 (set in langgraph.json)
-SERVER_LOCKED = ("home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words")
+SERVER_LOCKED = (
+    "home",
+    "chroma_host",
+    "chroma_port",
+    "documents_root",
+    "base_url",
+    "api_key_env",
+    "max_words",
+    "inline_keep_s",
+)
 
 
 class SettingsError(ValueError):
@@ -250,6 +259,12 @@ class Settings(BaseModel):
         ge=1,
         default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
         description="refuse documents longer than this many words",
+    )
+    inline_keep_s: float = Field(
+        default_factory=_env_float("LONGQA_INLINE_KEEP_S", 86_400.0, lowest=0),
+        ge=0,
+        description="how long a text passed inline stays stored and indexed after its last use "
+        "(LONGQA_INLINE_KEEP_S, seconds)",
     )
     documents_root: Path | None = Field(
         default_factory=_env("LONGQA_DOCUMENTS_ROOT"),

@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 3  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest
 _ADD_BATCH = 2000  # vectors per Chroma add() call
+INLINE_MARK = "inline-used-at"  # in a document's directory: it came inline; when it was last used
 
 
 class ChunkIndex:
@@ -166,6 +168,34 @@ class IndexStore:
         if key:
             self._documents[key] = document
         return document
+
+    def remember_inline(self, document: Document) -> None:
+        """Persist a text passed inline, marked with when it was last used (see `forget_inline`)."""
+        self.remember(document)
+        (self.doc_dir(document.doc_id) / INLINE_MARK).write_text(str(time.time()), "utf-8")
+
+    def forget_inline(self, older_than_s: float, keep: set[str] = frozenset()) -> int:
+        """Delete inline texts not used for `older_than_s` seconds (their chunks, vectors and text);
+        return how many. Documents loaded from files are never touched."""
+        removed = 0
+        for mark in self.settings.home.glob(f"index/*/{INLINE_MARK}"):
+            doc_dir = mark.parent
+            try:
+                age = time.time() - float(mark.read_text("utf-8"))
+            except (OSError, ValueError):
+                continue
+            if age < older_than_s or doc_dir.name in keep:
+                continue
+            with self._lock:
+                for key in [k for k in self._indexes if k[0] == doc_dir.name]:
+                    del self._indexes[key]
+            for gdir in doc_dir.glob("g*"):
+                if gdir.is_dir() and gdir.name[1:].isdigit():
+                    with contextlib.suppress(Exception):  # absent in this Chroma store: nothing to delete
+                        self.client.delete_collection(self._collection_name(doc_dir.name, int(gdir.name[1:])))
+            shutil.rmtree(doc_dir, ignore_errors=True)
+            removed += 1
+        return removed
 
     def remember(self, document: Document) -> None:
         """Persist a document's text so it can later be named by its id (collections, servers)."""

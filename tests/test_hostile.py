@@ -392,3 +392,18 @@ def test_generated_hostile_questions_and_inputs_never_crash_the_graph(home):
         else:
             assert not any(0xD800 <= ord(c) <= 0xDFFF for c in out["messages"][0].content)
     assert statuses == {"evidence-only", "error"}
+
+
+def test_inline_texts_are_kept_only_as_long_as_the_setting_says(tmp_path):
+    home = tmp_path / "home"
+    first = run(home, {"question": QUESTION, "texts": [LIGHTHOUSE]})
+    (doc_id,) = {c["doc_id"] for c in first["citations"]}
+    doc_dir = home / "index" / doc_id
+    assert (doc_dir / "document.json").exists()
+    (doc_dir / "inline-used-at").write_text(str(time.time() - 3600))  # last used an hour ago
+    run(home, {"question": QUESTION, "texts": ["Another text about harbours and their cranes."]}, inline_keep_s=7200)
+    assert doc_dir.exists()  # within the setting: kept
+    run(home, {"question": QUESTION, "texts": ["Another text about harbours and their cranes."]}, inline_keep_s=60)
+    assert not doc_dir.exists()  # past it: its text, chunks and vectors are gone
+    again = run(home, {"question": QUESTION, "texts": [LIGHTHOUSE]})  # and it is simply indexed again when sent
+    assert again["status"] == "evidence-only" and (doc_dir / "document.json").exists()

@@ -721,6 +721,32 @@ def test_citations_name_documents_relative_to_the_root(client, new_thread):
     assert all(s["source"] == ATLAS for s in out["shown"])
 
 
+@pytest.mark.parametrize(
+    "payload,error",
+    [
+        ({"texts": [123]}, "input: texts[0] must be a string (got int)"),
+        ({"documents": ["atlas.md", 7]}, "input: 'documents' must hold paths as strings (got int)"),
+    ],
+)
+def test_bad_inline_input_is_a_named_error_over_the_wire(client, new_thread, payload, error):
+    out = client.runs.wait(
+        new_thread(), "longqa", input={"question": FERRY_Q, **payload}, context={"model": "scripted"}, raise_error=True
+    )
+    assert out["status"] == "error" and out["error"] == error
+
+
+def test_one_string_of_texts_is_one_document_over_the_wire(client, new_thread):
+    text = "The night ferry Gullwing carries exactly 214 passengers. It sails at dusk."
+    out = client.runs.wait(
+        new_thread(),
+        "longqa",
+        input={"question": FERRY_Q, "texts": text},
+        context={"model": "scripted"},
+        raise_error=True,
+    )
+    assert out["status"] == "answered" and {c["source"] for c in out["citations"]} == {"text-1"}
+
+
 # -- last: nothing went wrong quietly ----------------------------------------------------------
 
 
