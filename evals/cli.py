@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longqa.arguments import assignment, positive_int
+from longqa.arguments import add_set_argument, positive_int
 
 DEFAULT_OUT = Path("evals/runs/default")
 
@@ -50,15 +50,7 @@ def add_eval_parser(subparsers: Any) -> None:
         "call; llm = OkraLong table 8; auto = llm when a model is set",
     )
     p.add_argument("--context-window", type=positive_int, default=None, help="the model's context window (tokens)")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        type=assignment,
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="any other Settings field, e.g. --set factoid_k=7 (repeatable)",
-    )
+    add_set_argument(p)
     p.add_argument("--n", type=positive_int, default=None, help="first N valid items of each file")
     p.add_argument("--concurrency", type=positive_int, default=2, help="questions run at once (default 2)")
     p.add_argument(

@@ -51,6 +51,19 @@ def query(text: str) -> str:
     return text
 
 
+def add_set_argument(parser: argparse.ArgumentParser) -> None:
+    """`--set FIELD=VALUE` (repeatable) into `overrides`; the caller checks the names."""
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        type=assignment,
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="any other setting, e.g. --set max_answer_tokens=128 (repeatable; an unknown name is an error)",
+    )
+
+
 def assignment(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 from langchain_core.messages import HumanMessage
 
 from longqa.contracts.settings import Settings
+from longqa.contracts.state import OutputState
 from longqa.graph.graph import build_graph
 
 
@@ -51,22 +52,8 @@ def run_question(
                 for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:
                     if line is not None:  # `fresh()`'s reset marker, not a line
                         print(f"  [{node}] {line}", file=progress)
-    keys = (
-        "answer",
-        "status",
-        "citations",
-        "evidence",
-        "shown",
-        "plan",
-        "analysis",
-        "route",
-        "usage",
-        "totals",
-        "model",
-        "error",
-        "trace",
-    )
-    return {k: final.get(k) for k in keys}
+    # the graph's output face, but the chat message (the CLI prints its own answer block)
+    return {k: final.get(k) for k in OutputState.__annotations__ if k != "messages"}
 
 
 def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:

@@ -11,7 +11,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from longqa.arguments import GRANULARITY_HELP, assignment, granularity, positive_float, positive_int, query, weights
+from longqa.arguments import (
+    GRANULARITY_HELP,
+    add_set_argument,
+    granularity,
+    positive_float,
+    positive_int,
+    query,
+    weights,
+)
 from longqa.contracts.runtime import store_for
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
@@ -187,15 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="per-call model timeout (default: $LONGQA_TIMEOUT_S or 60); a timed-out call is not retried",
     )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        type=assignment,
-        action="append",
-        default=[],
-        metavar="FIELD=VALUE",
-        help="any other setting, e.g. --set max_answer_tokens=128 (repeatable; an unknown name is an error)",
-    )
+    add_set_argument(p)
     p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the answer block (no progress)")
