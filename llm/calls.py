@@ -39,7 +39,7 @@ MAX_WAIT_S = 8.0  # longest pause between retries, whatever the server's retry-a
 class LLMError(RuntimeError):
     """The model could not answer: the node degrades or the run ends with this message in its
     output. `usage` holds the records of every attempt (they cost tokens too); `kind` is
-    "timeout", "context_length" or "error"; for a context-length error `prompt_tokens` and
+    "timeout", "deadline", "context_length" or "error"; for a context-length error `prompt_tokens` and
     `context_size` are the server's numbers when it said them."""
 
     def __init__(
@@ -79,6 +79,10 @@ class CallTimeout(TimeoutError):
     """The call ran past its wall-clock bound (its timeout, or what is left of the run's deadline)."""
 
 
+class DeadlineReached(CallTimeout):
+    """The run's deadline: no attempt (a retry included) starts after it, none runs past it."""
+
+
 def _within(seconds: float, call: Callable[[], AIMessage]) -> AIMessage:
     """`call()` bounded in wall-clock time. The client's own timeout is per read, so a server that
     trickles a byte at a time never trips it; this bound does. (The abandoned request finishes in
@@ -114,10 +118,8 @@ def call_llm(
 ) -> Reply:
     """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt.
     `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it."""
-    remaining = None if deadline_at is None else deadline_at - time.time()
-    if remaining is not None and remaining <= 0:
+    if deadline_at is not None and deadline_at <= time.time():
         raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
-    bound = spec.timeout_s if remaining is None else min(spec.timeout_s, remaining)
     try:
         model = chat_model(spec)  # a missing key or an unknown provider fails here
     except Exception as e:  # providers raise many types: all end this call
@@ -127,7 +129,13 @@ def call_llm(
         kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
     records: list[dict] = []
 
-    def attempt() -> AIMessage:
+    def attempt() -> tuple[AIMessage, str]:
+        # each attempt (a retry included) gets its timeout, or what is left of the run's deadline
+        left = None if deadline_at is None else deadline_at - time.time()
+        if left is not None and left <= 0:
+            raise DeadlineReached("the run's deadline (deadline_s) passed before this attempt")
+        by_deadline = left is not None and left < spec.timeout_s
+        bound = left if by_deadline else spec.timeout_s
         t0 = time.perf_counter()
         try:
             reply = _within(bound, lambda: model.invoke(messages, **kwargs))
@@ -139,10 +147,12 @@ def call_llm(
                 kwargs.pop("response_format")
                 return attempt()
             records.append(_failed_record(node, spec, messages, e, max_tokens, time.perf_counter() - t0))
+            if by_deadline and isinstance(e, CallTimeout):
+                raise DeadlineReached(f"the run's deadline (deadline_s) came {bound:.1f} s into this attempt") from e
             raise
         text = reply.content if isinstance(reply.content, str) else _text_of(reply)
         records.append(usage_record(node, spec.model or "", messages, reply, text, time.perf_counter() - t0))
-        return reply
+        return reply, text
 
     retrying = Retrying(
         stop=stop_after_attempt(max(0, spec.max_retries) + 1),
@@ -152,12 +162,13 @@ def call_llm(
     )
     emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
     try:
-        reply = retrying(attempt)
+        reply, text = retrying(attempt)
     except Exception as e:
-        kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
-        what = f"{type(e).__name__}: {str(e)[:300]}"
-        if kind == "timeout" and remaining is not None and remaining < spec.timeout_s:
-            kind, what = "deadline", f"the run's deadline (deadline_s) came {remaining:.1f} s into this call"
+        if isinstance(e, DeadlineReached):
+            kind, what = "deadline", str(e)
+        else:
+            kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
+            what = f"{type(e).__name__}: {str(e)[:300]}"
         prompt_tokens, context_size = context_numbers(e)
         tried = len(records)
         raise LLMError(
@@ -170,7 +181,6 @@ def call_llm(
             prompt_tokens=prompt_tokens,
             context_size=context_size,
         ) from e
-    text = reply.content if isinstance(reply.content, str) else _text_of(reply)
     meta = getattr(reply, "response_metadata", None) or {}
     finish = meta.get("finish_reason") or meta.get("stop_reason")
     if finish in ("max_tokens",):  # Anthropic's name for the same thing

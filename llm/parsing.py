@@ -5,6 +5,7 @@ reply that is not JSON; this one is linear and reads at most MAX_PARSE_CHARS."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 
@@ -85,11 +86,16 @@ def echoes(reply: str, fixed: list[str], n: int = ECHO_RUN, quoting: str = "") -
     """Whether `reply` repeats `n` words in a row of the prompt's fixed text (its instructions or
     demonstration): a model continuing the prompt, not answering it. Quoting the documents is fine:
     a run that also occurs in `quoting` (the context shown) does not count. Linear in the sizes."""
-    wanted = set().union(*(_runs(f, n) for f in fixed)) if fixed else set()
-    if quoting and wanted:
-        wanted -= _runs(quoting, n)
-    words = _WORD.findall((reply or "").lower())
-    return any(tuple(words[i : i + n]) in wanted for i in range(len(words) - n + 1))
+    repeated = _runs(reply or "", n) & _fixed_runs(tuple(fixed), n)
+    if not repeated or not quoting:
+        return bool(repeated)
+    return bool(repeated - _runs(quoting, n))  # the context is shingled only when a run matched
+
+
+@functools.lru_cache(maxsize=64)
+def _fixed_runs(fixed: tuple[str, ...], n: int) -> frozenset[tuple[str, ...]]:
+    """The runs of a prompt's fixed texts: the same templates every call, so computed once."""
+    return frozenset().union(*(_runs(f, n) for f in fixed))
 
 
 def cut_at(reply: str, headers: re.Pattern[str]) -> str:
