@@ -6,14 +6,22 @@ no library validates LangGraph run bodies; it is plain ASGI and buffers only run
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+import logging
+import os
 import re
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from longqa.contracts.settings import SERVER_LOCKED, RunContext, UnknownSetting, check_names
+from longqa.contracts.settings import SERVER_LOCKED, RunContext, SettingsError, UnknownSetting, check_names
+
+log = logging.getLogger(__name__)
 
 # POST /runs, /runs/wait, /runs/stream, /runs/batch, /threads/{id}/runs[/wait|/stream], /runs/crons ...
 _RUN_PATH = re.compile(r"^(?:/threads/[^/]+)?/runs(?:/wait|/stream|/batch|/crons)?/?$")
@@ -78,5 +86,39 @@ class RunContextGuard:
         await self.app(scope, replay, send)
 
 
-app = Starlette()
+DEFAULT_NODE_THREADS = 64
+
+
+def node_threads() -> int:
+    """LONGQA_NODE_THREADS: threads for the graph's nodes on this server (default 64)."""
+    value = os.environ.get("LONGQA_NODE_THREADS", "").strip() or str(DEFAULT_NODE_THREADS)
+    try:
+        threads = int(value)
+    except ValueError:
+        raise SettingsError(f"LONGQA_NODE_THREADS={value!r}: expected a whole number") from None
+    if not 0 <= threads <= 1024:
+        raise SettingsError(f"LONGQA_NODE_THREADS={value!r}: must be between 0 and 1024")
+    return threads
+
+
+@contextlib.asynccontextmanager
+async def node_thread_pool(_app: Starlette) -> AsyncIterator[None]:
+    """LangGraph runs a sync node in its event loop's default executor, Python's min(32, cpus + 4)
+    threads (6 on 2 cores), shared by every run: a node waiting on the model holds one, so
+    concurrent runs queue for threads, not for the model. A pool sized for waiting lifts that
+    (bench/server_concurrency.py measures it); 0 keeps Python's default."""
+    threads = node_threads()
+    if not threads:
+        yield
+        return
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="longqa-node")
+    asyncio.get_running_loop().set_default_executor(pool)
+    log.info("longqa: %d threads for graph nodes (LONGQA_NODE_THREADS)", threads)
+    try:
+        yield
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+app = Starlette(lifespan=node_thread_pool)
 app.add_middleware(RunContextGuard)
