@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -94,7 +95,13 @@ def server_env(home: Path, docs: Path, base_url: str, threads: str) -> dict[str,
     return env
 
 
-def start_server(env: dict[str, str], runs: int, log: Path) -> tuple[subprocess.Popen, str]:
+def start_server(env: dict[str, str], runs: int, log: Path, workdir: Path) -> tuple[subprocess.Popen, str]:
+    """`langgraph dev` in its own working directory: the in-memory server persists its runs to
+    `.langgraph_api/` there, and a second server in the same directory would pick them up."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = json.loads((REPO / "langgraph.json").read_text("utf-8"))
+    config["dependencies"] = [str(REPO)]
+    (workdir / "langgraph.json").write_text(json.dumps(config), "utf-8")
     port = _free_port()
     url = f"http://{HOST}:{port}"
     langgraph = Path(sys.executable).parent / "langgraph"
@@ -102,7 +109,7 @@ def start_server(env: dict[str, str], runs: int, log: Path) -> tuple[subprocess.
     command += ["--config", "langgraph.json", "--n-jobs-per-worker", str(runs)]
     with open(log, "ab") as out:
         proc = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            command, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
     deadline = time.monotonic() + 120
@@ -187,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         for rnd in range(1, args.rounds + 1):
             for variant in variants:
                 home = Path(tmp) / f"home-{rnd}-{variant}"
-                proc, url = start_server(server_env(home, root, stub.base_url, variant), args.runs, log)
+                env = server_env(home, root, stub.base_url, variant)
+                proc, url = start_server(env, args.runs, log, Path(tmp) / f"server-{rnd}-{variant}")
                 try:
                     for name, offset in (("cold", 0), ("warm", 2)):
                         stub.reset()

@@ -111,13 +111,13 @@ async def node_thread_pool(_app: Starlette) -> AsyncIterator[None]:
     if not threads:
         yield
         return
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="longqa-node")
-    asyncio.get_running_loop().set_default_executor(pool)
+    # the loop shuts its default executor down when it closes; not here, where the server's own
+    # shutdown (after this) still hands work to it
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="longqa-node")
+    )
     log.info("longqa: %d threads for graph nodes (LONGQA_NODE_THREADS)", threads)
-    try:
-        yield
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    yield
 
 
 app = Starlette(lifespan=node_thread_pool)
