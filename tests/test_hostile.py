@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.contracts.settings import RunContext, Settings
+from longqa.contracts.settings import RunContext, Settings, SettingsError
 from longqa.graph.graph import graph
 from longqa.graph.index_graph import graph as index_graph
 from longqa.llm.parsing import MAX_PARSE_CHARS, parse_bool, parse_dict
@@ -131,6 +131,32 @@ def test_a_bad_environment_value_names_the_variable(tmp_path, monkeypatch, varia
     monkeypatch.setenv(variable, value)
     out = graph.invoke({"question": QUESTION, "texts": [LIGHTHOUSE]})  # no context: the environment's settings
     assert out["status"] == "error" and message in out["error"]
+
+
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("lots", "LONGQA_NODE_THREADS='lots': expected a whole number"),
+        ("-1", "LONGQA_NODE_THREADS='-1': must be between 0 and 1024"),
+        ("5000", "LONGQA_NODE_THREADS='5000': must be between 0 and 1024"),
+    ],
+)
+def test_a_bad_node_thread_count_names_the_variable(monkeypatch, value, message):
+    from longqa.server_app import node_threads
+
+    monkeypatch.setenv("LONGQA_NODE_THREADS", value)
+    with pytest.raises(SettingsError) as raised:
+        node_threads()
+    assert str(raised.value) == message
+
+
+def test_node_threads_default_and_python_default(monkeypatch):
+    from longqa.server_app import DEFAULT_NODE_THREADS, node_threads
+
+    monkeypatch.delenv("LONGQA_NODE_THREADS", raising=False)
+    assert node_threads() == DEFAULT_NODE_THREADS
+    monkeypatch.setenv("LONGQA_NODE_THREADS", " 0 ")
+    assert node_threads() == 0
 
 
 def test_a_question_with_lone_surrogates_and_control_characters_is_cleaned(home):
