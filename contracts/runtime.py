@@ -5,9 +5,11 @@ defaults), the error guard of retrieval-side nodes, and the process-wide caches 
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
@@ -20,25 +22,46 @@ _lock = threading.Lock()
 _store_lock = threading.Lock()
 
 
-def guarded(name: str, node: Callable[..., dict]) -> Callable[..., dict]:
+def guarded(name: str, node: Callable[..., Any]) -> Callable[..., Any]:
     """Run a retrieval-side node so that an infrastructure failure (Chroma server down, disk full,
     a corrupt index) ends the run with a clear error in its output instead of a stack trace.
-    LLM failures are handled inside the LLM nodes, which degrade instead."""
+    LLM failures are handled inside the LLM nodes, which degrade instead. A model node (a generator,
+    llm/model_node.py) is guarded around its own work; its model calls pass through."""
+
+    if inspect.isgeneratorfunction(node):
+
+        @functools.wraps(node)
+        def steps(state, runtime: Runtime[Settings]):
+            try:
+                return (yield from node(state, runtime))
+            except Exception as e:
+                return _failure(name, e)
+
+        return steps
 
     @functools.wraps(node)
     def run(state, runtime: Runtime[Settings]) -> dict:
         try:
             return node(state, runtime)
-        except SettingsError as e:  # the caller's or the environment's mistake: one line, no traceback
-            log.warning("%s: invalid run settings: %s", name, e)
-            message = f"settings: {e}"
-            return {"error": message, "status": "error", "route": [name], "trace": [message]}
-        except Exception as e:  # any backend failure ends the run the same honest way; logged in full
-            log.exception("%s failed", name)
-            message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
-            return {"error": message, "status": "error", "route": [name], "trace": [message]}
+        except Exception as e:
+            return _failure(name, e)
 
     return run
+
+
+def guard(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """`guarded` as a decorator."""
+    return functools.partial(guarded, name)
+
+
+def _failure(name: str, e: Exception) -> dict:
+    if isinstance(e, SettingsError):  # the caller's or the environment's mistake: one line, no traceback
+        log.warning("%s: invalid run settings: %s", name, e)
+        message = f"settings: {e}"
+    else:  # any backend failure ends the run the same honest way; logged in full
+        log.exception("%s failed", name, exc_info=e)
+        message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
+    return {"error": message, "status": "error", "route": [name], "trace": [message]}
 
 
 class InvalidSettings(SettingsError):

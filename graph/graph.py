@@ -167,7 +167,7 @@ def build_graph() -> StateGraph:
     builder.add_node("filter", filter_chunk, input_schema=FilterTask)
     builder.add_node("generate", generate, defer=True)
     builder.add_node("self_route", self_route)
-    builder.add_node("long_context", guarded("long_context", long_context))
+    builder.add_node("long_context", long_context)  # guarded in its module, around its own work
     builder.add_node("respond", respond)
 
     builder.add_edge(START, "prepare")

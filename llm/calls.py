@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import logging
 import re
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
 from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
@@ -107,6 +108,115 @@ def _within(seconds: float, call: Callable[[], AIMessage]) -> AIMessage:
     return outcome["reply"]
 
 
+@dataclass
+class _Call:
+    """One model call as both paths make it: the client, its arguments, the ledger of attempts."""
+
+    spec: ModelSpec
+    node: str
+    messages: list[BaseMessage]
+    max_tokens: int
+    deadline_at: float | None
+    model: Any
+    kwargs: dict[str, Any]
+    records: list[dict] = field(default_factory=list)
+
+    def bound(self) -> tuple[float, bool]:
+        """This attempt's wall-clock bound (its timeout, or what is left of the run's deadline), and
+        whether the deadline set it."""
+        left = None if self.deadline_at is None else self.deadline_at - time.time()
+        if left is not None and left <= 0:
+            raise DeadlineReached("the run's deadline (deadline_s) passed before this attempt")
+        by_deadline = left is not None and left < self.spec.timeout_s
+        return (left if by_deadline else self.spec.timeout_s), by_deadline
+
+    def drops_schema(self, e: BaseException) -> bool:
+        """The endpoint refused `response_format`: ask again without it (and remember)."""
+        if "response_format" not in self.kwargs or not _refuses_schema(e):
+            return False
+        with _NO_SCHEMA_LOCK:
+            _NO_SCHEMA.add(self.spec.base_url)
+        log.info("%s: the endpoint refused response_format; asking without it", self.node)
+        self.kwargs.pop("response_format")
+        return True
+
+    def failed(self, e: BaseException, t0: float, bound: float, by_deadline: bool) -> DeadlineReached | None:
+        """Record a failed attempt; a timeout the run's deadline set becomes DeadlineReached."""
+        seconds = time.perf_counter() - t0
+        self.records.append(_failed_record(self.node, self.spec, self.messages, e, self.max_tokens, seconds))
+        if by_deadline and isinstance(e, CallTimeout):
+            return DeadlineReached(f"the run's deadline (deadline_s) came {bound:.1f} s into this attempt")
+        return None
+
+    def answered(self, reply: AIMessage, t0: float) -> tuple[AIMessage, str]:
+        text = reply.content if isinstance(reply.content, str) else _text_of(reply)
+        seconds = time.perf_counter() - t0
+        self.records.append(usage_record(self.node, self.spec.model or "", self.messages, reply, text, seconds))
+        return reply, text
+
+    def retrying(self, kind: type[Retrying] | type[AsyncRetrying]) -> Any:
+        return kind(
+            stop=stop_after_attempt(max(0, self.spec.max_retries) + 1),
+            retry=retry_if_exception(is_retryable),
+            wait=_wait,
+            reraise=True,
+        )
+
+    def error(self, e: BaseException) -> LLMError:
+        if isinstance(e, DeadlineReached):
+            kind, what = "deadline", str(e)
+        else:
+            kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
+            what = f"{type(e).__name__}: {str(e)[:300]}"
+        prompt_tokens, context_size = context_numbers(e)
+        tried, retries = len(self.records), self.spec.max_retries
+        return LLMError(
+            f"{self.node}: model call failed ({what}; "
+            f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={retries}"
+            + (", a timeout is not retried" if kind in ("timeout", "deadline") and retries else "")
+            + ")",
+            usage=self.records,
+            kind=kind,
+            prompt_tokens=prompt_tokens,
+            context_size=context_size,
+        )
+
+    def reply(self, reply: AIMessage, text: str) -> Reply:
+        meta = getattr(reply, "response_metadata", None) or {}
+        finish = meta.get("finish_reason") or meta.get("stop_reason")
+        if finish in ("max_tokens",):  # Anthropic's name for the same thing
+            finish = "length"
+        if finish == "length":
+            self.records[-1]["outcome"] = "truncated"
+        done = self.records[-1]
+        emit(
+            self.node, "model", f"{self.spec.model} answered: {done['output_tokens']} tokens in {done['seconds']:.1f} s"
+        )
+        return Reply(text=text, usage=self.records, finish_reason=finish, meta=meta)
+
+
+def _setup(
+    spec: ModelSpec,
+    node: str,
+    messages: list[BaseMessage],
+    max_tokens: int,
+    schema: dict | None,
+    deadline_at: float | None,
+) -> _Call:
+    if deadline_at is not None and deadline_at <= time.time():
+        raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
+    try:
+        model = chat_model(spec)  # a missing key or an unknown provider fails here
+    except Exception as e:  # providers raise many types: all end this call
+        raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
+    default_counter()  # loaded here (a file read), not on the event loop when a reply is counted
+    kwargs: dict[str, Any] = {"max_tokens": max_tokens}
+    if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
+        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
+    emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
+    return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs)
+
+
 def call_llm(
     spec: ModelSpec,
     node: str,
@@ -118,78 +228,64 @@ def call_llm(
 ) -> Reply:
     """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt.
     `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it."""
-    if deadline_at is not None and deadline_at <= time.time():
-        raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
-    try:
-        model = chat_model(spec)  # a missing key or an unknown provider fails here
-    except Exception as e:  # providers raise many types: all end this call
-        raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
-    kwargs: dict[str, Any] = {"max_tokens": max_tokens}
-    if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
-        kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
-    records: list[dict] = []
+    call = _setup(spec, node, messages, max_tokens, schema, deadline_at)
 
     def attempt() -> tuple[AIMessage, str]:
-        # each attempt (a retry included) gets its timeout, or what is left of the run's deadline
-        left = None if deadline_at is None else deadline_at - time.time()
-        if left is not None and left <= 0:
-            raise DeadlineReached("the run's deadline (deadline_s) passed before this attempt")
-        by_deadline = left is not None and left < spec.timeout_s
-        bound = left if by_deadline else spec.timeout_s
+        bound, by_deadline = call.bound()
         t0 = time.perf_counter()
         try:
-            reply = _within(bound, lambda: model.invoke(messages, **kwargs))
+            reply = _within(bound, lambda: call.model.invoke(messages, **call.kwargs))
         except Exception as e:
-            if "response_format" in kwargs and _refuses_schema(e):
-                with _NO_SCHEMA_LOCK:
-                    _NO_SCHEMA.add(spec.base_url)
-                log.info("%s: the endpoint refused response_format; asking without it", node)
-                kwargs.pop("response_format")
+            if call.drops_schema(e):
                 return attempt()
-            records.append(_failed_record(node, spec, messages, e, max_tokens, time.perf_counter() - t0))
-            if by_deadline and isinstance(e, CallTimeout):
-                raise DeadlineReached(f"the run's deadline (deadline_s) came {bound:.1f} s into this attempt") from e
+            deadline = call.failed(e, t0, bound, by_deadline)
+            if deadline is not None:
+                raise deadline from e
             raise
-        text = reply.content if isinstance(reply.content, str) else _text_of(reply)
-        records.append(usage_record(node, spec.model or "", messages, reply, text, time.perf_counter() - t0))
-        return reply, text
+        return call.answered(reply, t0)
 
-    retrying = Retrying(
-        stop=stop_after_attempt(max(0, spec.max_retries) + 1),
-        retry=retry_if_exception(is_retryable),
-        wait=_wait,
-        reraise=True,
-    )
-    emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
     try:
-        reply, text = retrying(attempt)
+        reply, text = call.retrying(Retrying)(attempt)
     except Exception as e:
-        if isinstance(e, DeadlineReached):
-            kind, what = "deadline", str(e)
-        else:
-            kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
-            what = f"{type(e).__name__}: {str(e)[:300]}"
-        prompt_tokens, context_size = context_numbers(e)
-        tried = len(records)
-        raise LLMError(
-            f"{node}: model call failed ({what}; "
-            f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={spec.max_retries}"
-            + (", a timeout is not retried" if kind in ("timeout", "deadline") and spec.max_retries else "")
-            + ")",
-            usage=records,
-            kind=kind,
-            prompt_tokens=prompt_tokens,
-            context_size=context_size,
-        ) from e
-    meta = getattr(reply, "response_metadata", None) or {}
-    finish = meta.get("finish_reason") or meta.get("stop_reason")
-    if finish in ("max_tokens",):  # Anthropic's name for the same thing
-        finish = "length"
-    if finish == "length":
-        records[-1]["outcome"] = "truncated"
-    done = records[-1]
-    emit(node, "model", f"{spec.model} answered: {done['output_tokens']} tokens in {done['seconds']:.1f} s")
-    return Reply(text=text, usage=records, finish_reason=finish, meta=meta)
+        raise call.error(e) from e
+    return call.reply(reply, text)
+
+
+async def acall_llm(
+    spec: ModelSpec,
+    node: str,
+    messages: list[BaseMessage],
+    *,
+    max_tokens: int,
+    schema: dict | None = None,
+    deadline_at: float | None = None,
+) -> Reply:
+    """`call_llm` for the event loop: the model is awaited (`ainvoke`), so a run waiting on it holds
+    no thread. The same caps, bounds, retries and ledger."""
+    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at)
+
+    async def attempt() -> tuple[AIMessage, str]:
+        bound, by_deadline = call.bound()
+        t0 = time.perf_counter()
+        try:
+            try:
+                reply = await asyncio.wait_for(call.model.ainvoke(messages, **call.kwargs), bound)
+            except TimeoutError:
+                raise CallTimeout(f"no complete reply within {bound:.1f} s") from None
+        except Exception as e:
+            if call.drops_schema(e):
+                return await attempt()
+            deadline = call.failed(e, t0, bound, by_deadline)
+            if deadline is not None:
+                raise deadline from e
+            raise
+        return call.answered(reply, t0)
+
+    try:
+        reply, text = await call.retrying(AsyncRetrying)(attempt)
+    except Exception as e:
+        raise call.error(e) from e
+    return call.reply(reply, text)
 
 
 # -- what an error means --------------------------------------------------------------------------

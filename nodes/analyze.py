@@ -19,7 +19,8 @@ from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.prompts import okralong
 
@@ -82,7 +83,8 @@ def parse_analysis(reply: str) -> Analysis:
     )
 
 
-def analyze(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
     hits = state.get("primary") or []
@@ -95,7 +97,7 @@ def analyze(state: State, runtime: Runtime[Settings]) -> dict:
             HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question)),
         ]
         try:
-            reply = call_llm(
+            reply = yield ask(
                 settings,
                 "analyze",
                 messages,

@@ -9,17 +9,19 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.prompts import longrag
 
 
-def cot(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     evidence = state.get("evidence") or []
     content = "\n\n".join(e["text"] for e in evidence)
     prompt = longrag.COT.format(content=content, question=state["question"])
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "cot",
             [HumanMessage(prompt)],

@@ -10,17 +10,19 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.prompts import longrag
 
 
-def extract(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     paragraphs = state.get("paragraphs") or state.get("evidence") or []
     content = "\n\n".join(p["text"] for p in paragraphs)
     prompt = longrag.EXTRACTOR.format(content=content, question=state["question"])
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "extract",
             [HumanMessage(prompt)],

@@ -10,7 +10,8 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import FilterTask, Verdict
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_bool
 from longqa.prompts import longrag
 
@@ -23,12 +24,13 @@ VERDICT_SCHEMA = {
 }
 
 
-def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> dict:
+@model_node
+def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     evidence = task["evidence"]
     prompt = longrag.FILTER.format(content=evidence["text"], question=task["question"], cot=task["cot"])
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "filter",
             [HumanMessage(prompt)],

@@ -15,7 +15,8 @@ from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import generation, longrag, self_route
 
@@ -69,7 +70,8 @@ def prompt_context(evidence: list[Evidence], global_info: str | None, question: 
     return "\n".join([question, global_info or "", *(e["text"] for e in evidence)])
 
 
-def generate(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     evidence = state.get("evidence") or []
@@ -92,7 +94,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> dict:
     trace = [note] if note else []
     shown = shown_by("generate", kept)
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "generate",
             [HumanMessage(prompt)],

@@ -10,12 +10,13 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import searcher_for, settings_of
+from longqa.contracts.runtime import guard, searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
 from longqa.llm.endpoint import count_tokens
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.models import context_window, speaks_openai
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import self_route
@@ -58,7 +59,9 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     )
 
 
-def long_context(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+@guard("long_context")
+def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
     window = context_window(settings)
@@ -78,7 +81,7 @@ def long_context(state: State, runtime: Runtime[Settings]) -> dict:
     usage: list[dict] = []
     for attempt in (1, 2):
         try:
-            reply = call_llm(
+            reply = yield ask(
                 settings, "long_context", [HumanMessage(prompt)], max_tokens=cap, deadline_at=state.get("deadline_at")
             )
             break

@@ -12,7 +12,8 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, Step
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
 from longqa.prompts import okralong
 
@@ -47,7 +48,8 @@ def _value(text: str | None, context: str) -> str | None:
     return text
 
 
-def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     hop = state.get("hops", 0) + 1
     hits = sorted(state.get("hits") or [], key=lambda h: (h["doc_id"], h["start"]))
@@ -62,7 +64,7 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> dict:
         ),
     ]
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "reason_step",
             messages,

@@ -11,7 +11,8 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
-from longqa.llm.calls import LLMError, call_llm
+from longqa.llm.calls import LLMError
+from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.prompts import okralong
 
 _NUMBERING = re.compile(r"^\d{1,2}[.)]\s+")  # "1. ", "2) ", "10. " (not "2010 was ...")
@@ -28,7 +29,8 @@ def parse_sub_questions(reply: str, limit: int) -> list[str]:
     return subs[:limit]
 
 
-def split_question(state: State, runtime: Runtime[Settings]) -> dict:
+@model_node
+def split_question(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
     messages = [
@@ -38,7 +40,7 @@ def split_question(state: State, runtime: Runtime[Settings]) -> dict:
         HumanMessage(okralong.SPLITTER_USER.format(question=question)),
     ]
     try:
-        reply = call_llm(
+        reply = yield ask(
             settings,
             "split_question",
             messages,
