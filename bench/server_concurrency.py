@@ -18,9 +18,9 @@ What it does
   Each phase reports its wall time, runs per minute, per-run latency (median, max), the most model
   calls in flight at the stub at one moment, and the server's responsiveness: the latency of `GET /ok`
   polled every 100 ms during the phase (median, max). A blocked event loop shows there first.
-- A variant is a value of LONGQA_NODE_THREADS, the server's thread pool for the graph's (sync) nodes:
-  `0` is Python's default pool (min(32, cpus + 4) threads, what LangGraph's server uses unless told),
-  `64` is longqa's default.
+- A variant is a value of LONGQA_NODE_THREADS, the server's thread pool for the nodes' own work
+  (model calls are awaited on the event loop, llm/model_node.py): `0` is Python's default pool
+  (min(32, cpus + 4) threads, what LangGraph's server uses unless told), `64` is longqa's default.
 
 Answers are scripted (the stub's replies), so nothing here is an answer-quality number; what is
 measured is how runs share the server while the model works.

@@ -57,10 +57,10 @@ def calls(out: dict) -> Counter:
 def test_invoke_and_ainvoke_make_the_same_calls(home, settings):
     with OpenAIStub() as stub:
         sync = graph.invoke(question(), context=context(stub, home, **settings))
-        sync_caps = sorted(b["max_tokens"] for b in stub.requests)
+        sync_caps = sorted(b["max_completion_tokens"] for b in stub.requests)
         stub.reset()
         done = asyncio.run(graph.ainvoke(question(), context=context(stub, home, **settings)))
-        async_caps = sorted(b["max_tokens"] for b in stub.requests)
+        async_caps = sorted(b["max_completion_tokens"] for b in stub.requests)
     assert done["status"] == sync["status"] and done["status"] in ("answered", "unanswerable"), done.get("error")
     assert done["answer"] == sync["answer"]
     assert sorted(done["route"]) == sorted(sync["route"])
