@@ -15,6 +15,9 @@ What it does
   new, empty index home and `--n-jobs-per-worker` = runs, then:
   - cold: `--runs` runs at once, `runs / docs` per document, the first run on each document indexing it;
   - warm: `--runs` more at once over the same (now indexed) documents, other questions.
+  - mixed: `--mixed` new documents (`--mixed-words` each) asked about at once, so each must be
+    indexed, and 1 s later one run on a document indexed in the cold phase: its time ("indexed-doc
+    run s") shows whether a run that needs no indexing waits for a thread behind the builds.
   Each phase reports its wall time, runs per minute, per-run latency (median, max), the most model
   calls in flight at the stub at one moment, and the server's responsiveness: the latency of `GET /ok`
   polled every 100 ms during the phase (median, max). A blocked event loop shows there first.
@@ -62,12 +65,13 @@ class Phase:
     model_calls: int
     ok_median_ms: float
     ok_max_ms: float
+    late_run_s: float | None = None  # mixed: the run on an indexed document, started 1 s into the phase
 
 
-def write_documents(root: Path, docs: int, words: int) -> list[tuple[str, list[str]]]:
+def write_documents(root: Path, docs: int, words: int, first: int = 0) -> list[tuple[str, list[str]]]:
     """`docs` files of about `words` words, and the questions each can be asked."""
     out = []
-    for i in range(docs):
+    for i in range(first, first + docs):
         text, questions = big_document(words, seed=1000 + i)
         name = f"doc{i}.md"
         (root / name).write_text(text, "utf-8")
@@ -130,8 +134,11 @@ def peak_in_flight(timings: list[dict]) -> int:
     return peak
 
 
-async def phase(url: str, jobs: list[tuple[str, str]], strategy: str) -> tuple[float, list[float], int, list[float]]:
-    """Run every (document, question) at once; poll /ok meanwhile. (wall, run seconds, failures, ok ms)."""
+async def phase(
+    url: str, jobs: list[tuple[str, str]], strategy: str, late: tuple[str, str] | None = None
+) -> tuple[float, list[float], int, list[float], float | None]:
+    """Run every (document, question) at once, and `late` 1 s after them; poll /ok meanwhile.
+    (wall, run seconds, failures, /ok ms, the late run's seconds)."""
     from langgraph_sdk import get_client
 
     client = get_client(url=url, timeout=600)
@@ -146,7 +153,8 @@ async def phase(url: str, jobs: list[tuple[str, str]], strategy: str) -> tuple[f
                 probes.append((time.perf_counter() - t0) * 1000)
                 await asyncio.sleep(0.1)
 
-    async def one(document: str, question: str) -> tuple[float, bool]:
+    async def one(document: str, question: str, after_s: float = 0.0) -> tuple[float, bool]:
+        await asyncio.sleep(after_s)
         t0 = time.perf_counter()
         out = await client.runs.wait(
             None, "longqa", input={"question": question, "documents": [document]}, context={"strategy": strategy}
@@ -156,11 +164,13 @@ async def phase(url: str, jobs: list[tuple[str, str]], strategy: str) -> tuple[f
 
     prober = asyncio.create_task(probe())
     t0 = time.perf_counter()
-    results = await asyncio.gather(*(one(d, q) for d, q in jobs))
+    runs = [one(d, q) for d, q in jobs] + ([one(*late, after_s=1.0)] if late else [])
+    results = await asyncio.gather(*runs)
     wall = time.perf_counter() - t0
     done.set()
     await prober
-    return wall, [s for s, _ in results], sum(not ok for _, ok in results), probes
+    late_s = results.pop()[0] if late else None
+    return wall, [s for s, _ in results], sum(not ok for _, ok in results), probes, late_s
 
 
 def jobs_for(documents: list[tuple[str, list[str]]], runs: int, offset: int) -> list[tuple[str, str]]:
@@ -180,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strategy", default="longrag", help="the runs' strategy (longrag: a filter call per chunk)")
     parser.add_argument("--variants", default="0,64", help="LONGQA_NODE_THREADS values to compare (0,64)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds; variants interleave within each (2)")
+    parser.add_argument("--mixed", type=int, default=7, help="mixed phase: new documents indexed at once (7; 0: none)")
+    parser.add_argument("--mixed-words", type=int, default=12000, help="words per new document (12000)")
     args = parser.parse_args(argv)
     offline_env()
     from tests.openai_stub import OpenAIStub
@@ -190,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp) / "docs"
         root.mkdir()
         documents = write_documents(root, args.docs, args.words)
+        fresh = write_documents(root, args.mixed, args.mixed_words, first=args.docs)
         log = Path(tmp) / "server.log"
         for rnd in range(1, args.rounds + 1):
             for variant in variants:
@@ -197,11 +210,13 @@ def main(argv: list[str] | None = None) -> int:
                 env = server_env(home, root, stub.base_url, variant)
                 proc, url = start_server(env, args.runs, log, Path(tmp) / f"server-{rnd}-{variant}")
                 try:
-                    for name, offset in (("cold", 0), ("warm", 2)):
+                    plan = [("cold", jobs_for(documents, args.runs, 0), None)]
+                    plan.append(("warm", jobs_for(documents, args.runs, 2), None))
+                    if fresh:  # new documents indexing while a run on an indexed one comes in
+                        plan.append(("mixed", [(d, qs[0]) for d, qs in fresh], (documents[0][0], documents[0][1][1])))
+                    for name, jobs, late in plan:
                         stub.reset()
-                        wall, seconds, failed, probes = asyncio.run(
-                            phase(url, jobs_for(documents, args.runs, offset), args.strategy)
-                        )
+                        wall, seconds, failed, probes, late_s = asyncio.run(phase(url, jobs, args.strategy, late))
                         timings = stub.timings
                         phases.append(
                             Phase(
@@ -217,17 +232,18 @@ def main(argv: list[str] | None = None) -> int:
                                 model_calls=len(timings),
                                 ok_median_ms=round(statistics.median(probes), 1) if probes else float("nan"),
                                 ok_max_ms=round(max(probes), 1) if probes else float("nan"),
+                                late_run_s=round(late_s, 2) if late_s is not None else None,
                             )  # fmt: skip
                         )
                         print(phases[-1], file=sys.stderr, flush=True)
                 finally:
                     _stop(proc)
     headers = ["variant (node threads)", "round", "phase", "wall s", "runs/min", "failed", "run median s", "run max s",
-               "model calls", "peak in flight", "/ok median ms", "/ok max ms"]  # fmt: skip
+               "model calls", "peak in flight", "/ok median ms", "/ok max ms", "indexed-doc run s"]  # fmt: skip
     rows = [
         [p.variant if p.variant != "0" else "0 (Python default)", p.round, p.phase, p.wall_s,
          round(60 * p.runs / p.wall_s, 1), p.failed, p.run_median_s, p.run_max_s, p.model_calls, p.peak_in_flight,
-         p.ok_median_ms, p.ok_max_ms]
+         p.ok_median_ms, p.ok_max_ms, "" if p.late_run_s is None else p.late_run_s]
         for p in phases
     ]  # fmt: skip
     print(f"\n{args.runs} runs at once over {args.docs} documents of ~{args.words} words; strategy {args.strategy}; "

@@ -10,6 +10,8 @@
 - `schema` asks for JSON-schema constrained output (`response_format`) where the endpoint speaks
   OpenAI's API; an endpoint that refuses it is asked again without it, and remembered.
 - A reply cut at the cap (`finish_reason == "length"`) comes back marked `truncated`.
+- `call_llm` waits in the caller's thread; `acall_llm` is the same call awaited on the event loop
+  (`ainvoke`: the server's path, llm/model_node.py). Both follow one plan (`_Call`).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""The server's guard on run settings (langgraph.json `http.app`): LangGraph's server drops every
-context key its schema does not list, silently, so a mistyped `"modle"` would quietly make a run
-evidence-only. This middleware refuses such a request with HTTP 422 naming the key and the nearest
-valid one, and a deployment-locked key (`home`, `base_url`, ...) naming it as locked. Hand-written:
-no library validates LangGraph run bodies; it is plain ASGI and buffers only run-creating bodies."""
+"""What longqa adds to LangGraph's server (langgraph.json `http.app`):
+- a thread pool sized for the nodes' own work (`node_thread_pool`, the app's lifespan);
+- a guard on run settings. LangGraph's server drops every context key its schema does not list,
+  silently, so a mistyped `"modle"` would quietly make a run evidence-only. This middleware refuses
+  such a request with HTTP 422 naming the key and the nearest valid one, and a deployment-locked key
+  (`home`, `base_url`, ...) naming it as locked. Hand-written: no library validates LangGraph run
+  bodies; it is plain ASGI and buffers only run-creating bodies."""
 
 from __future__ import annotations
 
@@ -90,7 +92,7 @@ DEFAULT_NODE_THREADS = 64
 
 
 def node_threads() -> int:
-    """LONGQA_NODE_THREADS: threads for the graph's nodes on this server (default 64)."""
+    """LONGQA_NODE_THREADS: threads for the nodes' own work on this server (default 64)."""
     value = os.environ.get("LONGQA_NODE_THREADS", "").strip() or str(DEFAULT_NODE_THREADS)
     try:
         threads = int(value)
@@ -103,10 +105,11 @@ def node_threads() -> int:
 
 @contextlib.asynccontextmanager
 async def node_thread_pool(_app: Starlette) -> AsyncIterator[None]:
-    """LangGraph runs a sync node in its event loop's default executor, Python's min(32, cpus + 4)
-    threads (6 on 2 cores), shared by every run: a node waiting on the model holds one, so
-    concurrent runs queue for threads, not for the model. A pool sized for waiting lifts that
-    (bench/server_concurrency.py measures it); 0 keeps Python's default."""
+    """The thread pool for the nodes' own work on this server: LangGraph runs a sync node, and a
+    model node's own stretches (llm/model_node.py), in its event loop's default executor, Python's
+    min(32, cpus + 4) threads (6 on 2 cores), shared by every run. Model calls are awaited and hold
+    no thread, but a run waiting for another run's index build, or searching, does. 0 keeps
+    Python's default; bench/server_concurrency.py measures both."""
     threads = node_threads()
     if not threads:
         yield

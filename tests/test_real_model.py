@@ -7,6 +7,7 @@ defaults, nothing crashes."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -69,6 +70,7 @@ def served():
     subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=60)
 
 
+@pytest.mark.parametrize("via", ["invoke", "ainvoke"])  # each call in the node's thread, or awaited (the server)
 @pytest.mark.parametrize(
     "strategy,analyzer",
     [
@@ -80,11 +82,15 @@ def served():
         ("adaptive-precise", "local"),
     ],
 )
-def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_factory, strategy, analyzer):
+def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_factory, strategy, analyzer, via):
     model, base_url = served
     context = {"model": model, "base_url": base_url, "strategy": strategy, "analyzer": analyzer, "timeout_s": 120}
     context |= {"home": str(tmp_path_factory.getbasetemp() / "real-model-home"), "max_retries": 0, **CAPS}
-    out = graph.invoke({"question": "When was the oil lamp replaced?", "texts": [DOCUMENT]}, context=context)
+    inputs = {"question": "When was the oil lamp replaced?", "texts": [DOCUMENT]}
+    if via == "ainvoke":
+        out = asyncio.run(graph.ainvoke(inputs, context=context))
+    else:
+        out = graph.invoke(inputs, context=context)
     assert out["status"] in ("answered", "unanswerable", "error")
     if out["status"] == "error":  # allowed for a 270M base model, but only as a named reason, never a crash
         assert re.search(r"cut at its cap|repeats the prompt|reply was empty|model call failed", out["error"])
