@@ -19,8 +19,8 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
     searcher = searcher_for(settings, task["doc_ids"])
     g, dense = task["granularity"], task["mode"] != "bm25"
-    for document in searcher.documents:  # a granularity not indexed yet is built here, with progress
-        searcher.store.index(document, g, embedding_progress("retrieve", document.source, g), dense=dense)
+    # a granularity not indexed yet is built here, with progress per document
+    searcher.indexes(g, dense=dense, progress_for=lambda document: embedding_progress("retrieve", document.source, g))
 
     def search(query: str, k: int) -> list:
         return searcher.search(

@@ -54,9 +54,18 @@ class Searcher:
         self._lock = threading.Lock()
 
     def indexes(
-        self, granularity: int, progress: Callable[[int, int], None] | None = None, dense: bool = True
+        self,
+        granularity: int,
+        progress: Callable[[int, int], None] | None = None,
+        dense: bool = True,
+        progress_for: Callable[[Document], Callable[[int, int], None]] | None = None,
     ) -> list[ChunkIndex]:
-        return [self.store.index(d, granularity, progress, dense=dense) for d in self.documents]
+        """Every document's index at `granularity`, built where missing; embedding progress goes to
+        `progress`, or to `progress_for(document)`, one callback per document."""
+        return [
+            self.store.index(d, granularity, progress_for(d) if progress_for else progress, dense=dense)
+            for d in self.documents
+        ]
 
     def search(
         self,

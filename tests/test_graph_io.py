@@ -7,6 +7,7 @@ import asyncio
 import importlib
 import inspect
 import json
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -314,3 +315,25 @@ def test_an_error_turn_does_not_stick_to_the_thread(graph_home, report):
     assert out["status"] == "evidence-only"
     out = graph.invoke({"question": KEEPER_Q}, config, context=context)
     assert out["status"] == "answered"
+
+
+def test_retrieve_reports_embedding_progress_per_document(tmp_path):
+    """A granularity not indexed yet is built by `retrieve`; each document's embedding is reported
+    on the custom stream under its own name, to the end."""
+    from longqa.graph.graph import graph
+
+    docs = []
+    for name, fact in (("atlas.md", "The Verrin Bridge spans 842 metres."), ("log.md", "Agnes Morrow kept the light.")):
+        path = tmp_path / name
+        path.write_text(f"# {name}\n\n" + "\n\n".join(f"Paragraph {i} of {name}. {fact}" for i in range(40)), "utf-8")
+        docs.append(str(path))
+    context = {"home": str(tmp_path / "home"), "strategy": "rag"}  # 512-token chunks: prepare indexed 150
+    events = [
+        e
+        for e in graph.stream(
+            {"question": "How long is the Verrin Bridge?", "documents": docs}, context=context, stream_mode="custom"
+        )  # fmt: skip
+        if e["node"] == "retrieve" and e["step"] == "embedding"
+    ]
+    finished = {re.search(r"chunks of (\S+) ", e["message"]).group(1) for e in events if e["done"] == e["total"] > 0}
+    assert finished == set(docs), events  # each named by the path the caller gave
