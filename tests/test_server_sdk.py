@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from .openai_stub import OpenAIStub
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[1]
@@ -240,7 +242,7 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=STOP_TIMEOUT_S)
 
 
-def _server_env(home: Path, docs: Path) -> dict[str, str]:
+def _server_env(home: Path, docs: Path, model_url: str) -> dict[str, str]:
     # no LONGQA_/CHROMA_ settings and no provider keys from the caller's shell: the deployment's are below
     env = {
         k: v
@@ -260,13 +262,22 @@ def _server_env(home: Path, docs: Path) -> dict[str, str]:
             "LONGQA_TOKENIZER": "wordpiece",
             "LONGQA_HOME": str(home),
             "LONGQA_DOCUMENTS_ROOT": str(docs),
+            # the deployment's endpoint: the OpenAI-compatible stub (a run picks `openai:stub-model`)
+            "LONGQA_BASE_URL": model_url,
+            "OPENAI_API_KEY": "stub-key",
         }
     )
     return env
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def model_stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub() as stub:
+        yield stub
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, model_stub: OpenAIStub) -> Iterator[Server]:
     pytest.importorskip("langgraph_sdk")
     langgraph = Path(sys.executable).parent / "langgraph"
     if not langgraph.exists():
@@ -294,7 +305,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         proc = subprocess.Popen(
             command,
             cwd=REPO,
-            env=_server_env(home, docs),
+            env=_server_env(home, docs, model_stub.base_url),
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
@@ -488,6 +499,20 @@ def test_concurrent_runs_stay_apart(server: Server, new_thread):
         ledgers.append(sorted(nodes.items()))
     # the same kind of question on documents of the same shape: the same calls, none borrowed
     assert all(ledger == ledgers[0] for ledger in ledgers), ledgers
+
+
+def test_a_model_over_the_wire_is_awaited_by_the_server(client, new_thread, model_stub):
+    """The server runs the graph with ainvoke: every model node awaits its call to the deployment's
+    OpenAI-compatible endpoint on the event loop, under the server's blocking-call detection (a
+    blocking call would fail the run, and show in the log test below)."""
+    model_stub.reset()
+    out = ask(client, new_thread(), OBSERVATORY_Q, [ATLAS], model="openai:stub-model", strategy="longrag")
+    assert out["status"] == "answered", out.get("error")
+    nodes = Counter(r["node"] for r in out["usage"])
+    assert {"cot", "extract", "filter", "generate"} <= set(nodes), nodes
+    assert len(model_stub.requests) == len(out["usage"]) == out["totals"]["calls"]
+    assert not any(r["estimated"] for r in out["usage"])  # the server's own usage, over the wire
+    assert "stub-model" in out["model"]
 
 
 # -- (f) run-time settings, and the locked ones ----------------------------------------------
