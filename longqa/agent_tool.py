@@ -47,8 +47,9 @@ def longqa_tool(
         return format_result(result), result
 
     async def aask_documents(question: str, documents: list[str] | None = None) -> tuple[str, dict[str, Any]]:
-        """The async path (agents run with `ainvoke`/`astream`): the graph's own `ainvoke`, whose sync
-        nodes run in worker threads, so embedding and searching never block the event loop."""
+        """The async path (agents run with `ainvoke`/`astream`): the graph's own `ainvoke`, whose model
+        calls are awaited and whose other work (embedding, searching) runs in worker threads, so the
+        event loop never blocks."""
         paths = documents or default_documents or []
         result = await graph.ainvoke({"question": question, "documents": paths}, context=context)
         return format_result(result), result

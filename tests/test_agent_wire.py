@@ -64,9 +64,9 @@ def test_the_agent_example_runs_end_to_end_over_the_wire(tmp_path, monkeypatch, 
 
 
 def test_the_tool_has_a_real_async_path_that_never_blocks_the_loop(tmp_path):
-    """`ainvoke` runs the graph's `ainvoke` (sync nodes in worker threads): under blockbuster, which
-    `langgraph dev` uses to refuse blocking calls in the event loop, embedding a new document and
-    answering raise nothing."""
+    """`ainvoke` runs the graph's `ainvoke` (model calls awaited, other work in worker threads):
+    under blockbuster, which `langgraph dev` uses to refuse blocking calls in the event loop,
+    embedding a new document and answering raise nothing."""
     blockbuster = pytest.importorskip("blockbuster")
     from longqa.agent_tool import longqa_tool
     from longqa.contracts.settings import Settings
