@@ -32,7 +32,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
-from .models import ModelSpec, chat_model, speaks_openai
+from .models import ModelSpec, chat_model, chat_model_for_loop, speaks_openai
 
 log = logging.getLogger(__name__)
 
@@ -204,11 +204,13 @@ def _setup(
     max_tokens: int,
     schema: dict | None,
     deadline_at: float | None,
+    loop: asyncio.AbstractEventLoop | None = None,
 ) -> _Call:
+    """The call's plan; `loop`: the event loop it will be awaited on (None: a sync call)."""
     if deadline_at is not None and deadline_at <= time.time():
         raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
-    try:
-        model = chat_model(spec)  # a missing key or an unknown provider fails here
+    try:  # a missing key or an unknown provider fails here
+        model = chat_model(spec) if loop is None else chat_model_for_loop(spec, loop)
     except Exception as e:  # providers raise many types: all end this call
         raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
     default_counter()  # loaded here (a file read), not on the event loop when a reply is counted
@@ -264,7 +266,8 @@ async def acall_llm(
 ) -> Reply:
     """`call_llm` for the event loop: the model is awaited (`ainvoke`), so a run waiting on it holds
     no thread. The same caps, bounds, retries and ledger."""
-    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at)
+    loop = asyncio.get_running_loop()
+    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at, loop)
 
     async def attempt() -> tuple[AIMessage, str]:
         bound, by_deadline = call.bound()

@@ -3,12 +3,16 @@ or a registered offline model (`scripted`)."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import os
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Protocol
 
+import httpx
 from langchain.chat_models import init_chat_model
 from langchain_core.language_models import BaseChatModel
 
@@ -49,9 +53,46 @@ def chat_model(spec: ModelSpec) -> BaseChatModel:
     return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s)
 
 
+# the models for awaiting, per event loop: dropped with their loop
+_LOOP_MODELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple, BaseChatModel]] = (
+    weakref.WeakKeyDictionary()
+)
+_LOOP_MODELS_LOCK = threading.Lock()
+
+
+def chat_model_for_loop(spec: ModelSpec, loop: asyncio.AbstractEventLoop) -> BaseChatModel:
+    """The model to await on `loop`. An async HTTP connection belongs to the loop that opened it,
+    and langchain-openai shares one async client per endpoint across every loop of the process
+    (langchain-ai/langchain#35783), so a second `asyncio.run` would reuse the first one's dead
+    connections. Each loop gets its own model and client. Call it off the loop: a client loads its
+    certificates from disk."""
+    key = (spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s)
+    with _LOOP_MODELS_LOCK:
+        model = _LOOP_MODELS.setdefault(loop, {}).get(key)
+    if model is None:
+        if spec.model in _REGISTRY:
+            model = chat_model(spec)  # in-process models hold no connection
+        else:
+            model = _build_model(*key, http_async_client=httpx.AsyncClient(timeout=spec.timeout_s))
+        with _LOOP_MODELS_LOCK:
+            model = _LOOP_MODELS.setdefault(loop, {}).setdefault(key, model)
+    return model
+
+
 @functools.cache
 def _chat_model(
     model: str | None, base_url: str | None, api_key_env: str, temperature: float, timeout_s: float
+) -> BaseChatModel:
+    return _build_model(model, base_url, api_key_env, temperature, timeout_s)
+
+
+def _build_model(
+    model: str | None,
+    base_url: str | None,
+    api_key_env: str,
+    temperature: float,
+    timeout_s: float,
+    http_async_client: httpx.AsyncClient | None = None,
 ) -> BaseChatModel:
     if not model:
         raise ValueError("no chat model configured")
@@ -69,6 +110,8 @@ def _chat_model(
         # local OpenAI-compatible servers accept any key; the client library insists on one
         kwargs["api_key"] = os.environ.get(api_key_env) or ("not-needed" if base_url else None)
         kwargs["stream_usage"] = True
+        if http_async_client is not None:
+            kwargs["http_async_client"] = http_async_client
     return init_chat_model(model, model_provider=provider, **kwargs)
 
 

@@ -160,3 +160,15 @@ def test_an_endpoint_refusing_json_schema_is_asked_without_it(call):
         reply = call(settings, schema={"type": "object", "properties": {"status": {"type": "boolean"}}})
     assert reply.text == '{"status": true}' and [t["status"] for t in stub.timings] == [400, 200]
     assert [r["outcome"] for r in reply.usage] == ["ok"]  # a refused format is not a failed attempt
+
+
+def test_ainvoke_from_one_event_loop_after_another(home):
+    """Each `asyncio.run` has its own loop, and a kept-alive connection belongs to the loop that
+    opened it: the second run must not reuse the first loop's client (langchain-ai/langchain#35783:
+    langchain-openai shares one async HTTP client per endpoint across loops)."""
+    with OpenAIStub() as stub:
+        settings = context(stub, home, strategy="longrag", max_retries=0)
+        outs = [asyncio.run(graph.ainvoke(question(), context=settings)) for _ in range(3)]
+    for out in outs:
+        assert out["status"] in ("answered", "unanswerable"), out.get("error")
+        assert all(r["outcome"] in ("ok", "truncated") for r in out["usage"]), out["usage"]
