@@ -66,7 +66,7 @@ def _env(name: str, default: object = None):
     return lambda: os.environ.get(name, default)
 
 
-def _env_number(name: str, default, kind: type, lowest: float):
+def _env_number(name: str, default, kind: type, lowest: float, highest: float | None = None):
     def read():
         value = os.environ.get(name, "").strip()
         if not value:
@@ -75,6 +75,8 @@ def _env_number(name: str, default, kind: type, lowest: float):
             number = kind(value)
         except ValueError:
             raise SettingsError(f"{name}={value!r}: expected a {'whole ' if kind is int else ''}number") from None
+        if highest is not None and not lowest <= number <= highest:
+            raise SettingsError(f"{name}={value!r}: must be between {lowest:g} and {highest:g}")
         if not number >= lowest or number != number or number in (float("inf"), float("-inf")):
             raise SettingsError(f"{name}={value!r}: must be at least {lowest:g}")
         return number
@@ -86,8 +88,13 @@ def _env_float(name: str, default: float, lowest: float = 0.001):
     return _env_number(name, default, float, lowest)
 
 
-def _env_int(name: str, default: int | None, lowest: int = 1):
-    return _env_number(name, default, int, lowest)
+def _env_int(name: str, default: int | None, lowest: int = 1, highest: int | None = None):
+    return _env_number(name, default, int, lowest, highest)
+
+
+DEFAULT_NODE_THREADS = 64
+# the server's thread pool for the nodes' own work (longqa/server_app.py): a deployment setting, read at start
+node_threads = _env_int("LONGQA_NODE_THREADS", DEFAULT_NODE_THREADS, lowest=0, highest=1024)
 
 
 def _env_choice(name: str, default: str, choices: tuple[str, ...]):

@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import re
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +20,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from longqa.contracts.settings import SERVER_LOCKED, RunContext, SettingsError, UnknownSetting, check_names
+from longqa.contracts.settings import SERVER_LOCKED, RunContext, UnknownSetting, check_names, node_threads
 
 log = logging.getLogger(__name__)
 
@@ -86,21 +85,6 @@ class RunContextGuard:
             return await receive()
 
         await self.app(scope, replay, send)
-
-
-DEFAULT_NODE_THREADS = 64
-
-
-def node_threads() -> int:
-    """LONGQA_NODE_THREADS: threads for the nodes' own work on this server (default 64)."""
-    value = os.environ.get("LONGQA_NODE_THREADS", "").strip() or str(DEFAULT_NODE_THREADS)
-    try:
-        threads = int(value)
-    except ValueError:
-        raise SettingsError(f"LONGQA_NODE_THREADS={value!r}: expected a whole number") from None
-    if not 0 <= threads <= 1024:
-        raise SettingsError(f"LONGQA_NODE_THREADS={value!r}: must be between 0 and 1024")
-    return threads
 
 
 @contextlib.asynccontextmanager

@@ -142,7 +142,7 @@ def test_a_bad_environment_value_names_the_variable(tmp_path, monkeypatch, varia
     ],
 )
 def test_a_bad_node_thread_count_names_the_variable(monkeypatch, value, message):
-    from longqa.server_app import node_threads
+    from longqa.contracts.settings import node_threads
 
     monkeypatch.setenv("LONGQA_NODE_THREADS", value)
     with pytest.raises(SettingsError) as raised:
@@ -151,7 +151,7 @@ def test_a_bad_node_thread_count_names_the_variable(monkeypatch, value, message)
 
 
 def test_node_threads_default_and_python_default(monkeypatch):
-    from longqa.server_app import DEFAULT_NODE_THREADS, node_threads
+    from longqa.contracts.settings import DEFAULT_NODE_THREADS, node_threads
 
     monkeypatch.delenv("LONGQA_NODE_THREADS", raising=False)
     assert node_threads() == DEFAULT_NODE_THREADS
