@@ -45,3 +45,31 @@ def test_a_missing_api_key_is_an_error_in_the_output_not_a_crash(run_graph, monk
     assert out["status"] == "error"
     assert "generate: model could not be set up" in out["error"]
     assert "api_key" in out["error"].lower() or "credentials" in out["error"].lower()
+
+
+@pytest.mark.parametrize("via", ["invoke", "ainvoke"])
+def test_a_failing_search_in_the_long_context_reader_ends_the_run_with_a_clear_error(
+    graph_home, report, monkeypatch, via
+):
+    """The long-context node is a model node (a generator) guarded around its own work: a search
+    that fails while it selects what fits the window ends the run the same clear way, on both paths."""
+    import asyncio
+
+    from longqa.graph.graph import graph
+
+    def broken(self, *args, **kwargs):
+        raise ConnectionError("Chroma server at 127.0.0.1:9 refused the connection")
+
+    inputs = {"question": "Who manages the northern terminal?", "texts": [report]}
+    # a window smaller than the report: the reader must search for what fits
+    context = {"model": "scripted", "home": str(graph_home), "strategy": "lc", "context_window": 2048}
+    graph.invoke(inputs, context={**context, "model": None})  # indexed before the search breaks
+    monkeypatch.setattr(Searcher, "search", broken)
+    out = (
+        graph.invoke(inputs, context=context)
+        if via == "invoke"
+        else asyncio.run(graph.ainvoke(inputs, context=context))
+    )
+    assert out["status"] == "error", out.get("answer")
+    assert out["error"].startswith("long_context: ConnectionError") and "refused the connection" in out["error"]
+    assert out["route"][-2:] == ["long_context", "respond"]
