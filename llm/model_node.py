@@ -49,32 +49,31 @@ def ask(spec: ModelSpec, node: str, messages: list[BaseMessage], **options: Any)
 ModelSteps = Generator[ModelCall, Reply, dict]
 
 
-def run_steps(steps: ModelSteps) -> dict:
-    """Drive a model node in this thread: each call made with `call_llm`."""
-    try:
-        call = next(steps)
-        while True:
-            try:
-                reply = call_llm(call.spec, call.node, call.messages, **call.options)
-            except LLMError as e:
-                call = steps.throw(e)
-            else:
-                call = steps.send(reply)
-    except StopIteration as done:
-        return done.value
-
-
 @dataclass(frozen=True)
 class _Done:
     update: dict
 
 
 def _advance(step: Callable[..., ModelCall], *args: Any) -> ModelCall | _Done:
-    """One stretch of the node's own work, in a worker thread (a StopIteration cannot cross a Future)."""
+    """One stretch of the node's own work, up to its next model call or its end (a StopIteration
+    cannot cross a Future, so the end comes back as `_Done`)."""
     try:
         return step(*args)
     except StopIteration as done:
         return _Done(done.value)
+
+
+def run_steps(steps: ModelSteps) -> dict:
+    """Drive a model node in this thread: each call made with `call_llm`."""
+    call = _advance(next, steps)
+    while isinstance(call, ModelCall):
+        try:
+            reply = call_llm(call.spec, call.node, call.messages, **call.options)
+        except LLMError as e:
+            call = _advance(steps.throw, e)
+        else:
+            call = _advance(steps.send, reply)
+    return call.update
 
 
 async def arun_steps(steps: ModelSteps) -> dict:
