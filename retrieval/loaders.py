@@ -1,9 +1,10 @@
-"""Load .txt, .md, .pdf and .html files (or inline text) into a `Document` with paragraphs.
+"""Load .txt, .md, .pdf, .html, .docx and .epub files (or inline text) into a `Document` with paragraphs.
 
 Tables stay whole: a markdown pipe table, a block of space/tab-aligned columns, a PDF table
-extracted in layout mode and an HTML <table> (rendered as a pipe table) each become one
+extracted in layout mode and an HTML, DOCX or EPUB table (rendered as a pipe table) each become one
 paragraph marked `is_table`, so chunking can cut between rows and the context processor can
-put a cut table back together.
+put a cut table back together. The DOCX and EPUB readers are in `formats.py`, PDF page cleaning
+in `pdf_text.py`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .documents import Document, Paragraph, content_hash
+from .pdf_text import clean_pdf_pages
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +28,8 @@ SUPPORTED_SUFFIXES = {
     ".pdf": "pdf",
     ".html": "html",
     ".htm": "html",
+    ".docx": "docx",
+    ".epub": "epub",
 }
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
 FALLBACK_ENCODING = "cp1252"  # tried first when a file is not UTF-8: the common case, and detectors confuse it
@@ -89,6 +93,11 @@ def _load_document(path: Path, max_words: int) -> Document:
         raise DocumentError(path, "file is empty")
     if kind == "pdf":
         text, encoding = _read_pdf(path, max_words), "pdf"
+    elif kind in ("docx", "epub"):
+        from . import formats
+
+        reader = formats.read_docx if kind == "docx" else formats.read_epub
+        text, encoding = reader(path, max_words), kind
     else:
         text, encoding = _read_text_file(path, max_words)
         if kind == "html":
@@ -215,18 +224,20 @@ def _read_pdf(path: Path, max_words: int) -> str:
         pages: list[str] = []
         words = 0
         for page in reader.pages:
-            # layout mode keeps table columns aligned with spaces, so tables survive as blocks
+            # layout mode keeps table columns aligned with spaces, so tables survive as blocks; it won
+            # the side-by-side measurement against plain mode, pdfplumber and pypdfium2 (bench/README.md)
             page_text = page.extract_text(extraction_mode="layout") or ""
             words += len(page_text.split())
             if words > max_words:
                 raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
-            pages.append(_pdf_layout_to_blocks(page_text))
+            pages.append(page_text)
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, MemoryError, RecursionError) as e:
         # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb)
         raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {str(e)[:200]})") from None
-    text = "\n\n".join(p for p in pages if p.strip())
+    blocks = (_pdf_layout_to_blocks(page) for page in clean_pdf_pages(pages))
+    text = "\n\n".join(b for b in blocks if b.strip())
     if not text.strip():
         raise DocumentError(path, "PDF has no extractable text (scanned images need OCR first)")
     return text
@@ -234,7 +245,8 @@ def _read_pdf(path: Path, max_words: int) -> str:
 
 def _pdf_layout_to_blocks(page_text: str) -> str:
     """Turn layout-mode lines into blank-line separated blocks: aligned-column lines stay as they
-    are (a table), prose lines are de-indented and joined into paragraphs."""
+    are (a table), contents entries keep a line each, prose lines are de-indented and joined into
+    paragraphs."""
     out: list[str] = []
     prose: list[str] = []
     table: list[str] = []
@@ -257,6 +269,9 @@ def _pdf_layout_to_blocks(page_text: str) -> str:
         elif _is_aligned_row(stripped):
             flush_prose()
             table.append(line.rstrip())
+        elif _TOC_ENTRY.search(stripped):  # contents entries keep a line each, as a reader sees them
+            flush_prose()
+            table.append(stripped)
         else:
             flush_table()
             prose.append(stripped)
@@ -268,6 +283,8 @@ def _pdf_layout_to_blocks(page_text: str) -> str:
 
 
 _ALIGNED_GAP = re.compile(r"\S(?: {2,}|\t+)(?=\S)")
+# "Introduction … 7" once clean_pdf_pages collapsed its leader; the page may be roman or "A-3"
+_TOC_ENTRY = re.compile(r"\S \u2026 (?:\d{1,4}|[ivxlcdmIVXLCDM]{1,7}|[A-Z]-\d{1,4})$")
 
 
 def _is_aligned_row(line: str) -> bool:

@@ -1,0 +1,352 @@
+"""Read .docx and .epub files into paragraph text: headings as their own paragraphs, tables as
+markdown pipe tables (one `is_table` paragraph each), in document order.
+
+Both formats are zip archives, so both are opened through one guard: not a zip, a corrupt zip,
+an encrypted one, missing parts and zip bombs each raise `DocumentError` with the reason.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote
+from xml.etree import ElementTree
+
+from .loaders import DocumentError, html_to_text
+
+ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
+ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word
+MAX_ZIP_MEMBERS = 20_000
+_READ_BLOCK = 1 << 20
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
+_HTML_TYPES = {"application/xhtml+xml", "text/html"}
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def zip_byte_limit(max_words: int) -> int:
+    """The most bytes an archive may decompress to: tied to the word limit, so raising
+    LONGQA_MAX_WORDS for a long book raises it too."""
+    return ZIP_BASE_BYTES + ZIP_BYTES_PER_WORD * max_words
+
+
+# -- the zip guard --------------------------------------------------------------------------------
+
+
+def open_zip(path: Path, kind: str) -> zipfile.ZipFile:
+    """The archive, or a `DocumentError` saying why it is not a readable one."""
+    with path.open("rb") as f:
+        head = f.read(8)
+    if head.startswith(_OLE_MAGIC):
+        raise DocumentError(
+            path,
+            f"not a {kind} zip but an OLE compound file: a password-protected (encrypted) Office file "
+            "or an old binary format renamed; save it without a password in the modern format",
+        )
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, EOFError, ValueError) as e:
+        raise DocumentError(path, f"not a valid {kind} (not a zip archive: {e})") from None
+    members = archive.infolist()
+    if len(members) > MAX_ZIP_MEMBERS:
+        archive.close()
+        raise DocumentError(path, f"{kind} has {len(members):,} zip members, more than {MAX_ZIP_MEMBERS:,} (refused)")
+    if any(info.flag_bits & 0x1 for info in members):
+        archive.close()
+        raise DocumentError(path, f"{kind} is encrypted (password-protected zip entries)")
+    return archive
+
+
+def refuse_declared_bomb(path: Path, archive: zipfile.ZipFile, kind: str, limit: int) -> None:
+    """Refuse an archive whose members claim more bytes than the limit. zipfile stops each member
+    at its declared size (a member that lies fails its CRC), so this bounds what a library that
+    reads the whole package (python-docx) decompresses."""
+    declared = sum(info.file_size for info in archive.infolist())
+    if declared > limit:
+        raise DocumentError(path, _bomb_reason(kind, f"declares {declared:,} bytes uncompressed", limit))
+
+
+def _bomb_reason(kind: str, what: str, limit: int) -> str:
+    return (
+        f"{kind} {what}, over the limit of {limit:,} bytes (a zip bomb?); "
+        "raise LONGQA_MAX_WORDS to allow a longer document"
+    )
+
+
+class _Budget:
+    """Decompressed bytes left to read from one archive."""
+
+    def __init__(self, path: Path, kind: str, limit: int):
+        self.path, self.kind, self.limit, self.left = path, kind, limit, limit
+
+    def read(self, archive: zipfile.ZipFile, name: str, keep: bool = True) -> bytes:
+        """One member, read in blocks so a bomb is stopped at the limit, not after it is inflated
+        (keep=False: only check that it reads, and count it)."""
+        try:
+            info = archive.getinfo(name)
+        except KeyError:
+            raise DocumentError(self.path, f"corrupt {self.kind}: missing part '{name}'") from None
+        blocks: list[bytes] = []
+        try:
+            with archive.open(info) as member:
+                while block := member.read(_READ_BLOCK):
+                    self.left -= len(block)
+                    if self.left < 0:
+                        raise DocumentError(
+                            self.path, _bomb_reason(self.kind, "decompresses past its limit", self.limit)
+                        )
+                    if keep:
+                        blocks.append(block)
+        except DocumentError:
+            raise
+        except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:  # bad CRC, truncated, bad data
+            raise DocumentError(self.path, f"corrupt {self.kind}: part '{name}' cannot be read ({e})") from None
+        except NotImplementedError as e:  # a compression method zipfile lacks
+            raise DocumentError(self.path, f"corrupt {self.kind}: part '{name}' ({e})") from None
+        return b"".join(blocks)
+
+
+def _parse_xml(path: Path, kind: str, name: str, data: bytes) -> ElementTree.Element:
+    # entity declarations have no place in these small parts, and expand into billion-laughs bombs
+    if b"<!ENTITY" in data:
+        raise DocumentError(path, f"corrupt {kind}: '{name}' declares XML entities (refused)")
+    try:
+        return ElementTree.fromstring(data)
+    except ElementTree.ParseError as e:
+        raise DocumentError(path, f"corrupt {kind}: '{name}' is not well-formed XML ({e})") from None
+
+
+def _local(tag: object) -> str:
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def _too_long(path: Path, max_words: int) -> DocumentError:
+    return DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
+
+
+def _pipe_table(rows: list[list[str]]) -> str:
+    """Rows of cell texts as a markdown pipe table (header rule after the first row), as
+    `html_to_text` writes an HTML table."""
+    width = max(len(r) for r in rows)
+    lines = ["| " + " | ".join(r + [""] * (width - len(r))) + " |" for r in rows]
+    if len(lines) > 1:
+        lines.insert(1, "|" + "---|" * width)
+    return "\n".join(lines)
+
+
+# -- DOCX -------------------------------------------------------------------------------------------
+
+
+def read_docx(path: Path, max_words: int) -> str:
+    """Paragraphs, headings (as `#` lines) and tables (as pipe tables) of the main document, in
+    document order. Page headers and footers are left out (furniture, not content); footnotes,
+    comments and text boxes are not read."""
+    limit = zip_byte_limit(max_words)
+    with open_zip(path, "DOCX") as archive:
+        if "[Content_Types].xml" not in archive.namelist():
+            raise DocumentError(path, "not a Word document (no [Content_Types].xml in the zip)")
+        refuse_declared_bomb(path, archive, "DOCX", limit)
+        # python-docx inflates every part; reading each once first turns a bad CRC or bad deflate
+        # data into a reason naming the part, and holds the bytes read to the limit
+        budget = _Budget(path, "DOCX", limit)
+        for name in archive.namelist():
+            budget.read(archive, name, keep=False)
+    document = _open_docx(path)
+    blocks: list[str] = []
+    words = 0
+    try:
+        for block in _docx_blocks(document.element.body, document._body):
+            words += len(block.split())
+            if words > max_words:
+                raise _too_long(path, max_words)
+            blocks.append(block)
+    except DocumentError:
+        raise
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:  # malformed XML python-docx trips on
+        raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
+    return "\n\n".join(blocks)
+
+
+def _open_docx(path: Path):
+    import docx
+    from docx.opc.exceptions import OpcError
+    from lxml.etree import LxmlError
+
+    try:
+        return docx.Document(str(path))
+    except KeyError as e:  # a part named by a relationship is not in the zip
+        raise DocumentError(path, f"corrupt DOCX: missing part {e}") from None
+    except ValueError as e:  # e.g. "file '...' is not a Word file, content type is ..."
+        raise DocumentError(path, f"not a Word document ({str(e)[:200]})") from None
+    except (OpcError, LxmlError, zipfile.BadZipFile, EOFError, OSError, AttributeError, TypeError, IndexError) as e:
+        # python-docx trusts the package's structure: on a malformed part it fails wherever it looks
+        raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
+
+
+def _docx_blocks(element, parent) -> Iterator[str]:
+    """Text blocks of a body (or of a content control inside it), in document order."""
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    for child in element.iterchildren():
+        name = _local(child.tag)
+        if name == "p":
+            text = _docx_paragraph(Paragraph(child, parent))
+            if text:
+                yield text
+        elif name == "tbl":
+            table = _docx_table(Table(child, parent))
+            if table:
+                yield table
+        elif name in ("sdt", "sdtContent", "customXml"):  # content controls wrap ordinary blocks
+            yield from _docx_blocks(child, parent)
+
+
+def _docx_paragraph(paragraph) -> str:
+    text = "\n".join(" ".join(line.split()) for line in paragraph.text.split("\n")).strip()
+    if not text:
+        return ""
+    level = _heading_level(paragraph)
+    return f"{'#' * level} {' '.join(text.split())}" if level else text
+
+
+def _heading_level(paragraph) -> int:
+    """1-6 for Title / Heading N styles (Word stores built-in names in English whatever the UI
+    language), else 0."""
+    try:
+        name = (paragraph.style.name or "").lower() if paragraph.style is not None else ""
+    except (KeyError, ValueError, AttributeError):
+        return 0
+    if name == "title":
+        return 1
+    m = re.fullmatch(r"heading (\d)", name)
+    return min(int(m.group(1)), 6) if m else 0
+
+
+def _docx_table(table) -> str:
+    rows = []
+    for row in table.rows:
+        cells, previous = [], None
+        for cell in row.cells:
+            # a cell spanning columns is written once, then left empty, so the columns stay aligned
+            spanned = previous is not None and cell._tc is previous._tc
+            cells.append("" if spanned else _docx_cell_text(cell).replace("|", "/"))
+            previous = cell
+        if any(cells):
+            rows.append(cells)
+    return _pipe_table(rows) if rows else ""
+
+
+def _docx_cell_text(cell) -> str:
+    """A cell's paragraphs and nested tables as one line."""
+    from docx.table import Table
+
+    parts = []
+    for item in cell.iter_inner_content():
+        if isinstance(item, Table):
+            parts.extend(_docx_cell_text(c) for r in item.rows for c in r.cells)
+        else:
+            parts.append(item.text)
+    return " ".join(" ".join(parts).split())
+
+
+# -- EPUB -------------------------------------------------------------------------------------------
+# Read with the standard library: ebooklib, the usual reader, is AGPL-3.0, which an Apache-2.0
+# project cannot depend on, and no permissive, maintained EPUB reader was found on PyPI.
+
+
+def read_epub(path: Path, max_words: int) -> str:
+    """The chapters in spine (reading) order, each XHTML file rendered by `html_to_text`."""
+    with open_zip(path, "EPUB") as archive:
+        budget = _Budget(path, "EPUB", zip_byte_limit(max_words))
+        _check_mimetype(path, archive, budget)
+        opf_name = _rootfile(path, archive, budget)
+        chapters = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
+        _refuse_drm(path, archive, budget, {name for name, _ in chapters})
+        texts: list[str] = []
+        words = 0
+        for name, _media_type in chapters:
+            text = html_to_text(_decode_chapter(path, name, budget.read(archive, name)))
+            words += len(text.split())
+            if words > max_words:
+                raise _too_long(path, max_words)
+            if text.strip():
+                texts.append(text)
+    if not texts:
+        raise DocumentError(path, "EPUB has no text in its chapters")
+    return "\n\n".join(texts)
+
+
+def _check_mimetype(path: Path, archive: zipfile.ZipFile, budget: _Budget) -> None:
+    if "mimetype" not in archive.namelist():
+        return  # required by the spec, but readers open books without it; container.xml decides
+    mimetype = budget.read(archive, "mimetype")[:100].strip()
+    if mimetype != b"application/epub+zip":
+        raise DocumentError(path, f"not an EPUB (its mimetype is {mimetype.decode('ascii', 'replace')!r})")
+
+
+def _rootfile(path: Path, archive: zipfile.ZipFile, budget: _Budget) -> str:
+    """The package document's path, from META-INF/container.xml."""
+    name = "META-INF/container.xml"
+    if name not in archive.namelist():
+        raise DocumentError(path, f"not an EPUB (no {name} in the zip)")
+    root = _parse_xml(path, "EPUB", name, budget.read(archive, name))
+    for el in root.iter():
+        if _local(el.tag) == "rootfile" and el.get("full-path", "").strip("/"):
+            return el.get("full-path", "").strip("/")  # some writers make it absolute
+    raise DocumentError(path, f"corrupt EPUB: {name} names no package document (rootfile)")
+
+
+def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[str, str]]:
+    """(zip member, media type) of each spine item that is a text document, in reading order."""
+    base = posixpath.dirname(opf_name)
+    manifest: dict[str, tuple[str, str]] = {}
+    for el in opf.iter():
+        if _local(el.tag) == "item" and el.get("id") and el.get("href"):
+            href = unquote(el.get("href", "").split("#", 1)[0])
+            name = posixpath.normpath(posixpath.join(base, href)).lstrip("/")
+            manifest[el.get("id", "")] = (name, el.get("media-type", ""))
+    idrefs = [el.get("idref", "") for el in opf.iter() if _local(el.tag) == "itemref"]
+    if not idrefs:
+        raise DocumentError(path, f"corrupt EPUB: the package document '{opf_name}' has no spine")
+    chapters = []
+    for idref in idrefs:
+        if idref not in manifest:
+            raise DocumentError(path, f"corrupt EPUB: spine item '{idref}' is not in the manifest")
+        name, media_type = manifest[idref]
+        if media_type in _HTML_TYPES or name.lower().endswith((".xhtml", ".html", ".htm")):
+            chapters.append((name, media_type))
+    if not chapters:
+        raise DocumentError(path, "EPUB's spine holds no XHTML chapters")
+    return chapters
+
+
+def _refuse_drm(path: Path, archive: zipfile.ZipFile, budget: _Budget, chapters: set[str]) -> None:
+    """META-INF/encryption.xml lists encrypted resources; fonts may be obfuscated in a free book,
+    but an encrypted chapter means DRM, which cannot be read."""
+    name = "META-INF/encryption.xml"
+    if name not in archive.namelist():
+        return
+    root = _parse_xml(path, "EPUB", name, budget.read(archive, name))
+    for data in (el for el in root.iter() if _local(el.tag) == "EncryptedData"):
+        algorithms = {el.get("Algorithm", "") for el in data.iter() if _local(el.tag) == "EncryptionMethod"}
+        uris = {unquote(el.get("URI", "")) for el in data.iter() if _local(el.tag) == "CipherReference"}
+        if algorithms - _FONT_OBFUSCATION and uris & chapters:
+            raise DocumentError(path, "EPUB is DRM-protected (its chapters are encrypted); it cannot be read")
+
+
+def _decode_chapter(path: Path, name: str, data: bytes) -> str:
+    from bs4 import UnicodeDammit
+
+    if not data.strip():
+        return ""
+    if b"\x00" in data[:8192] and not data.startswith(_UTF16_BOMS):  # ciphertext, not markup
+        raise DocumentError(path, f"EPUB chapter '{name}' is not text (encrypted or binary)")
+    markup = UnicodeDammit(data, is_html=True).unicode_markup
+    if markup is None:
+        raise DocumentError(path, f"EPUB chapter '{name}' has undecodable bytes")
+    return markup
