@@ -1,16 +1,31 @@
-"""Which documents a run reads: paths under the allowed root, inline texts, or a named collection.
-Shared by the question graph's `prepare` and the index graph's `index_documents`."""
+"""Which library a run searches: files and folders under the allowed root, inline texts, or a named
+collection (a library indexed ahead). Shared by the question graph's `prepare` and the index
+graph's `index_documents`."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from longqa.retrieval import Document, DocumentError, document_from_text
+from longqa.retrieval import DocumentError, document_from_text
+from longqa.retrieval.folders import FileSet, Skipped, collect_files
+from longqa.retrieval.library import (
+    Library,
+    Progress,
+    Update,
+    document_members,
+    file_members,
+    forget_unused,
+    valid_name,
+)
 from longqa.retrieval.loaders import printable_name
 
-from .runtime import store_for
+from .runtime import library_for, store_for
 from .settings import Settings, running_as_server
 
 
@@ -66,33 +81,141 @@ def _inline_texts(value: Any) -> list[str]:
     return value
 
 
-def load_documents(state: Mapping[str, Any], settings: Settings) -> list[Document]:
-    """The run's documents, each named as this caller gave it: the index is keyed by content, so the
-    same text under another path is cached once but cited by the path given now."""
-    store = store_for(settings)
-    documents: list[Document] = []
+def _patterns(state: Mapping[str, Any], name: str) -> list[str]:
+    value = state.get(name) or []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(p, str) and p for p in value):
+        raise InputError(f"'{name}' must be a list of glob patterns (e.g. '*.pdf', 'reports/**')")
+    return value
+
+
+def _paths(state: Mapping[str, Any]) -> list[str]:
     paths = state.get("documents") or []
     if isinstance(paths, str):
         paths = [paths]
     for path in paths:
         if not isinstance(path, str):
             raise InputError(f"'documents' must hold paths as strings (got {type(path).__name__})")
-        resolved = allowed_path(path, settings)
-        try:
-            document = store.load(resolved)
-        except DocumentError as e:  # named as the caller named it, not by the server's path
-            raise DocumentError(shown_name(e.source, settings), e.reason) from None
-        documents.append(document.model_copy(update={"source": shown_name(str(resolved), settings)}))
-    for i, text in enumerate(_inline_texts(state.get("texts"))):
-        document = document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
-        store.remember_inline(document)
-        documents.append(document)
+    return paths
+
+
+@dataclass
+class Opened:
+    """The library a run searches, the documents of it the run asks about, and what was left out."""
+
+    library: Library
+    doc_ids: list[str]
+    sources: dict[str, str]  # doc_id -> the name citations use
+    words: int
+    skipped: list[Skipped] = field(default_factory=list)
+    update: Update | None = None
+
+
+def open_library(state: Mapping[str, Any], settings: Settings, progress: Progress | None = None) -> Opened:
+    """The question graph's library. A named `collection` is searched as it was indexed, or only
+    the files of it that `documents` names (a filter). Otherwise `documents` (files and folders,
+    walked with the `include` / `exclude` patterns) and `texts` are the library made for this input,
+    brought up to date first (see `index_library`)."""
+    name = state.get("collection")
+    if not name:
+        return index_library(state, settings, [settings.primary_granularity], progress)
+    found, skipped = _files(state, settings)
+    if _inline_texts(state.get("texts")):
+        raise InputError("'texts' cannot be searched with a 'collection': index them into it first")
+    return _named(store_for(settings), name, bool(_paths(state)), found, skipped, settings)
+
+
+def index_library(
+    state: Mapping[str, Any], settings: Settings, granularities: list[int], progress: Progress | None = None
+) -> Opened:
+    """Bring a library up to date with `documents` and `texts`: the named `collection`, or the
+    library made for this input (the same files and patterns find the same library again). Only new
+    and changed files are read and embedded; removed ones leave it. A file named directly that cannot
+    be read is an error; one found in a folder is skipped with its reason."""
+    store = store_for(settings)
+    found, skipped = _files(state, settings)
+    documents = [
+        document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
+        for i, text in enumerate(_inline_texts(state.get("texts")))
+    ]
+    name = state.get("collection")
+    if name and (not isinstance(name, str) or not valid_name(name)):
+        raise InputError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+    if not found.files and not found.folders and not documents:
+        raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
+    library = library_for(store, name or _input_name(state, found, documents))
+    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings))
+    name_of = {m.key: m.source for m in members}
+    update = library.update(members + document_members(documents), granularities, progress=progress)
+    named = {shown_name(str(f), settings) for f in found.named}
+    for s in update.skipped:  # a file the caller named itself cannot be read: that is the answer
+        if s.path in named:
+            raise DocumentError(s.path, s.reason)
+    if documents:
+        for document in documents:
+            store.remember_inline(document)
+        if not name:
+            library.touch()
     # inline texts are kept (indexed, for follow-ups) only as long as the deployment says
+    forget_unused(store, settings.inline_keep_s, keep={library.name})
     store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
-    if state.get("collection"):
-        for doc_id in store.collection(state["collection"]):
-            document = store.document(doc_id)
-            documents.append(document.model_copy(update={"source": shown_name(document.source, settings)}))
-    if not documents:
-        raise InputError("no documents: pass 'documents' (paths), 'texts' or 'collection'")
-    return documents
+    skipped += [Skipped(shown_name(s.path, settings), s.reason) for s in update.skipped]
+    manifest = library.manifest()
+    if not manifest.documents:
+        reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])
+        raise InputError(f"no readable documents{' (' + reasons + ')' if reasons else ''}")
+    opened = _opened(library, manifest.doc_ids(), settings, skipped, update)
+    by_key = {k: e.doc_id for k, e in manifest.documents.items()}
+    opened.sources.update({by_key[k]: name for k, name in name_of.items() if k in by_key})  # as given now
+    return opened
+
+
+def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:
+    include, exclude = _patterns(state, "include"), _patterns(state, "exclude")
+    found = collect_files([allowed_path(p, settings) for p in _paths(state)], include, exclude)
+    return found, [Skipped(shown_name(s.path, settings), s.reason) for s in found.skipped]
+
+
+def _input_name(state: Mapping[str, Any], found: FileSet, documents: list) -> str:
+    """The library made for an input: named by the resolved paths given, the patterns and the
+    inline texts, so the same input (from any working directory) finds the same library."""
+    given = [os.path.realpath(Path(p).expanduser()) for p in _paths(state)]  # a symlink loop stays as it is
+    identity = given + [f"+{p}" for p in _patterns(state, "include")] + [f"-{p}" for p in _patterns(state, "exclude")]
+    identity += sorted(d.doc_id for d in documents)
+    kind = "inline" if documents else "files"
+    return f"{kind}-" + hashlib.sha256("\n".join(identity).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+
+
+def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Settings) -> Opened:
+    if not isinstance(name, str) or not valid_name(name):
+        raise InputError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+    library = library_for(store, name)
+    legacy = store.settings.home / "collections" / f"{name}.json"
+    if not library.exists() and legacy.exists():  # a collection indexed before libraries: made one once
+        members = document_members(store.document(d) for d in json.loads(legacy.read_text("utf-8")))
+        library.update(members, [settings.primary_granularity])
+    manifest = library.manifest()
+    if not library.exists() or not manifest.documents:
+        raise InputError(f"no collection named {name!r} (create one with `longqa index --collection`)")
+    doc_ids = manifest.doc_ids()
+    if subset:  # the part of the library these files and folders hold
+        wanted = {str(f.resolve()) for f in found.files}
+        doc_ids = list(dict.fromkeys(e.doc_id for k, e in sorted(manifest.documents.items()) if k in wanted))
+        if not doc_ids:
+            raise InputError(f"none of the documents given are in collection {name!r} (index them into it first)")
+    return _opened(library, doc_ids, settings, skipped, None)
+
+
+def _opened(library: Library, doc_ids: list[str], settings: Settings, skipped, update) -> Opened:
+    manifest = library.manifest()
+    sources = manifest.sources()
+    words = {e.doc_id: e.n_words for e in manifest.documents.values()}
+    return Opened(
+        library=library,
+        doc_ids=doc_ids,
+        sources={d: shown_name(sources[d], settings) for d in doc_ids},
+        words=sum(words[d] for d in doc_ids),
+        skipped=skipped,
+        update=update,
+    )

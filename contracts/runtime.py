@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from longqa.contracts.settings import RunContext, Settings, SettingsError, running_as_server
 from longqa.retrieval import IndexSettings, IndexStore, Searcher
+from longqa.retrieval.library import Library
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -98,12 +99,21 @@ def _store(index: IndexSettings) -> IndexStore:
     return IndexStore(index)
 
 
-def searcher_for(settings: Settings, doc_ids: Sequence[str]) -> Searcher:
+def searcher_for(settings: Settings, library: str, doc_ids: Sequence[str]) -> Searcher:
+    """A searcher over `library`, or the `doc_ids` of it (all of them: no filter)."""
     store = store_for(settings)
     with _lock:
-        return _searcher(store, tuple(doc_ids))
+        return _searcher(store, library, tuple(sorted(doc_ids)))
 
 
 @functools.lru_cache(maxsize=64)
-def _searcher(store: IndexStore, doc_ids: tuple[str, ...]) -> Searcher:
-    return Searcher(store, [store.document(d) for d in doc_ids])
+def _searcher(store: IndexStore, name: str, doc_ids: tuple[str, ...]) -> Searcher:
+    library = library_for(store, name)
+    whole = tuple(sorted(library.manifest().doc_ids())) == doc_ids
+    return Searcher(store, library=library, doc_ids=None if whole else doc_ids)
+
+
+@functools.lru_cache(maxsize=256)
+def library_for(store: IndexStore, name: str) -> Library:
+    """One Library object per library in this process, so its caches (manifest, BM25) are shared."""
+    return Library(store, name)

@@ -125,9 +125,11 @@ class InputState(TypedDict, total=False):
     """What a caller (CLI, SDK, Studio form, parent graph) passes in."""
 
     question: str
-    documents: list[str]  # file paths (under the configured documents root)
+    documents: list[str]  # files and folders (under the configured documents root); folders are walked
+    include: list[str]  # glob patterns a file found in a folder must match (any), e.g. "*.pdf"
+    exclude: list[str]  # glob patterns a file found in a folder must not match, e.g. "drafts/**"
     texts: list[str]  # document texts passed inline
-    collection: str  # a named collection of indexed documents
+    collection: str  # a library indexed ahead (`longqa index --collection`); with documents: only those
     strategy: Strategy | None
     messages: Annotated[list[AnyMessage], add_messages]  # chat input: the last human message is the question
 
@@ -145,6 +147,7 @@ class OutputState(TypedDict, total=False):
     totals: Usage
     model: str | None
     error: str | None
+    skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed
     trace: Annotated[list[str], _extend]
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -152,7 +155,8 @@ class OutputState(TypedDict, total=False):
 class State(InputState, OutputState, total=False):
     """The working state."""
 
-    doc_ids: list[str]
+    library: str  # the library searched (retrieval/library.py)
+    doc_ids: list[str]  # the documents of it this run asks about
     sources: dict[str, str]  # doc_id -> the document's name as this run's caller gave it (citations use it)
     history: list[str]  # earlier turns of a chat thread, "User: ..." / "Assistant: ..."
     search_query: str  # the question, prefixed by the previous one in a thread (follow-ups)
@@ -174,6 +178,7 @@ class RetrieveTask(TypedDict):
     """What `retrieve` receives through `Send`: one query and how to search for it."""
 
     query: str
+    library: str
     doc_ids: list[str]
     sources: dict[str, str]
     k: int

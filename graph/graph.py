@@ -47,6 +47,7 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
         "retrieve",
         RetrieveTask(
             query=query,
+            library=state["library"],
             doc_ids=state["doc_ids"],
             sources=state.get("sources") or {},
             k=plan.k,

@@ -26,9 +26,15 @@ def thread_checkpointer(home: Path):
 
 
 def run_question(
-    paths: list[str], question: str, settings: Settings, thread: str | None = None, progress: TextIO | None = sys.stderr
+    paths: list[str],
+    question: str,
+    settings: Settings,
+    thread: str | None = None,
+    progress: TextIO | None = sys.stderr,
+    scope: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Stream one question through the graph; return the final output state."""
+    """Stream one question through the graph; return the final output state. `scope` adds the
+    input's `collection`, `include` and `exclude`."""
     builder = build_graph()
     config: dict[str, Any] = {}
     if thread:
@@ -38,6 +44,7 @@ def run_question(
     else:
         graph = builder.compile()
         payload = {"question": question, "documents": paths}
+    payload.update({k: v for k, v in (scope or {}).items() if v})
     context = settings.model_dump(exclude_none=False)
     final: dict[str, Any] = {}
     modes = ["updates", "values", "custom"]
@@ -68,6 +75,12 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
     else:
         label = f" [{result['model']}]" if result.get("model") else ""
         print(f"Answer{label}: {result.get('answer')}", file=out)
+    skipped = result.get("skipped") or []
+    if skipped:
+        shown = "; ".join(skipped[:5]) + (
+            f"; and {len(skipped) - 5} more (--json lists all)" if len(skipped) > 5 else ""
+        )
+        print(f"Skipped {len(skipped)} file(s): {shown}", file=out)
     citations = result.get("citations") or []
     if citations:
         print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)

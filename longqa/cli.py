@@ -20,14 +20,28 @@ from longqa.arguments import (
     query,
     weights,
 )
-from longqa.contracts.runtime import store_for
+from longqa.contracts.inputs import InputError, index_library, open_library
+from longqa.contracts.runtime import searcher_for
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
-from longqa.retrieval import DocumentError, IndexStore, Searcher
+from longqa.retrieval import DocumentError
+from longqa.retrieval.folders import skip_summary
+from longqa.retrieval.library import Event
 
 
-def _store(args: argparse.Namespace) -> IndexStore:
-    return store_for(Settings(**({"home": args.home} if args.home else {})))
+def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> None:
+    """--include / --exclude patterns for folders, and (ask, search) --collection."""
+    if collection:
+        p.add_argument(
+            "--collection",
+            help="a library indexed with `longqa index --collection NAME`; with paths: only those of it",
+        )
+    p.add_argument(
+        "--include", action="append", metavar="GLOB", help="in folders, only files matching (e.g. '*.pdf'; repeatable)"
+    )
+    p.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="in folders, skip files matching (e.g. 'drafts/**')"
+    )
 
 
 class EmbeddingProgress:
@@ -54,36 +68,67 @@ class EmbeddingProgress:
             self._bar.close()
 
 
+class LibraryProgress:
+    """Progress of a library update on stderr: one bar per step (reading files, embedding a
+    document, indexing documents), shown only once the step has work to do."""
+
+    def __init__(self, enabled: bool = True):
+        self.enabled, self._bars = enabled, {}
+
+    def __call__(self, event: Event) -> None:
+        if not self.enabled or event.total <= 0:
+            return
+        key = (event.step, event.source)
+        bar = self._bars.get(key)
+        if bar is None:
+            from tqdm import tqdm
+
+            for old in [k for k in self._bars if k[0] == event.step]:  # one bar per step at a time
+                self._bars.pop(old).close()
+            unit = {"reading": "file", "indexing": "document"}.get(event.step, "vector")
+            desc = f"embedding {Path(event.source).name}" if event.source else event.step
+            bar = self._bars[key] = tqdm(total=event.total, desc=desc, unit=unit, leave=False, file=sys.stderr)
+        bar.n = event.done
+        bar.refresh()
+
+    def __enter__(self) -> LibraryProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
+def _scope(args: argparse.Namespace) -> dict:
+    return {"collection": args.collection, "include": args.include or [], "exclude": args.exclude or []}
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    store = _store(args)
-    doc_ids: list[str] = []
-    for path in args.paths:
-        document = store.load(path)
-        for g in args.granularity:
-            t0 = time.perf_counter()
-            with EmbeddingProgress(f"embedding {Path(path).name} @ {g}", not args.quiet) as progress:
-                built = store.build(document, g, progress=progress)
-            seconds = time.perf_counter() - t0
-            index = built.index
-            tokens = sum(c.n_tokens for c in index.chunks)
-            # "cached" only when nothing was chunked or embedded by this run
-            state = "built" if built.chunked else "embedded" if built.embedded else "cached"
-            print(
-                f"{path}: {state} g={g}: {len(index.chunks)} chunks, {tokens:,} tokens, "
-                f"{document.n_words:,} words, {built.embedded:,} vectors embedded, {seconds:.1f} s "
-                f"(doc {document.doc_id[:12]})"
-            )
-        doc_ids.append(document.doc_id)
-    if args.collection:
-        store.save_collection(args.collection, doc_ids)
-        print(f"collection {args.collection!r}: {len(doc_ids)} document(s)")
+    settings = Settings(**({"home": args.home} if args.home else {}))
+    t0 = time.perf_counter()
+    with LibraryProgress(not args.quiet) as progress:
+        opened = index_library({"documents": args.paths, **_scope(args)}, settings, args.granularity, progress)
+    seconds = time.perf_counter() - t0
+    update, manifest = opened.update, opened.library.manifest()
+    for label, names in (("added", update.added), ("changed", update.changed), ("removed", update.removed)):
+        for name in names:
+            print(f"{label}: {name}")
+    for s in opened.skipped:
+        print(f"skipped: {s.path}: {s.reason}")
+    sizes = ", ".join(f"g={g}: {manifest.parts[g].n_chunks:,} chunks" for g in args.granularity)
+    print(
+        f"library {opened.library.name!r} {update.summary()}; "
+        f"{len(opened.doc_ids)} document(s), {opened.words:,} words; {sizes}; {seconds:.1f} s"
+    )
+    if opened.skipped:
+        print(skip_summary(opened.skipped))
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    store = _store(args)
-    documents = [store.load(p) for p in args.paths]
-    searcher = Searcher(store, documents)
+    settings = Settings(**({"home": args.home} if args.home else {}))
+    opened = open_library({"documents": args.paths, **_scope(args)}, settings)
+    searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
     with EmbeddingProgress("embedding", not args.quiet) as progress:
         searcher.indexes(args.granularity, progress=progress, dense=args.mode != "bm25")
     t0 = time.perf_counter()
@@ -98,9 +143,10 @@ def cmd_search(args: argparse.Namespace) -> int:
     for rank, r in enumerate(results, 1):
         dense = "-" if r.dense_score is None else f"{r.dense_score:.3f}"
         bm25 = "-" if r.bm25_score is None else f"{r.bm25_score:.2f}"
+        source = opened.sources.get(r.chunk.doc_id, r.source)
         print(
             f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
-            f"{r.source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)"
+            f"{source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)"
         )
         print("   " + " ".join(r.chunk.text.split())[: args.width])
     return 0
@@ -122,8 +168,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
     check_names(values)
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = Settings(**values)
+    if not args.paths and not args.collection:
+        raise InputError("name the documents (files or folders) or a --collection to ask")
     result = run_question(
-        args.paths, args.question, settings, thread=args.thread, progress=None if args.quiet else sys.stderr
+        args.paths,
+        args.question,
+        settings,
+        thread=args.thread,
+        progress=None if args.quiet else sys.stderr,
+        scope=_scope(args),
     )
     if args.json:
         print_json(result)
@@ -140,16 +193,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("index", help="index documents (.txt .md .pdf .html); cached by content hash")
-    p.add_argument("paths", nargs="+", help="files to index")
+    p = sub.add_parser(
+        "index",
+        help="index files and folders as one library; again: only new and changed files are embedded, "
+        "removed ones leave it",
+    )
+    p.add_argument("paths", nargs="+", help="files and folders (walked recursively)")
     p.add_argument("-g", "--granularity", type=granularity, nargs="+", default=[150], help=GRANULARITY_HELP)
-    p.add_argument("--collection", help="also save the documents as a named collection (for server runs)")
+    p.add_argument(
+        "--collection", help="the library's name (it then holds exactly these documents); default: named by the paths"
+    )
+    add_scope_arguments(p, collection=False)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
-    p.add_argument("paths", nargs="+", help="files to search (one collection)")
+    p.add_argument("paths", nargs="*", help="files and folders to search (one library)")
     p.add_argument("query", type=query, help="the search query")
+    add_scope_arguments(p)
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
     p.add_argument("-g", "--granularity", type=granularity, default=150, help=GRANULARITY_HELP + " (default 150)")
     p.add_argument("--mode", choices=["hybrid", "dense", "bm25"], default="hybrid", help="retriever (default hybrid)")
@@ -165,8 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
-    p.add_argument("paths", nargs="+", help="files to read (one collection)")
+    p.add_argument("paths", nargs="*", help="files and folders to read (one library)")
     p.add_argument("question", help="the question")
+    add_scope_arguments(p)
     p.add_argument(
         "--strategy",
         choices=STRATEGIES,
@@ -213,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return args.func(args)
-    except (DocumentError, SettingsError) as e:
+    except (DocumentError, SettingsError, InputError) as e:
         print(f"longqa: error: {e}", file=sys.stderr)
         return 2
     except ValidationError as e:

@@ -1,30 +1,36 @@
-"""index_documents: the indexing step on its own (the `index` graph): load documents, index them
-at the requested granularities and, if named, save them as a collection that later runs of the
-question graph can name instead of passing documents again."""
+"""index_documents: the indexing step on its own (the `index` graph): bring a library up to date
+with files, folders and texts at the requested granularities — a named collection that later runs
+of the question graph can name instead of passing documents again, or the library made for these
+paths. Only new and changed files are embedded; removed ones leave the library."""
 
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
-from longqa.contracts.inputs import InputError, load_documents
-from longqa.contracts.runtime import settings_of, store_for
+from longqa.contracts.inputs import InputError, index_library
+from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.retrieval import DocumentError
-from longqa.retrieval.progress import embedding_progress
+from longqa.retrieval.progress import library_progress
 
 
 class IndexInput(TypedDict, total=False):
-    documents: list[str]
+    documents: list[str]  # files and folders (walked recursively)
+    include: list[str]  # glob patterns a file found in a folder must match (any)
+    exclude: list[str]  # glob patterns a file found in a folder must not match
     texts: list[str]
-    collection: str  # name to save the documents under
+    collection: str  # the library's name; it then holds exactly these documents
     granularities: list[int]
 
 
 class IndexOutput(TypedDict, total=False):
     doc_ids: list[str]
     collection: str | None
-    chunks: dict[str, int]  # "<doc_id[:12]>@<granularity>" -> chunk count
+    chunks: dict[str, int]  # "<granularity>" -> chunks in the library at that size
+    version: int  # the library's version after this run
+    changes: dict[str, list[str]]  # "added", "changed", "removed" -> documents by name
+    skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed
     error: str | None
 
 
@@ -47,22 +53,18 @@ def _granularities(value: object, settings: Settings) -> list[int]:
 
 def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutput:
     settings = settings_of(runtime)
-    store = store_for(settings)
     try:
         granularities = _granularities(state.get("granularities"), settings)
-        documents = load_documents({"documents": state.get("documents"), "texts": state.get("texts")}, settings)
-        chunks = {}
-        for document in documents:
-            for granularity in granularities:
-                index = store.index(document, granularity, embedding_progress("index", document.source, granularity))
-                chunks[f"{document.doc_id[:12]}@{granularity}"] = len(index.chunks)
-        if state.get("collection"):
-            store.save_collection(state["collection"], [d.doc_id for d in documents])
+        opened = index_library(state, settings, granularities, library_progress("index"))
     except (InputError, DocumentError, ValueError) as e:
-        return {"error": f"input: {e}", "doc_ids": [], "chunks": {}, "collection": None}
+        return {"error": f"input: {e}", "doc_ids": [], "chunks": {}, "collection": None, "skipped": []}
+    manifest, update = opened.library.manifest(), opened.update
     return {
-        "doc_ids": [d.doc_id for d in documents],
-        "collection": state.get("collection"),
-        "chunks": chunks,
+        "doc_ids": opened.doc_ids,
+        "collection": state.get("collection") or opened.library.name,
+        "chunks": {str(g): part.n_chunks for g, part in sorted(manifest.parts.items()) if g in granularities},
+        "version": manifest.version,
+        "changes": {"added": update.added, "changed": update.changed, "removed": update.removed},
+        "skipped": [f"{s.path}: {s.reason}" for s in opened.skipped],
         "error": None,
     }

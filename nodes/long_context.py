@@ -29,14 +29,19 @@ _HEADERS = re.compile(self_route.ECHO_HEADERS)
 
 def select_context(state: State, settings: Settings, budget: int) -> tuple[list[Evidence], str]:
     """(spans, how they were chosen): whole documents if they fit `budget` tokens, else top chunks."""
-    searcher = searcher_for(settings, state["doc_ids"])
+    searcher = searcher_for(settings, state["library"], state["doc_ids"])
     counter = default_counter()
     header = counter.count("\n\nPassage 999:\n")  # what each span adds around its text in the prompt
-    sizes = counter.count_many([d.text for d in searcher.documents])
-    if sum(sizes) + header * len(sizes) <= budget:
-        names = state.get("sources")
-        spans = [evidence_from_document(d, f"L{i}", names) for i, d in enumerate(searcher.documents, 1)]
-        return spans, f"whole document(s), {sum(sizes):,} tokens"
+    # every word is at least one token: a library with more words than the budget is not read whole
+    words = searcher.n_words()
+    size = f"{words:,} words"
+    if words <= budget:
+        sizes = counter.count_many([d.text for d in searcher.documents])
+        size = f"{sum(sizes):,} tokens"
+        if sum(sizes) + header * len(sizes) <= budget:
+            names = state.get("sources")
+            spans = [evidence_from_document(d, f"L{i}", names) for i, d in enumerate(searcher.documents, 1)]
+            return spans, f"whole document(s), {size}"
     results = searcher.search(
         state["question"],
         k=settings.lc_top_chunks,
@@ -54,7 +59,7 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
     spans = [evidence_from_chunk(r, f"L{i}", state["question"], state.get("sources")) for i, r in enumerate(chosen, 1)]
     return spans, (
-        f"document exceeds the window ({sum(sizes):,} > {budget:,} tokens): top {len(spans)} of "
+        f"document exceeds the window ({size} > {budget:,} tokens): top {len(spans)} of "
         f"{len(results)} dense chunks, {used:,} tokens, in document order"
     )
 

@@ -9,13 +9,14 @@ import time
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.inputs import InputError, load_documents
-from longqa.contracts.runtime import settings_of, store_for
+from longqa.contracts.inputs import InputError, Opened, open_library
+from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State, fresh
 from longqa.retrieval import DocumentError
+from longqa.retrieval.folders import skip_summary
 from longqa.retrieval.loaders import clean_text
-from longqa.retrieval.progress import embedding_progress
+from longqa.retrieval.progress import library_progress
 
 
 def _asked_in_chat(state: State) -> str:
@@ -60,6 +61,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         "shown": fresh(),
         "route": fresh("prepare"),
         "fallback": False,
+        "skipped": [],
         "answer": None,
         "status": None,
         "draft": None,
@@ -82,11 +84,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         question = question_of(state)
         if not question:
             raise InputError("no question: pass 'question' or a human message")
-        documents = load_documents(state, settings)
-        store = store_for(settings)
-        for document in documents:
-            g = settings.primary_granularity
-            store.index(document, g, embedding_progress("prepare", document.source, g))
+        opened = open_library(state, settings, library_progress("prepare"))
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
         return {
@@ -96,7 +94,6 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
             "error": f"input: {message}",
             "trace": fresh(f"prepare: {message}"),
         }
-    words = sum(d.n_words for d in documents)
     history = history_of(state)
     # a `question` input joins the thread as a human message, so its follow-ups see it as a chat turn does
     asked = {} if _asked_in_chat(state) else {"messages": [HumanMessage(question)]}
@@ -107,9 +104,21 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         **reset,
         **asked,
         "question": question,
-        "doc_ids": [d.doc_id for d in documents],
-        "sources": {d.doc_id: d.source for d in documents},
+        "library": opened.library.name,
+        "doc_ids": opened.doc_ids,
+        "sources": opened.sources,
+        "skipped": [f"{s.path}: {s.reason}" for s in opened.skipped],
         "history": history,
         "search_query": search_query,
-        "trace": fresh(f"prepare: {len(documents)} document(s), {words:,} words, indexed"),
+        "trace": fresh(f"prepare: {_described(opened)}"),
     }
+
+
+def _described(opened: Opened) -> str:
+    """One line: what the run searches, what its update did, what was skipped and why."""
+    line = f"{len(opened.doc_ids)} document(s), {opened.words:,} words, indexed"
+    if opened.update is not None and (opened.update.added or opened.update.changed or opened.update.removed):
+        line += f" ({opened.update.summary()})"
+    if opened.skipped:
+        line += "; " + skip_summary(opened.skipped)
+    return line

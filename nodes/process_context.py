@@ -42,9 +42,10 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     plan = plan_of(state)
     hits = state.get("hits") or []
     names = state.get("sources") or {}  # each document as this run's caller named it
-    documents = {
+    searcher = searcher_for(settings, state["library"], state["doc_ids"])
+    documents = {  # only the documents evidence comes from: a library may hold thousands
         d.doc_id: d.model_copy(update={"source": names.get(d.doc_id, d.source)})
-        for d in searcher_for(settings, state["doc_ids"]).documents
+        for d in (searcher.document(i) for i in dict.fromkeys(h["doc_id"] for h in hits))
     }
     passages, recovered = build_passages(hits, documents, plan)
     evidence = _evidence(passages, hits, "E")

@@ -17,10 +17,10 @@ from longqa.retrieval.selection import with_bridges
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    searcher = searcher_for(settings, task["doc_ids"])
+    searcher = searcher_for(settings, task["library"], task["doc_ids"])
     g, dense = task["granularity"], task["mode"] != "bm25"
     # a granularity not indexed yet is built here, with progress per document
-    searcher.indexes(g, dense=dense, progress_for=lambda document: embedding_progress("retrieve", document.source, g))
+    searcher.indexes(g, dense=dense, progress_for=lambda source: embedding_progress("retrieve", source, g))
 
     def search(query: str, k: int) -> list:
         return searcher.search(

@@ -12,7 +12,7 @@ from longqa.contracts.state import State, hit_from
 
 def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    searcher = searcher_for(settings, state["doc_ids"])
+    searcher = searcher_for(settings, state["library"], state["doc_ids"])
     query = state.get("search_query") or state["question"]
     results = searcher.search(
         query,

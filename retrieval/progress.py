@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 from langgraph.config import get_stream_writer
 
+from .library import Event
+
 EVERY_S = 0.5  # at most two events a second per step, plus the first and the last
 
 
@@ -32,5 +34,18 @@ def embedding_progress(node: str, source: str, granularity: int) -> Callable[[in
         if done in (0, total) or now - last[0] >= EVERY_S:
             last[0] = now
             emit(node, "embedding", f"embedding {done}/{total} chunks of {source} (g={granularity})", done, total)
+
+    return report
+
+
+def library_progress(node: str) -> Callable[[Event], None]:
+    """A progress callback for `Library.update`: each step's events, throttled like embedding's."""
+    last: dict[tuple[str, str], float] = {}
+
+    def report(event: Event) -> None:
+        now, key = time.monotonic(), (event.step, event.source)
+        if event.done in (0, event.total) or now - last.get(key, 0.0) >= EVERY_S:
+            last[key] = now
+            emit(node, event.step, event.message, event.done, event.total)
 
     return report

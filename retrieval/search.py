@@ -8,6 +8,7 @@ the baselines.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -15,9 +16,9 @@ from typing import Literal
 
 import numpy as np
 
-from .bm25 import SparseIndex
 from .documents import Document, ScoredChunk
-from .store import ChunkIndex, IndexStore
+from .library import Event, Library, Manifest, document_members
+from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Key = tuple[str, int]  # (doc_id, chunk index)
@@ -43,29 +44,92 @@ def fuse(dense: dict[Key, float], sparse: dict[Key, float], weights: tuple[float
 
 
 class Searcher:
-    """Hybrid search over one or more documents (a collection) at any granularity."""
+    """Hybrid search over a library, or over the documents of it that a question names.
 
-    def __init__(self, store: IndexStore, documents: Sequence[Document]):
-        if not documents:
-            raise ValueError("a search needs at least one document")
-        self.store = store
-        self.documents = list({d.doc_id: d for d in documents}.values())
-        self._sparse: dict[int, tuple[SparseIndex, list[Key]]] = {}
+    `Searcher(store, documents)` searches those documents as the library made for them (created,
+    or updated to hold exactly them, on first use); `Searcher(store, library=..., doc_ids=...)`
+    searches a library, or only `doc_ids` of it (a filter, not one index per file)."""
+
+    def __init__(
+        self,
+        store: IndexStore,
+        documents: Sequence[Document] = (),
+        library: Library | None = None,
+        doc_ids: Sequence[str] | None = None,
+    ):
+        if library is None:
+            if not documents:
+                raise ValueError("a search needs at least one document")
+            library = library_of_documents(store, documents)
+        self.store, self.library = store, library
+        self.doc_ids = list(dict.fromkeys(doc_ids)) if doc_ids else None  # None: the whole library
+        self._documents: dict[str, Document] = {}
+        self._scope: tuple[Manifest, tuple[list[str], set[str], bool]] | None = None
         self._lock = threading.Lock()
+
+    def _allowed(self, manifest: Manifest) -> tuple[list[str], set[str], bool]:
+        """(the searched documents, as a set, whether they are a strict subset): once per version."""
+        cached = self._scope
+        if cached is not None and cached[0] is manifest:
+            return cached[1]
+        ids = manifest.doc_ids()
+        wanted = None if self.doc_ids is None else set(self.doc_ids)
+        allowed = ids if wanted is None else [d for d in ids if d in wanted]
+        scope = (allowed, set(allowed), len(allowed) < len(ids))
+        self._scope = (manifest, scope)
+        return scope
+
+    @property
+    def documents(self) -> list[Document]:
+        """The searched documents, each named by the library's source for it."""
+        return [self.document(d) for d in self._allowed(self.library.manifest())[0]]
+
+    def n_words(self) -> int:
+        """Words in the searched documents, from the library's manifest (no document is read)."""
+        manifest = self.library.manifest()
+        words = {e.doc_id: e.n_words for e in manifest.documents.values()}
+        return sum(words[d] for d in self._allowed(manifest)[0])
+
+    def document(self, doc_id: str) -> Document:
+        with self._lock:
+            document = self._documents.get(doc_id)
+        if document is None:
+            source = self.library.manifest().sources().get(doc_id)
+            document = self.store.document(doc_id)
+            document = document.model_copy(update={"source": source}) if source else document
+            with self._lock:
+                self._documents[doc_id] = document
+        return document
 
     def indexes(
         self,
         granularity: int,
         progress: Callable[[int, int], None] | None = None,
         dense: bool = True,
-        progress_for: Callable[[Document], Callable[[int, int], None]] | None = None,
-    ) -> list[ChunkIndex]:
-        """Every document's index at `granularity`, built where missing; embedding progress goes to
-        `progress`, or to `progress_for(document)`, one callback per document."""
-        return [
-            self.store.index(d, granularity, progress_for(d) if progress_for else progress, dense=dense)
-            for d in self.documents
-        ]
+        progress_for: Callable[[str], Callable[[int, int], None]] | None = None,
+    ) -> Manifest:
+        """Make the library searchable at `granularity` (built where missing); embedding progress goes
+        to `progress(done, total)`, or to `progress_for(source)(done, total)`, one per document."""
+        manifest = self.library.manifest()
+        part = manifest.parts.get(granularity)
+        if part is not None and part.signature == self.store.signature():
+            if not dense or (part.dense and not self.library.vectors_missing(granularity, part)):
+                return manifest
+
+        per_source: dict[str, Callable[[int, int], None]] = {}
+
+        def report(event: Event) -> None:
+            if event.step != "embedding":
+                return
+            if progress_for is not None:
+                if event.source not in per_source:
+                    per_source[event.source] = progress_for(event.source)
+                per_source[event.source](event.done, event.total)
+            elif progress is not None:
+                progress(event.done, event.total)
+
+        self.library.update(None, [granularity], dense=dense, progress=report)
+        return self.library.manifest()
 
     def search(
         self,
@@ -80,41 +144,41 @@ class Searcher:
             raise ValueError("empty query")
         if k < 1 or depth < 1:
             raise ValueError(f"k and depth must be positive (k={k}, depth={depth})")
-        indexes = self.indexes(granularity, dense=mode != "bm25")
-        by_doc = {ix.document.doc_id: ix for ix in indexes}  # chunk i of a document is chunks[i]
+        manifest = self.indexes(granularity, dense=mode != "bm25")
+        part = manifest.parts[granularity]
+        _, allowed, subset = self._allowed(manifest)
         depth = max(depth, k)
-        dense = self._dense(query, indexes, depth) if mode in ("hybrid", "dense") else {}
-        sparse = self._bm25(query, indexes, granularity, depth) if mode in ("hybrid", "bm25") else {}
+        dense: dict[Key, float] = {}
+        if mode in ("hybrid", "dense"):
+            vector = query_vector(self.store.embedder, query)
+            dense = self.library.dense_top(granularity, part, vector, depth, allowed, subset)
+        sparse: dict[Key, float] = {}
+        if mode in ("hybrid", "bm25"):
+            sparse = self.library.bm25(part).top(query, depth, allowed if subset else None)
         w = {"hybrid": weights, "dense": (1.0, 0.0), "bm25": (0.0, 1.0)}[mode]
-        ranked = fuse(dense, sparse, w)
-        results = [
-            ScoredChunk(
-                chunk=by_doc[key[0]].chunks[key[1]],
-                score=score,
-                dense_score=dense.get(key),
-                bm25_score=sparse.get(key),
-                granularity=granularity,
-                source=by_doc[key[0]].document.source,
+        results = []
+        for key, score in fuse(dense, sparse, w)[:k]:
+            document = self.document(key[0])
+            results.append(
+                ScoredChunk(
+                    chunk=self.store.index(document, granularity, dense=False).chunks[key[1]],
+                    score=score,
+                    dense_score=dense.get(key),
+                    bm25_score=sparse.get(key),
+                    granularity=granularity,
+                    source=document.source,
+                )
             )
-            for key, score in ranked
-        ]
-        return results[:k]
+        return results
 
-    def _dense(self, query: str, indexes: list[ChunkIndex], depth: int) -> dict[Key, float]:
-        vector = query_vector(self.store.embedder, query)
-        hits = [((ix.document.doc_id, ci), s) for ix in indexes for ci, s in ix.dense_top(vector, depth)]
-        return dict(sorted(hits, key=lambda kv: -kv[1])[:depth])
 
-    def _bm25(self, query: str, indexes: list[ChunkIndex], granularity: int, depth: int) -> dict[Key, float]:
-        if len(indexes) == 1:  # the persisted per-document BM25
-            ix = indexes[0]
-            return {(ix.document.doc_id, row): s for row, s in ix.sparse.top(query, depth)}
-        with self._lock:  # one BM25 over the union, so IDF is the collection's, not each document's
-            if granularity not in self._sparse:
-                keys = [(ix.document.doc_id, c.index) for ix in indexes for c in ix.chunks]
-                self._sparse[granularity] = (SparseIndex([t for ix in indexes for t in ix.tokens]), keys)
-            sparse, keys = self._sparse[granularity]
-        return {keys[row]: s for row, s in sparse.top(query, depth)}
+def library_of_documents(store: IndexStore, documents: Sequence[Document]) -> Library:
+    """The library made for exactly these documents (by content): created on first use."""
+    ids = sorted({d.doc_id for d in documents})
+    library = Library(store, "docs-" + hashlib.sha256(" ".join(ids).encode()).hexdigest()[:24])
+    if library.manifest().doc_ids() != ids:
+        library.update(document_members(documents))
+    return library
 
 
 _query_cache: OrderedDict[tuple[int, str], np.ndarray] = OrderedDict()

@@ -1,17 +1,19 @@
-"""The persisted index: Chroma for dense vectors, BM25 tokens and chunk offsets on local disk.
+"""One document's index parts, keyed by its content hash: chunks, BM25 tokens and unit vectors.
+They are what a library (retrieval/library.py: one Chroma collection and one BM25 per chunk size)
+is assembled from, so a document in two libraries, or re-added after a rename, is embedded once.
 
 Layout under `IndexSettings.home`:
     chroma/                             embedded Chroma (unused when a Chroma server is configured)
     index/<doc_id>/document.json        the loaded document (text + paragraphs)
-    index/<doc_id>/g<granularity>/      chunks.json, bm25.json, manifest.json (manifest written last)
-    collections/<name>.json             named sets of documents
+    index/<doc_id>/g<granularity>/      chunks.json, bm25.json, manifest.json (manifest written last),
+                                        vectors-<build>.npz (the units' vectors, written atomically)
+    libraries/<name>/                   a library's manifest and BM25 versions (retrieval/library.py)
 
-An index is keyed by the document's content hash and the granularity, and built in two parts. The
-chunks and BM25 tokens are written into a temporary directory that is renamed into place with its
-manifest. The vectors go into a Chroma collection that is marked complete only when it holds every
-one, and are embedded only when a dense search first needs them (BM25-only search never embeds).
-An interrupted build (exception, Ctrl-C, kill) is never served: the next request finds no
-manifest, or an unmarked collection, and builds that part again.
+The chunks and BM25 tokens are written into a temporary directory that is renamed into place with
+its manifest. The vectors are embedded only when a dense index first needs them (BM25-only search
+never embeds) and written whole, under the chunking's build id, with one rename. An interrupted
+build (exception, Ctrl-C, kill) is never served: the next request finds no manifest, or no vectors
+file, and builds that part again.
 
 Dense scoring rule: all-MiniLM-L6-v2 reads at most 256 word pieces (254 after [CLS]/[SEP]). A
 chunk that fits is embedded whole. A longer chunk is cut into consecutive units of at most 254
@@ -30,6 +32,7 @@ import tempfile
 import threading
 import time
 import uuid
+import zipfile
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bm25 import SparseIndex, bm25_tokens
+from .bm25 import bm25_tokens
 from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
@@ -48,13 +51,13 @@ from .tokens import TokenCounter, default_counter, embedder_model_path, word_win
 log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 3  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest
-_ADD_BATCH = 2000  # vectors per Chroma add() call
+_EMBED_BATCH = 2000  # units embedded between two progress reports
 INLINE_MARK = "inline-used-at"  # in a document's directory: it came inline; when it was last used
 
 
 class ChunkIndex:
-    """One document at one granularity: its chunks, a BM25 index and the Chroma collection of its
-    units (None until a dense search needs it: BM25-only use never embeds)."""
+    """One document at one granularity: its chunks, their BM25 tokens and, once embedded, the
+    vectors of its units (`unit_chunks[i]` is the chunk of row i; None until a dense index needs them)."""
 
     def __init__(
         self,
@@ -62,7 +65,6 @@ class ChunkIndex:
         granularity: int,
         chunks: list[Chunk],
         tokens: list[list[str]],
-        collection,
         n_units: int,
         max_units: int,
         build_id: str,
@@ -72,27 +74,10 @@ class ChunkIndex:
         self.granularity = granularity
         self.chunks = chunks
         self.tokens = tokens
-        self.collection = collection
         self.n_units = n_units
-        self.max_units = max_units  # most units any chunk has; how deep to query Chroma
-        self.sparse = SparseIndex(tokens)
-
-    def dense_top(self, query_vector: np.ndarray, depth: int) -> list[tuple[int, float]]:
-        """(chunk index, cosine similarity) of the best `depth` chunks, each scored by its best unit."""
-        if self.collection is None:
-            raise RuntimeError("this index was opened for BM25 only; index it with dense=True to search vectors")
-        n = min(self.n_units, depth * self.max_units)
-        if n == 0:
-            return []
-        res = self.collection.query(
-            query_embeddings=[query_vector.tolist()], n_results=n, include=["metadatas", "distances"]
-        )
-        best: dict[int, float] = {}
-        for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=True):
-            ci, sim = int(meta["chunk"]), 1.0 - float(dist)
-            if sim > best.get(ci, -2.0):
-                best[ci] = sim
-        return sorted(best.items(), key=lambda kv: -kv[1])[:depth]
+        self.max_units = max_units  # most units any chunk has; how deep to query the vector store
+        self.vectors: np.ndarray | None = None
+        self.unit_chunks: np.ndarray | None = None
 
 
 @dataclass
@@ -118,6 +103,8 @@ class IndexStore:
         self._embedder = embedder
         self.counter = counter or default_counter()
         self._client = None
+        self._client_born_ns = 0
+        self.client_generation = 0  # moves with each new client: collection handles of an older one are stale
         self._lock = threading.RLock()
         self._build_locks: dict[tuple[str, int], threading.Lock] = {}
         self._indexes: dict[tuple[str, int], ChunkIndex] = {}
@@ -134,8 +121,24 @@ class IndexStore:
     def client(self):
         with self._lock:
             if self._client is None:
+                self._client_born_ns = time.time_ns()
                 self._client = make_chroma_client(self.settings)
+                self.client_generation += 1
             return self._client
+
+    def see_writes_since(self, written_ns: int) -> None:
+        """Make another process's Chroma writes at `written_ns` visible here. An embedded client
+        keeps each collection's vector index in memory and does not reload it when another process
+        adds to it (its queries miss the new vectors); a client created after the write reads them.
+        A Chroma server is one process: nothing to do."""
+        if self.settings.chroma_host:
+            return
+        with self._lock:
+            if self._client is not None and self._client_born_ns < written_ns:
+                from chromadb.api.client import SharedSystemClient
+
+                SharedSystemClient.clear_system_cache()
+                self._client = None
 
     def _embedder_spec(self) -> tuple[str, int]:
         """(name, most word pieces per unit) of the embedder, without loading it when its config says."""
@@ -189,10 +192,6 @@ class IndexStore:
             with self._lock:
                 for key in [k for k in self._indexes if k[0] == doc_dir.name]:
                     del self._indexes[key]
-            for gdir in doc_dir.glob("g*"):
-                if gdir.is_dir() and gdir.name[1:].isdigit():
-                    with contextlib.suppress(Exception):  # absent in this Chroma store: nothing to delete
-                        self.client.delete_collection(self._collection_name(doc_dir.name, int(gdir.name[1:])))
             shutil.rmtree(doc_dir, ignore_errors=True)
             removed += 1
         return removed
@@ -201,25 +200,13 @@ class IndexStore:
         """Persist a document's text so it can later be named by its id (collections, servers)."""
         target = self.doc_dir(document.doc_id) / "document.json"
         if not target.exists():
-            _atomic_write(target, document.model_dump_json())
+            atomic_write(target, document.model_dump_json())
 
     def document(self, doc_id: str) -> Document:
         target = self.doc_dir(doc_id) / "document.json"
         if not target.exists():
             raise KeyError(f"no indexed document with id {doc_id}")
         return Document.model_validate_json(target.read_text("utf-8"))
-
-    # -- named collections (several documents searched as one) ----------------------------
-    def save_collection(self, name: str, doc_ids: list[str]) -> None:
-        if not name or not all(ch.isalnum() or ch in "-_." for ch in name):
-            raise ValueError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
-        _atomic_write(self.settings.home / "collections" / f"{name}.json", json.dumps(sorted(set(doc_ids))))
-
-    def collection(self, name: str) -> list[str]:
-        target = self.settings.home / "collections" / f"{name}.json"
-        if not name or not all(ch.isalnum() or ch in "-_." for ch in name) or not target.exists():
-            raise KeyError(f"no collection named {name!r} (create one with `longqa index --collection`)")
-        return json.loads(target.read_text("utf-8"))
 
     # -- indexes ---------------------------------------------------------------------------
     def index(
@@ -246,31 +233,47 @@ class IndexStore:
         key = (document.doc_id, granularity)
         with self._lock:
             index = self._indexes.get(key)
-            if index is not None and (index.collection is not None or not dense):
+            if index is not None and (index.vectors is not None or not dense):
                 return Built(index)
             build_lock = self._build_locks.setdefault(key, threading.Lock())
-        with build_lock, _file_lock(self.doc_dir(document.doc_id) / f"g{granularity}.lock"):
+        with build_lock, file_lock(self.doc_dir(document.doc_id) / f"g{granularity}.lock"):
             index = self._indexes.get(key)
             chunked, embedded = False, 0
             if index is None:
                 index = self._open(document, granularity)
                 if index is None:
                     index, chunked = self._build(document, granularity), True
-            if dense and index.collection is None:
-                index.collection = self._open_collection(index)
-                if index.collection is None:
-                    index.collection = self._fill_collection(index, progress)
-                    embedded = index.n_units
+            if dense and index.vectors is None and not self._open_vectors(index):
+                self._embed(index, progress)
+                embedded = index.n_units
             with self._lock:
                 self._indexes[key] = index
             return Built(index, chunked=chunked, embedded=embedded)
 
+    def tokens(self, doc_id: str, granularity: int) -> list[list[str]]:
+        """The BM25 tokens of a document's chunks, without loading its text (a library's BM25 is
+        rebuilt from every member's tokens)."""
+        index = self._indexes.get((doc_id, granularity))
+        if index is not None:
+            return index.tokens
+        return json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "bm25.json").read_text("utf-8"))
+
+    def signature(self) -> dict[str, object]:
+        """What a chunking depends on: a library built under another signature is rebuilt."""
+        return {
+            "format": INDEX_FORMAT,
+            "tokenizer": self.counter.name,
+            "chunking": self.settings.chunking,
+            "embedder": self._embedder_spec()[0],
+        }
+
+    def chunk_manifest(self, doc_id: str, granularity: int) -> dict:
+        """What a document's chunking at `granularity` holds (chunks, units), from its manifest."""
+        return json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").read_text("utf-8"))
+
     def is_indexed(self, doc_id: str, granularity: int) -> bool:
         """Chunks and BM25 are on disk (the vectors may still need embedding into this Chroma)."""
         return (self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").exists()
-
-    def _collection_name(self, doc_id: str, granularity: int) -> str:
-        return f"longqa-{doc_id[:32]}-g{granularity}"
 
     def _open(self, document: Document, granularity: int) -> ChunkIndex | None:
         """Chunks and BM25 tokens from disk; None when absent or built with other settings."""
@@ -300,31 +303,52 @@ class IndexStore:
             granularity,
             chunks,
             tokens,
-            None,
             manifest["n_units"],
             manifest["max_units"],
             str(manifest.get("build", "")),
         )
 
-    def _open_collection(self, index: ChunkIndex):
-        """The Chroma collection holding every vector of this chunking, else None (absent, interrupted,
-        or embedded from another chunking)."""
-        name = self._collection_name(index.document.doc_id, index.granularity)
+    def _vectors_file(self, index: ChunkIndex) -> Path:
+        return self.doc_dir(index.document.doc_id) / f"g{index.granularity}" / f"vectors-{index.build_id}.npz"
+
+    def _open_vectors(self, index: ChunkIndex) -> bool:
+        """Load the vectors of this chunking from disk; False when absent or not whole."""
+        target = self._vectors_file(index)
         try:
-            collection = self.client.get_collection(name)
-        except Exception as e:  # noqa: BLE001 - chroma raises NotFoundError/ValueError by version
-            if "does not exist" not in str(e) and "not found" not in str(e).lower():
-                raise
-            log.info("vector collection %s missing in this Chroma store; embedding", name)
-            return None
-        meta = collection.metadata or {}
-        if meta.get("build") != index.build_id:
-            log.info("vector collection %s was embedded from another chunking; embedding again", name)
-            return None
-        if not meta.get("complete") or collection.count() != index.n_units:
-            log.warning("vector collection %s is incomplete (interrupted build); embedding again", name)
-            return None
-        return collection
+            with np.load(target) as data:
+                vectors, unit_chunks = data["vectors"], data["chunks"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):  # absent (the normal case), or damaged
+            return False
+        if len(vectors) != index.n_units or len(unit_chunks) != index.n_units:
+            log.warning("vectors %s do not match their chunking; embedding again", target)
+            return False
+        index.vectors, index.unit_chunks = vectors, unit_chunks
+        return True
+
+    def _embed(self, index: ChunkIndex, progress: Callable[[int, int], None] | None) -> None:
+        """Embed every unit (the rule in this module's docstring) and write them with one rename."""
+        units = dense_units(index.chunks, self.embedder.max_tokens)
+        parts, done = [], 0
+        if progress:
+            progress(0, len(units))
+        for i in range(0, len(units), _EMBED_BATCH):
+            batch = units[i : i + _EMBED_BATCH]
+            parts.append(np.asarray(self.embedder.embed([u[2] for u in batch]), dtype=np.float32))
+            done += len(batch)
+            if progress:
+                progress(done, len(units))
+        vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        unit_chunks = np.array([u[0] for u in units], dtype=np.int32)
+        target = self._vectors_file(index)
+        fd, tmp = tempfile.mkstemp(prefix=".vectors.", suffix=".npz", dir=target.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, vectors=vectors, chunks=unit_chunks)
+            os.replace(tmp, target)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        index.vectors, index.unit_chunks = vectors, unit_chunks
 
     def _build(self, document: Document, granularity: int) -> ChunkIndex:
         """Chunk the document and write chunks, BM25 tokens and the manifest (last, atomically)."""
@@ -366,37 +390,7 @@ class IndexStore:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
-        return ChunkIndex(document, granularity, chunks, tokens, None, len(units), max_units, build_id)
-
-    def _fill_collection(self, index: ChunkIndex, progress: Callable[[int, int], None] | None):
-        doc_id, granularity = index.document.doc_id, index.granularity
-        units = dense_units(index.chunks, self.embedder.max_tokens)
-        name = self._collection_name(doc_id, granularity)
-        meta = {"doc_id": doc_id, "granularity": granularity, "build": index.build_id}
-        with contextlib.suppress(Exception):  # absent is the normal case
-            self.client.delete_collection(name)
-        collection = self.client.create_collection(
-            name,
-            metadata={**meta, "complete": False},
-            configuration={"hnsw": {"space": "cosine"}},
-            embedding_function=None,
-        )
-        done = 0
-        if progress:
-            progress(0, len(units))
-        for i in range(0, len(units), _ADD_BATCH):
-            batch = units[i : i + _ADD_BATCH]
-            vectors = self.embedder.embed([u[2] for u in batch])
-            collection.add(
-                ids=[f"{c}:{u}" for c, u, _ in batch],
-                embeddings=vectors,
-                metadatas=[{"chunk": c, "unit": u} for c, u, _ in batch],
-            )
-            done += len(batch)
-            if progress:
-                progress(done, len(units))
-        collection.modify(metadata={**meta, "complete": True})
-        return collection
+        return ChunkIndex(document, granularity, chunks, tokens, len(units), max_units, build_id)
 
 
 def dense_units(chunks: list[Chunk], max_tokens: int) -> list[tuple[int, int, str]]:
@@ -429,7 +423,7 @@ def make_chroma_client(settings: IndexSettings):
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 
 
-def _atomic_write(target: Path, text: str) -> None:
+def atomic_write(target: Path, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
@@ -442,7 +436,7 @@ def _atomic_write(target: Path, text: str) -> None:
 
 
 @contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
     """Serialise builds of one index across processes (two CLI runs, a server and a CLI)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:

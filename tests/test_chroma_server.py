@@ -295,16 +295,15 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
     assert store.is_indexed(doc.doc_id, GRANULARITY)
     assert not (settings.home / "chroma").exists(), "an embedded Chroma store was created"
 
-    # the vectors live on the server, in a collection marked complete
-    name = f"longqa-{doc.doc_id[:32]}-g{GRANULARITY}"
+    # the vectors live on the server, in the library's one collection
+    name = Searcher(store, [doc]).library.collection_name(GRANULARITY)
     observer = _http_client(chroma_server.host, chroma_server.port)
     names = [c.name for c in observer.list_collections()]
     assert name in names, names
     remote = observer.get_collection(name)
-    assert (remote.metadata or {}).get("complete") is True, remote.metadata
-    assert remote.metadata.get("doc_id") == doc.doc_id
     manifest_units = store.index(doc, GRANULARITY).n_units
     assert remote.count() == manifest_units > 0
+    assert {m["doc_id"] for m in remote.get(include=["metadatas"])["metadatas"]} == {doc.doc_id}
 
     # a second store on the same settings opens the index from disk + server: nothing re-embedded
     calls = embedder.calls
@@ -323,17 +322,19 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
     assert fact("Caldrith") in results2[0].chunk.text, [r.chunk.text[-160:] for r in results2]
     assert [c.name for c in observer.list_collections()].count(name) == 1
 
-    # a collection dropped on the server (NotFoundError over HTTP) or left unmarked by an interrupted
-    # build is detected by a fresh store, which rebuilds it instead of failing or serving it
-    for damage in ("delete", "unmark"):
+    # a collection dropped on the server (NotFoundError over HTTP, or a new empty server) or missing
+    # vectors is detected by a fresh store, which adds them again (from the vectors cached by content:
+    # nothing re-embedded) instead of serving BM25 alone
+    for damage in ("delete", "drop"):
         if damage == "delete":
             observer.delete_collection(name)
         else:
-            observer.get_collection(name).modify(metadata={"doc_id": doc.doc_id, "complete": False})
+            observer.get_collection(name).delete(ids=observer.get_collection(name).get(limit=3)["ids"])
         calls = embedder.calls
         store3 = IndexStore(settings, embedder=embedder, counter=counter)
-        index3 = store3.index(doc, GRANULARITY)
-        assert embedder.calls - calls == manifest_units, f"{damage}: the index was not rebuilt"
-        assert index3.n_units == manifest_units
-        rebuilt = observer.get_collection(name)
-        assert rebuilt.metadata.get("complete") is True and rebuilt.count() == manifest_units, damage
+        results3 = Searcher(store3, [doc]).search(
+            "What did the mill at Caldrith grind while the river flooded?", k=3, granularity=GRANULARITY, mode="dense"
+        )
+        assert embedder.calls - calls <= 1, f"{damage}: the vectors were embedded again, not refilled"
+        assert fact("Caldrith") in results3[0].chunk.text, damage
+        assert observer.get_collection(name).count() == manifest_units, damage

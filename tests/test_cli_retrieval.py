@@ -11,11 +11,11 @@ from longqa.retrieval.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text
 
-INDEX_LINE = re.compile(
-    r"^(?P<path>.+): (?P<state>built|embedded|cached) g=(?P<g>\d+): (?P<chunks>\d+) chunks, "
-    r"(?P<tokens>[\d,]+) tokens, (?P<words>[\d,]+) words, (?P<vectors>[\d,]+) vectors embedded, "
-    r"(?P<seconds>[\d.]+) s "
-    r"\(doc (?P<doc>[0-9a-f]{12})\)$"
+SUMMARY = re.compile(
+    r"^library '(?P<library>[\w.-]+)' version (?P<version>\d+): (?P<added>\d+) added, (?P<changed>\d+) changed, "
+    r"(?P<removed>\d+) removed, (?P<unchanged>\d+) unchanged(, (?P<skipped>\d+) skipped)?; "
+    r"(?P<vectors>[\d,]+) vectors embedded; (?P<documents>\d+) document\(s\), (?P<words>[\d,]+) words; "
+    r"(?P<sizes>(g=\d+: [\d,]+ chunks(, )?)+); (?P<seconds>[\d.]+) s$"
 )
 RESULT_LINE = re.compile(
     r"^#(?P<rank>\d+) score=(?P<score>[\d.]+) dense=(?P<dense>-|-?[\d.]+) "
@@ -31,43 +31,49 @@ def report(tmp_path):
     return path
 
 
-def index_lines(out: str) -> list[re.Match]:
-    lines = [INDEX_LINE.match(line) for line in out.splitlines() if line.strip()]
-    assert lines and all(lines), out
-    return lines
+def index_output(out: str) -> tuple[list[str], re.Match]:
+    """(the per-document lines, the summary line) of `longqa index`."""
+    lines = [line for line in out.splitlines() if line.strip()]
+    summary = SUMMARY.match(lines[-1])
+    assert summary, out
+    return lines[:-1], summary
 
 
-def test_index_prints_counts_and_then_says_cached(report, capsys, embedder, isolated_longqa_home):
+def chunks_at(summary: re.Match) -> dict[str, int]:
+    return {g: int(n.replace(",", "")) for g, n in re.findall(r"g=(\d+): ([\d,]+) chunks", summary["sizes"])}
+
+
+def test_index_prints_what_changed_and_then_that_nothing_did(report, capsys, embedder, isolated_longqa_home):
     assert main(["index", str(report)]) == 0
-    [built] = index_lines(capsys.readouterr().out)
-    assert built["path"] == str(report) and built["state"] == "built" and built["g"] == "150"
+    lines, built = index_output(capsys.readouterr().out)
+    assert lines == [f"added: {report}"]
     document = load_document(report)
-    assert built["doc"] == document.doc_id[:12]
-    assert int(built["chunks"]) >= 2 and int(built["tokens"].replace(",", "")) > 300
+    assert (built["version"], built["added"], built["documents"]) == ("1", "1", "1")
     assert int(built["words"].replace(",", "")) == document.n_words
+    assert chunks_at(built)["150"] >= 2 and int(built["vectors"].replace(",", "")) >= chunks_at(built)["150"]
     assert (isolated_longqa_home / "index" / document.doc_id / "g150" / "manifest.json").exists()
+    assert (isolated_longqa_home / "libraries" / built["library"] / "manifest.json").exists()
 
     calls = embedder.calls
     assert main(["index", str(report)]) == 0
-    [cached] = index_lines(capsys.readouterr().out)
-    assert cached["state"] == "cached" and cached["vectors"] == "0"
-    assert int(built["vectors"]) >= int(built["chunks"])
-    assert (cached["chunks"], cached["tokens"]) == (built["chunks"], built["tokens"])
+    lines, cached = index_output(capsys.readouterr().out)
+    assert lines == [] and (cached["version"], cached["unchanged"], cached["vectors"]) == ("1", "1", "0")
+    assert cached["library"] == built["library"] and chunks_at(cached) == chunks_at(built)
     assert embedder.calls == calls
 
 
 def test_index_several_granularities(report, capsys):
     assert main(["index", str(report), "-g", "40", "64"]) == 0
-    lines = index_lines(capsys.readouterr().out)
-    assert [(m["state"], m["g"]) for m in lines] == [("built", "40"), ("built", "64")]
-    assert int(lines[0]["chunks"]) > int(lines[1]["chunks"])
+    _, summary = index_output(capsys.readouterr().out)
+    sizes = chunks_at(summary)
+    assert list(sizes) == ["40", "64"] and sizes["40"] > sizes["64"]
 
 
 def test_home_option_overrides_the_environment(report, capsys, tmp_path, isolated_longqa_home):
     home = tmp_path / "elsewhere"
     assert main(["--home", str(home), "index", str(report), "-g", "40"]) == 0
-    assert index_lines(capsys.readouterr().out)[0]["state"] == "built"
-    assert (home / "index").is_dir()
+    assert index_output(capsys.readouterr().out)[1]["added"] == "1"
+    assert (home / "index").is_dir() and (home / "libraries").is_dir()
     assert not (isolated_longqa_home / "index").exists()
 
 
@@ -158,9 +164,10 @@ def test_interrupted_index_exits_130_and_rebuilds_next_time(report, capsys, embe
         assert main(["index", str(report), "-g", "40"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert main(["index", str(report), "-g", "40"]) == 0
-    # the chunks were written before embedding began: this run only embeds, and says so
-    [line] = index_lines(capsys.readouterr().out)
-    assert line["state"] == "embedded" and int(line["vectors"]) >= int(line["chunks"]) > 0
+    # the interrupted run published nothing: this one adds the document, embedding every vector
+    lines, summary = index_output(capsys.readouterr().out)
+    assert lines == [f"added: {report}"] and summary["version"] == "1"
+    assert int(summary["vectors"]) >= chunks_at(summary)["40"] > 0
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,9 @@ import threading
 
 import pytest
 
-from longqa.contracts.runtime import searcher_for
+from longqa.contracts.runtime import store_for
 from longqa.contracts.settings import Settings
+from longqa.retrieval import Searcher
 from longqa.retrieval.tokens import default_counter
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
@@ -80,7 +81,9 @@ def test_sub_questions_are_retrieved_concurrently(run_graph, scripted, monkeypat
         def __getattr__(self, name):  # the rest (documents, store) is the real searcher's
             return getattr(self.searcher, name)
 
-    monkeypatch.setattr(retrieve_node, "searcher_for", lambda settings, ids: MeetingSearcher(real(settings, ids)))
+    monkeypatch.setattr(
+        retrieve_node, "searcher_for", lambda settings, library, ids: MeetingSearcher(real(settings, library, ids))
+    )
     subs = ["How long is the Verrin Bridge?", "How long is the Osterby Bridge?"]
     name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": "\n".join(subs), "generator": ANSWER})
     out = run_graph("Which bridge is longer, the Verrin Bridge or the Osterby Bridge?", model=name)
@@ -245,7 +248,8 @@ def test_long_context_is_capped_to_the_window(run_graph, scripted, graph_home, r
     spans = out["citations"]
     assert len(spans) >= 2 and all(s["id"].startswith("L") for s in spans)
     # the top dense chunks (best first until the budget is spent) ...
-    ranked = searcher_for(settings, [spans[0]["doc_id"]]).search(
+    store = store_for(settings)  # the same document's own library ranks its chunks the same way
+    ranked = Searcher(store, [store.document(spans[0]["doc_id"])]).search(
         KEEPER_Q,
         k=settings.lc_top_chunks,
         granularity=settings.primary_granularity,

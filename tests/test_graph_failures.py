@@ -21,12 +21,12 @@ def test_a_failing_search_ends_the_run_with_a_clear_error(run_graph, monkeypatch
 
 
 def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatch):
-    from longqa.retrieval import IndexStore
+    from longqa.retrieval.library import Library
 
     def full_disk(self, *args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(IndexStore, "index", full_disk)
+    monkeypatch.setattr(Library, "update", full_disk)  # prepare brings the library up to date
     out = run_graph("Who manages the northern terminal?")
     assert out["status"] == "error"
     assert out["route"] == ["prepare", "respond"]

@@ -30,6 +30,8 @@ import pytest
 
 from .test_server_sdk import (
     HOST,
+    INDEX_INPUT,
+    INDEX_OUTPUT,
     LOCKED,
     QUESTION_INPUT,
     QUESTION_OUTPUT,
@@ -156,8 +158,8 @@ def test_langgraph_dev_publishes_the_callers_schemas(version: str, wheel: Path, 
     assert set(question["output_schema"]["properties"]) == QUESTION_OUTPUT
     context = set(question["context_schema"]["properties"])
     assert {"model", "strategy", "timeout_s", "max_answer_tokens"} <= context and not context & LOCKED
-    assert set(index["input_schema"]["properties"]) == {"documents", "texts", "collection", "granularities"}
-    assert set(index["output_schema"]["properties"]) == {"doc_ids", "collection", "chunks", "error"}
+    assert set(index["input_schema"]["properties"]) == INDEX_INPUT
+    assert set(index["output_schema"]["properties"]) == INDEX_OUTPUT
     plain = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text("utf-8", errors="replace"))
     problems = [line for line in plain.splitlines() if re.search(r"schema|\[(error|critical)\s*\]", line, re.I)]
     assert not problems, "\n".join(problems)

@@ -620,8 +620,9 @@ def test_index_graph_then_question_on_the_collection(client, new_thread):
     )
     assert indexed["error"] is None and indexed["collection"] == COLLECTION
     assert len(indexed["doc_ids"]) == 1
-    assert {key.split("@")[1] for key in indexed["chunks"]} == {"150", "512"}
+    assert set(indexed["chunks"]) == {"150", "512"} and indexed["version"] >= 1
     assert all(count > 0 for count in indexed["chunks"].values())
+    assert indexed["skipped"] == [] and set(indexed["changes"]) == {"added", "changed", "removed"}
 
     out = client.runs.wait(
         new_thread(),
@@ -657,7 +658,7 @@ def test_index_graph_refuses_outside_paths(client, server: Server):
 
 # -- what Studio and SDK clients read: schemas, drawn branches, progress, follow-ups, names -------
 
-QUESTION_INPUT = {"question", "messages", "documents", "texts", "collection", "strategy"}
+QUESTION_INPUT = {"question", "messages", "documents", "include", "exclude", "texts", "collection", "strategy"}
 QUESTION_OUTPUT = {
     "answer",
     "status",
@@ -671,9 +672,12 @@ QUESTION_OUTPUT = {
     "totals",
     "model",
     "error",
+    "skipped",
     "trace",
     "messages",
 }
+INDEX_INPUT = {"documents", "include", "exclude", "texts", "collection", "granularities"}
+INDEX_OUTPUT = {"doc_ids", "collection", "chunks", "version", "changes", "skipped", "error"}
 LOCKED = {"home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words"}
 
 
@@ -690,8 +694,8 @@ def test_published_schemas_are_the_callers(client, server: Server):
     assert {"model", "strategy", "timeout_s", "max_answer_tokens", "evidence_budget"} <= context
     assert not context & LOCKED  # the deployment's settings are not offered
     index = client.assistants.get_schemas(_assistant(client, "longqa-index"))
-    assert set(index["input_schema"]["properties"]) == {"documents", "texts", "collection", "granularities"}
-    assert set(index["output_schema"]["properties"]) == {"doc_ids", "collection", "chunks", "error"}
+    assert set(index["input_schema"]["properties"]) == INDEX_INPUT
+    assert set(index["output_schema"]["properties"]) == INDEX_OUTPUT
     log = re.sub(r"\x1b\[[0-9;]*m", "", server.log.read_text("utf-8", errors="replace"))
     assert "Failed to get input schema" not in log and "Failed to get output schema" not in log
 

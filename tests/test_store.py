@@ -1,14 +1,16 @@
-"""The persisted index: cached by content hash + granularity, never served half-built, every file
-under LONGQA_HOME, and dense scoring that reads the whole of a long chunk."""
+"""A document's persisted index parts: cached by content hash + granularity, never served
+half-built, every file under LONGQA_HOME, and dense scoring that reads the whole of a long chunk."""
 
 from __future__ import annotations
 
 import json
 import random
 
+import numpy as np
 import pytest
 
 from longqa.contracts.settings import Settings
+from longqa.retrieval import Searcher
 from longqa.retrieval import store as store_module
 from longqa.retrieval.config import IndexSettings
 from longqa.retrieval.documents import Chunk
@@ -25,24 +27,24 @@ def harbor_doc():
     return document_from_text(harbor_text(8), source="harbor.md")
 
 
-def collection_of(store: IndexStore, doc_id: str, granularity: int):
-    return store.client.get_collection(store._collection_name(doc_id, granularity))
-
-
 def find_chunk(index, needle: str) -> int:
     return next(c.index for c in index.chunks if needle in c.text)
 
 
+def vector_files(store: IndexStore, doc_id: str) -> list:
+    return list((store.doc_dir(doc_id) / f"g{G}").glob("vectors-*.npz"))
+
+
 def assert_serves_correct_results(store: IndexStore, index, embedder) -> None:
     """The index answers: BM25 finds the rare code, dense search finds the storm paragraph."""
-    assert index.sparse.top(RARE_CODE, 3)[0][0] == find_chunk(index, RARE_CODE)
-    query = embedder.embed(["Which storm closed the harbor entrance in winter?"])[0]
-    best_chunk, best_score = index.dense_top(query, 3)[0]
-    assert "storm" in index.chunks[best_chunk].text
-    assert best_score > 0.4
-    collection = collection_of(store, index.document.doc_id, index.granularity)
-    assert collection.metadata["complete"] is True
-    assert collection.count() == index.n_units == len(dense_units(index.chunks, embedder.max_tokens))
+    assert index.vectors is not None
+    assert len(index.vectors) == len(index.unit_chunks) == index.n_units
+    assert index.n_units == len(dense_units(index.chunks, embedder.max_tokens))
+    searcher = Searcher(store, [index.document])
+    [best] = searcher.search(RARE_CODE, k=1, granularity=index.granularity, mode="bm25")
+    assert best.chunk.index == find_chunk(index, RARE_CODE)
+    [best] = searcher.search("Which storm closed the harbor entrance in winter?", k=1, granularity=G, mode="dense")
+    assert "storm" in best.chunk.text and best.dense_score > 0.4
 
 
 # -- where files live --------------------------------------------------------------------------------
@@ -53,9 +55,12 @@ def test_files_are_under_longqa_home(isolated_longqa_home, embedder, harbor_doc)
     assert store.settings.home == isolated_longqa_home
     index = store.index(harbor_doc, G)
     gdir = isolated_longqa_home / "index" / harbor_doc.doc_id / f"g{G}"
-    assert sorted(p.name for p in gdir.iterdir()) == ["bm25.json", "chunks.json", "manifest.json"]
+    vectors = f"vectors-{index.build_id}.npz"
+    assert sorted(p.name for p in gdir.iterdir()) == ["bm25.json", "chunks.json", "manifest.json", vectors]
     assert (isolated_longqa_home / "index" / harbor_doc.doc_id / "document.json").exists()
+    Searcher(store, [harbor_doc]).search("storm", granularity=G)  # a library of one: Chroma + its files
     assert (isolated_longqa_home / "chroma").is_dir()
+    assert len(list((isolated_longqa_home / "libraries").iterdir())) == 1
     manifest = json.loads((gdir / "manifest.json").read_text())
     assert manifest["doc_id"] == harbor_doc.doc_id and manifest["granularity"] == G
     assert manifest["n_chunks"] == len(index.chunks) > 5
@@ -131,7 +136,7 @@ def test_changed_content_is_a_new_index(make_store, tmp_path):
     "where, error", [("embed", RuntimeError), ("embed", KeyboardInterrupt), ("progress", KeyboardInterrupt)]
 )
 def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, monkeypatch, where, error):
-    monkeypatch.setattr(store_module, "_ADD_BATCH", 4)
+    monkeypatch.setattr(store_module, "_EMBED_BATCH", 4)
     batches = []
     real_embed = embedder.embed
 
@@ -155,9 +160,8 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
     assert batches, "the build got past its first batch before failing"
     doc_dir = store.doc_dir(harbor_doc.doc_id)
     assert not list(doc_dir.glob(".g*.tmp-*")), "the temporary build directory is removed"
-    partial = collection_of(store, harbor_doc.doc_id, G)
-    assert partial.metadata["complete"] is False
-    assert 0 < partial.count() <= 4
+    assert not vector_files(store, harbor_doc.doc_id), "no vectors are written before all are embedded"
+    assert not list((doc_dir / f"g{G}").glob(".vectors.*"))
 
     calls = embedder.calls
     fresh = make_store()
@@ -166,23 +170,27 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
     # the chunks and BM25 part was complete before embedding began; the vectors are embedded anew
     assert not built.chunked and built.embedded == index.n_units
     assert embedder.calls - calls == index.n_units, "the next request re-embeds every vector"
-    assert collection_of(fresh, harbor_doc.doc_id, G).metadata["complete"] is True
+    assert len(vector_files(fresh, harbor_doc.doc_id)) == 1
     assert fresh.is_indexed(harbor_doc.doc_id, G)
     assert_serves_correct_results(fresh, index, embedder)
 
 
-def _flag_incomplete(store, doc_id):
-    c = collection_of(store, doc_id, G)
-    c.modify(metadata={**c.metadata, "complete": False})
+def _corrupt_vectors(store, doc_id):
+    (file,) = vector_files(store, doc_id)
+    file.write_bytes(file.read_bytes()[:100])
 
 
 def _drop_vectors(store, doc_id):
-    c = collection_of(store, doc_id, G)
-    c.delete(ids=c.get(limit=2)["ids"])
+    (file,) = vector_files(store, doc_id)
+    with np.load(file) as data:
+        vectors, chunks = data["vectors"], data["chunks"]
+    with file.open("wb") as f:
+        np.savez(f, vectors=vectors[:-2], chunks=chunks[:-2])
 
 
-def _delete_collection(store, doc_id):
-    store.client.delete_collection(store._collection_name(doc_id, G))
+def _delete_vectors(store, doc_id):
+    (file,) = vector_files(store, doc_id)
+    file.unlink()
 
 
 def _other_tokenizer(store, doc_id):
@@ -191,7 +199,7 @@ def _other_tokenizer(store, doc_id):
     manifest.write_text(json.dumps({**data, "tokenizer": "some-other-tokenizer"}))
 
 
-@pytest.mark.parametrize("damage", [_flag_incomplete, _drop_vectors, _delete_collection, _other_tokenizer])
+@pytest.mark.parametrize("damage", [_corrupt_vectors, _drop_vectors, _delete_vectors, _other_tokenizer])
 def test_incomplete_or_stale_index_is_rebuilt(make_store, embedder, harbor_doc, damage):
     store = make_store()
     n_units = store.index(harbor_doc, G).n_units
@@ -251,10 +259,13 @@ def test_relevant_sentence_at_the_end_of_a_long_chunk_scores_high(make_store, em
     text = filler + " The lighthouse keeper's cat is called Biscuit and sleeps by the lamp."
     assert 254 < wordpiece.count(text) <= 400 and wordpiece.count(filler) > 254
     document = document_from_text(text)
-    index = make_store().index(document, 400)
+    store = make_store()
+    index = store.index(document, 400)
     assert len(index.chunks) == 1 and index.n_units == index.max_units == 2
-    query = embedder.embed(["What is the name of the lighthouse keeper's cat?"])[0]
-    [(chunk, dense)] = index.dense_top(query, 5)
+    question = "What is the name of the lighthouse keeper's cat?"
+    query = embedder.embed([question])[0]
+    [result] = Searcher(store, [document]).search(question, k=5, granularity=400, mode="dense")
+    chunk, dense = result.chunk.index, result.dense_score
     truncated = float(embedder.embed([index.chunks[0].text])[0] @ query)  # what a plain embed reads
     assert chunk == 0
     assert dense > 0.45

@@ -1,0 +1,590 @@
+"""A library: many documents searched as one index per chunk size.
+
+Per chunk size ("part"), a library is one Chroma collection holding every unit vector of every
+member, with its document id as metadata (a question over part of the library filters on it), and
+one BM25 over all members' chunks (bm25s, persisted, the library's IDF). A warm question costs one
+vector query and one sparse-matrix product, whatever the number of documents.
+
+The manifest says what the library holds: source key (a file's resolved path, or an inline text's
+id) → document id (content hash), with a version number. An update (`Library.update`) runs under a
+file lock, so two processes updating one library queue instead of mixing their writes:
+  1. files whose size and modification time are unchanged are not read; the others are hashed,
+     and only new content is chunked and embedded (a document's parts are cached by content in
+     the store, so a rename or a second library never embeds twice);
+  2. the new members' vectors are added to the collection and a new BM25 is written beside the old;
+  3. the new manifest replaces the old one with one rename: this is the moment the version moves;
+  4. only then are the removed documents' vectors deleted and BM25 versions no manifest names.
+A reader reads the manifest once per search and keeps to the documents it lists, so it sees one
+complete version: vectors of a half-done update are never among its results, and an update killed
+before step 3 leaves the previous version served (its leftovers are cleared by the next update).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field, PrivateAttr
+
+from .bm25 import bm25_tokens
+from .documents import Document
+from .folders import Skipped
+from .loaders import DocumentError, load_document, printable_name
+from .store import IndexStore, atomic_write, file_lock
+
+log = logging.getLogger(__name__)
+
+LIBRARY_FORMAT = 1
+_ADD_BATCH = 2000  # vectors per Chroma upsert() call
+USED_MARK = "used-at"  # a library made for inline texts: when it was last used
+_published: set[tuple] = set()  # (manifest path, mtime_ns, size, inode) of versions this process wrote
+
+Key = tuple[str, int]  # (doc_id, chunk index)
+
+
+@dataclass(frozen=True)
+class Event:
+    """Progress of an update: reading files, embedding one document's chunks, indexing documents."""
+
+    step: str
+    message: str
+    done: int
+    total: int
+    source: str = ""
+
+
+Progress = Callable[[Event], None]
+
+
+class Entry(BaseModel):
+    """One member: which content a source key holds now."""
+
+    doc_id: str
+    source: str = Field(description="the path as loaded, or an inline text's label")
+    size: int | None = None
+    mtime_ns: int | None = None
+    n_words: int = 0
+
+
+class Part(BaseModel):
+    """The library's index at one chunk size."""
+
+    bm25: str = Field(description="directory of this version's BM25 under the library")
+    dense: bool = Field(description="every member's vectors are in the collection")
+    n_chunks: int
+    n_units: int
+    max_units: int = Field(description="most units any chunk has: how deep to query the vectors")
+    signature: dict = Field(description="the store's chunking settings this part was built with")
+
+
+class Manifest(BaseModel):
+    format: int = LIBRARY_FORMAT
+    name: str
+    version: int = 0
+    documents: dict[str, Entry] = Field(default_factory=dict)
+    parts: dict[int, Part] = Field(default_factory=dict)
+    removed: list[str] = Field(default_factory=list, description="doc ids whose vectors go after publishing")
+
+    _sources: dict[str, str] | None = PrivateAttr(default=None)
+
+    def doc_ids(self) -> list[str]:
+        """Each member's content once, in key order."""
+        return list(self.sources())
+
+    def sources(self) -> dict[str, str]:
+        """doc_id -> the first source that holds it, in key order (computed once: a read manifest
+        is never changed, a new version is a new one)."""
+        if self._sources is None:
+            out: dict[str, str] = {}
+            for _, entry in sorted(self.documents.items()):
+                out.setdefault(entry.doc_id, entry.source)
+            self._sources = out
+        return self._sources
+
+
+@dataclass
+class Member:
+    """A document to hold: its key, how to name it, its file's (size, mtime_ns) if it is a file,
+    and how to load it (called only when the stat says it may have changed)."""
+
+    key: str
+    source: str
+    load: Callable[[], Document]
+    stat: tuple[int, int] | None = None
+
+
+@dataclass
+class Update:
+    """What an update did, by source."""
+
+    version: int
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    embedded: int = 0
+    chunked: int = 0
+
+    def summary(self) -> str:
+        parts = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.removed)} removed"]
+        parts += [f"{len(self.unchanged)} unchanged"]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        return f"version {self.version}: " + ", ".join(parts) + f"; {self.embedded:,} vectors embedded"
+
+
+def valid_name(name: str) -> bool:
+    return bool(name) and len(name) <= 128 and all(ch.isalnum() or ch in "-_." for ch in name) and name[0] != "."
+
+
+def file_members(files: Iterable[Path], max_words: int, name: Callable[[Path], str] = str) -> list[Member]:
+    """Members for files on disk, keyed by their resolved path (printable: a manifest is JSON) and
+    shown as `name(file)`. A file that cannot be resolved or stat'ed is left to the loader's error."""
+    members = []
+    for file in files:
+        try:
+            path = file.resolve()
+            st = path.stat()
+            stat = (st.st_size, st.st_mtime_ns)
+        except (OSError, RuntimeError):  # a symlink loop, a vanished file: load() says which
+            path, stat = file.absolute(), None
+        load = functools.partial(load_document, path, max_words=max_words)
+        members.append(Member(printable_name(path), name(file), load, stat))
+    return members
+
+
+def document_members(documents: Iterable[Document]) -> list[Member]:
+    """Members for documents already in memory (inline texts), keyed by content."""
+    return [Member(f"text:{d.doc_id}", d.source, lambda d=d: d) for d in documents]  # type: ignore[misc]
+
+
+def _bm25s():
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import, and logs each build
+    return bm25s
+
+
+class LibraryBM25:
+    """BM25 over every chunk of a library (bm25s: one sparse matrix, scored in milliseconds)."""
+
+    def __init__(self, bm25, doc_ids: list[str], offsets: list[int]):
+        self.bm25, self.doc_ids, self.offsets = bm25, doc_ids, offsets  # doc i holds rows offsets[i]..
+
+    @classmethod
+    def build(cls, doc_ids: list[str], tokens: list[list[list[str]]]) -> LibraryBM25:
+        bm25s = _bm25s()
+        offsets, corpus = [], []
+        for chunks in tokens:
+            offsets.append(len(corpus))
+            # bm25s divides by the average length: an empty chunk gets a placeholder token
+            corpus.extend(t or ["\x00"] for t in chunks)
+        # Lucene's IDF is never zero: Robertson's is 0 for a term in half the chunks (a short document)
+        bm25 = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+        if corpus:
+            bm25.index(corpus, show_progress=False)
+        return cls(bm25 if corpus else None, doc_ids, offsets)
+
+    def save(self, target: Path) -> None:
+        target.mkdir(parents=True)
+        if self.bm25 is not None:
+            self.bm25.save(str(target), show_progress=False)
+        (target / "rows.json").write_text(json.dumps({"doc_ids": self.doc_ids, "offsets": self.offsets}), "utf-8")
+
+    @classmethod
+    def load(cls, source: Path) -> LibraryBM25:
+        bm25s = _bm25s()
+        rows = json.loads((source / "rows.json").read_text("utf-8"))
+        bm25 = bm25s.BM25.load(str(source)) if (source / "params.index.json").exists() else None
+        return cls(bm25, rows["doc_ids"], rows["offsets"])
+
+    def key(self, row: int) -> Key:
+        i = bisect_right(self.offsets, row) - 1
+        return self.doc_ids[i], row - self.offsets[i]
+
+    def top(self, query: str, depth: int, allowed: set[str] | None) -> dict[Key, float]:
+        """(doc_id, chunk) -> score of the `depth` best chunks with a positive score, among the
+        documents `allowed` (None: all)."""
+        if self.bm25 is None:
+            return {}
+        terms = [t for t in bm25_tokens(query) if t in self.bm25.vocab_dict]
+        if not terms:
+            return {}
+        scores = self.bm25.get_scores(terms)
+        if allowed is not None:
+            mask = np.zeros(len(scores), dtype=bool)
+            ends = [*self.offsets[1:], len(scores)]
+            for i, doc_id in enumerate(self.doc_ids):
+                if doc_id in allowed:
+                    mask[self.offsets[i] : ends[i]] = True
+            scores = np.where(mask, scores, 0.0)
+        depth = min(depth, len(scores))
+        best = np.argpartition(-scores, depth - 1)[:depth]
+        best = best[np.argsort(-scores[best], kind="stable")]
+        return {self.key(int(r)): float(scores[r]) for r in best if scores[r] > 0}
+
+
+class Library:
+    """A named library in a store. Safe to share between threads; updates are serialised across
+    processes by a file lock."""
+
+    def __init__(self, store: IndexStore, name: str):
+        if not valid_name(name):
+            raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
+        self.store, self.name = store, name
+        self.dir = store.settings.home / "libraries" / name
+        self._lock = threading.Lock()  # the caches below
+        self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)
+        self._verified: set[tuple[str, int]] = set()  # (part version, client generation) found whole
+        self._read_cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
+        self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
+
+    # -- reading -----------------------------------------------------------------------------
+    @property
+    def manifest_file(self) -> Path:
+        return self.dir / "manifest.json"
+
+    def exists(self) -> bool:
+        return self.manifest_file.exists()
+
+    def manifest(self) -> Manifest:
+        """The last complete version (an empty one before the first update). One stat when unchanged."""
+        try:
+            st = self.manifest_file.stat()
+        except FileNotFoundError:
+            return Manifest(name=self.name)
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        cached = self._read_cache
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        if (str(self.manifest_file), *stamp) not in _published:  # another process wrote this version
+            self.store.see_writes_since(st.st_mtime_ns)
+        manifest = Manifest.model_validate_json(self.manifest_file.read_text("utf-8"))
+        self._read_cache = (stamp, manifest)
+        return manifest
+
+    def bm25(self, part: Part) -> LibraryBM25:
+        """The part's BM25, loaded once per version (the previous version of its size is dropped)."""
+        with self._lock:
+            index = self._bm25.get(part.bm25)
+        if index is None:
+            index = LibraryBM25.load(self.dir / part.bm25)
+            size = part.bm25.split("-v")[0]
+            with self._lock:
+                for name in [n for n in self._bm25 if n.split("-v")[0] == size]:
+                    del self._bm25[name]
+                self._bm25[part.bm25] = index
+        return index
+
+    def collection_name(self, granularity: int) -> str:
+        # Chroma names allow 3-512 of [a-zA-Z0-9._-]; a hash keeps any library name within that
+        return f"longqa-lib-{hashlib.sha256(self.name.encode()).hexdigest()[:24]}-g{granularity}"
+
+    def collection(self, granularity: int):
+        client = self.store.client
+        current = self.store.client_generation
+        with self._lock:
+            generation, collection = self._collections.get(granularity, (None, None))
+        if collection is None or generation != current:
+            collection = client.get_or_create_collection(
+                self.collection_name(granularity),
+                metadata={"library": self.name, "granularity": granularity},
+                configuration={"hnsw": {"space": "cosine"}},
+                embedding_function=None,
+            )
+            with self._lock:
+                self._collections[granularity] = (current, collection)
+        return collection
+
+    def vectors_missing(self, granularity: int, part: Part) -> bool:
+        """The collection holds fewer vectors than the part needs: a Chroma server that was wiped or
+        replaced, a collection deleted by hand. Checked once per version and client."""
+        key = (part.bm25, self.store.client_generation)
+        with self._lock:
+            if key in self._verified:
+                return False
+        missing = self.collection(granularity).count() < part.n_units
+        if missing:
+            log.warning("library %s lost vectors at g=%s; adding them again", self.name, granularity)
+        else:
+            with self._lock:
+                self._verified.add(key)
+        return missing
+
+    def dense_top(
+        self, part_size: int, part: Part, vector: np.ndarray, depth: int, allowed: set[str], subset: bool
+    ) -> dict[Key, float]:
+        """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents,
+        each chunk scored by its best unit. Vectors of documents outside this version (an update in
+        progress, or leftovers of a killed one) are skipped; the query deepens until enough remain."""
+        collection = self.collection(part_size)
+        where = {"doc_id": {"$in": sorted(allowed)}} if subset else None
+        n = max(1, min(part.n_units, depth * part.max_units))
+        while True:
+            res = collection.query(
+                query_embeddings=[vector.tolist()], n_results=n, where=where, include=["metadatas", "distances"]
+            )
+            best: dict[Key, float] = {}
+            for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=True):
+                if meta["doc_id"] not in allowed:
+                    continue
+                key, sim = (meta["doc_id"], int(meta["chunk"])), 1.0 - float(dist)
+                if sim > best.get(key, -2.0):
+                    best[key] = sim
+            if len(best) >= depth or len(res["ids"][0]) < n:
+                return dict(sorted(best.items(), key=lambda kv: -kv[1])[:depth])
+            n *= 2
+
+    # -- writing -----------------------------------------------------------------------------
+    def update(
+        self,
+        members: Sequence[Member] | None,
+        granularities: Iterable[int] = (),
+        dense: bool = True,
+        remove_missing: bool = True,
+        progress: Progress | None = None,
+    ) -> Update:
+        """Make the library hold `members` (None: keep the members it has) and be searchable at
+        `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
+        Publishes a new version only when something changed."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self._update_lock, file_lock(self.dir / ".lock"):
+            return self._update(members, set(granularities), dense, remove_missing, progress)
+
+    def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
+        old = self._read_under_lock()
+        update = Update(version=old.version)
+        documents, loaded = self._members(old, members, remove_missing, update, progress)
+        old_ids, new_ids = old.doc_ids(), list(dict.fromkeys(e.doc_id for _, e in sorted(documents.items())))
+        members_changed = old_ids != new_ids
+        parts: dict[int, Part] = {}
+        signature = self.store.signature()
+        self._clear_leftovers(old)
+        self._mark_pending(set(new_ids) - set(old_ids))
+        for g in sorted(set(old.parts) | granularities):
+            part = old.parts.get(g)
+            rebuild = part is None or part.signature != signature
+            want_dense = dense if part is None else part.dense or (dense and g in granularities)
+            if part is not None and part.dense and self.vectors_missing(g, part):
+                part = part.model_copy(update={"dense": False})  # refill from the cached vectors
+            if not rebuild and not members_changed and (part.dense or not want_dense):
+                parts[g] = part
+                continue
+            if rebuild:  # new, or built with other settings: every member, from scratch
+                with contextlib.suppress(Exception):  # absent is the normal case
+                    self.store.client.delete_collection(self.collection_name(g))
+                with self._lock:
+                    self._collections.pop(g, None)
+            if not want_dense:
+                vectors_for = []
+            elif rebuild or not part.dense:
+                vectors_for = new_ids
+            else:
+                vectors_for = [d for d in new_ids if d not in old_ids]
+            names = {e.doc_id: e.source for e in documents.values()}  # as this update names them
+            parts[g] = self._part(g, new_ids, vectors_for, want_dense, old.version + 1, loaded, names, update, progress)
+        if not members_changed and parts == old.parts and documents == old.documents:
+            return update
+        gone = sorted(set(old_ids) - set(new_ids))
+        manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
+        atomic_write(self.manifest_file, manifest.model_dump_json(indent=1))  # the version moves here
+        st = self.manifest_file.stat()
+        _published.add((str(self.manifest_file), st.st_mtime_ns, st.st_size, st.st_ino))
+        update.version = manifest.version
+        (self.dir / "pending.json").unlink(missing_ok=True)
+        self._clear_after_publish(manifest, old)
+        return update
+
+    def _read_under_lock(self) -> Manifest:
+        if not self.manifest_file.exists():
+            return Manifest(name=self.name)
+        manifest = Manifest.model_validate_json(self.manifest_file.read_text("utf-8"))
+        if manifest.format != LIBRARY_FORMAT:
+            log.info("library %s has format %s; rebuilding", self.name, manifest.format)
+            return Manifest(name=self.name, version=manifest.version)
+        return manifest
+
+    def _members(self, old: Manifest, members, remove_missing, update: Update, progress):
+        """The new member entries (reading only files whose stat changed) and the documents loaded."""
+        documents: dict[str, Entry] = {} if members is not None and remove_missing else dict(old.documents)
+        loaded: dict[str, Document] = {}
+        total = len(members or [])
+        for i, m in enumerate(members or [], 1):
+            prev = old.documents.get(m.key)
+            if prev is not None and m.stat is not None and (prev.size, prev.mtime_ns) == m.stat:
+                documents[m.key] = prev
+                update.unchanged.append(prev.source)
+            else:
+                try:
+                    document = m.load()
+                except DocumentError as e:
+                    update.skipped.append(Skipped(m.source, e.reason))
+                    documents.pop(m.key, None)
+                    continue
+                self.store.remember(document)
+                size, mtime = m.stat or (None, None)
+                documents[m.key] = Entry(
+                    doc_id=document.doc_id, source=m.source, size=size, mtime_ns=mtime, n_words=document.n_words
+                )
+                loaded[document.doc_id] = document
+                if prev is None:
+                    update.added.append(m.source)
+                elif prev.doc_id != document.doc_id:
+                    update.changed.append(m.source)
+                else:
+                    update.unchanged.append(m.source)
+            if progress and (i % 50 == 0 or i == total):
+                progress(Event("reading", f"read {i}/{total} files", i, total))
+        update.removed = [e.source for k, e in sorted(old.documents.items()) if k not in documents]
+        return documents, loaded
+
+    def _part(self, g, doc_ids, vectors_for, dense, version, loaded, names, update: Update, progress) -> Part:
+        """Add the vectors of `vectors_for` and write a BM25 over every member of `doc_ids`."""
+        collection = self.collection(g) if dense else None
+        n_units = n_chunks = 0
+        max_units = 1
+        adding = set(vectors_for)
+        tokens = []
+        for i, doc_id in enumerate(doc_ids, 1):
+            need_vectors = doc_id in adding
+            if need_vectors or not self.store.is_indexed(doc_id, g):
+                document = loaded.get(doc_id) or self.store.document(doc_id)
+                report = self._embedding_progress(progress, names.get(doc_id, document.source), g)
+                built = self.store.build(document, g, report, need_vectors)
+                update.embedded += built.embedded
+                update.chunked += int(built.chunked)
+                index = built.index
+                if need_vectors:
+                    self._add_vectors(collection, index)
+                tokens.append(index.tokens)
+                n_units += index.n_units
+                max_units = max(max_units, index.max_units)
+            else:
+                tokens.append(self.store.tokens(doc_id, g))
+                meta = self.store.chunk_manifest(doc_id, g)
+                n_units += meta["n_units"]
+                max_units = max(max_units, meta["max_units"])
+            n_chunks += len(tokens[-1])
+            if progress and need_vectors:
+                progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
+        name = f"g{g}-v{version}"
+        target = self.dir / name
+        shutil.rmtree(target, ignore_errors=True)  # what a killed update left under this name
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=self.dir))
+        try:
+            shutil.rmtree(tmp)
+            LibraryBM25.build(doc_ids, tokens).save(tmp)
+            os.replace(tmp, target)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return Part(
+            bm25=name,
+            dense=dense,
+            n_chunks=n_chunks,
+            n_units=n_units,
+            max_units=max_units,
+            signature=self.store.signature(),
+        )
+
+    @staticmethod
+    def _embedding_progress(progress: Progress | None, source: str, g: int):
+        if progress is None:
+            return None
+        message = "embedding {}/{} chunks of " + f"{source} (g={g})"
+        return lambda done, total: progress(Event("embedding", message.format(done, total), done, total, source))
+
+    def _add_vectors(self, collection, index) -> None:
+        doc_id = index.document.doc_id
+        seen: dict[int, int] = {}
+        ids, metas = [], []
+        for c in index.unit_chunks.tolist():
+            u = seen[c] = seen.get(c, -1) + 1
+            ids.append(f"{doc_id}:{c}:{u}")
+            metas.append({"doc_id": doc_id, "chunk": c})
+        for i in range(0, len(ids), _ADD_BATCH):
+            collection.upsert(
+                ids=ids[i : i + _ADD_BATCH],
+                embeddings=index.vectors[i : i + _ADD_BATCH],
+                metadatas=metas[i : i + _ADD_BATCH],
+            )
+
+    def _delete_vectors(self, parts: Iterable[int], doc_ids: list[str]) -> None:
+        for g in parts:
+            collection = self.collection(g)
+            for i in range(0, len(doc_ids), 500):
+                collection.delete(where={"doc_id": {"$in": doc_ids[i : i + 500]}})
+
+    def _clear_leftovers(self, current: Manifest) -> None:
+        """Before changing anything: vectors an earlier update added but never published (it was
+        killed), and removals a killed update published but did not finish."""
+        pending_file = self.dir / "pending.json"
+        leftovers = set(current.removed)
+        if pending_file.exists():
+            with contextlib.suppress(ValueError, OSError):
+                leftovers |= set(json.loads(pending_file.read_text("utf-8")))
+        leftovers -= set(current.doc_ids())
+        if leftovers:
+            self._delete_vectors([g for g, p in current.parts.items() if p.dense], sorted(leftovers))
+        pending_file.unlink(missing_ok=True)
+
+    def _clear_after_publish(self, manifest: Manifest, old: Manifest) -> None:
+        if manifest.removed:
+            self._delete_vectors([g for g, p in manifest.parts.items() if p.dense], manifest.removed)
+        keep = {p.bm25 for p in manifest.parts.values()} | {p.bm25 for p in old.parts.values()}
+        for entry in self.dir.iterdir():
+            if entry.is_dir() and entry.name.startswith("g") and entry.name not in keep:
+                shutil.rmtree(entry, ignore_errors=True)  # readers of the previous version keep theirs
+
+    def _mark_pending(self, doc_ids: set[str]) -> None:
+        """Name the documents whose vectors this update adds before it publishes, so the next
+        update can clear them if this one is killed."""
+        if doc_ids:
+            atomic_write(self.dir / "pending.json", json.dumps(sorted(doc_ids)))
+
+    def touch(self) -> None:
+        """Mark a library made for inline texts as used now (see `forget_unused`)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / USED_MARK).write_text(str(time.time()), "utf-8")
+
+    def delete(self) -> None:
+        """Remove the library: its collections and its files (the documents' cached parts stay)."""
+        with self._update_lock, file_lock(self.dir / ".lock"):
+            for g in self._read_under_lock().parts:
+                with contextlib.suppress(Exception):
+                    self.store.client.delete_collection(self.collection_name(g))
+            with self._lock:
+                self._collections.clear()
+                self._bm25.clear()
+            for entry in self.dir.iterdir():
+                if entry.name != ".lock":
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+
+def forget_unused(store: IndexStore, older_than_s: float, keep: set[str] = frozenset()) -> int:
+    """Delete the libraries made for inline texts that were not used for `older_than_s` seconds."""
+    removed = 0
+    for mark in (store.settings.home / "libraries").glob(f"*/{USED_MARK}"):
+        name = mark.parent.name
+        try:
+            age = time.time() - float(mark.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        if age >= older_than_s and name not in keep:
+            Library(store, name).delete()
+            removed += 1
+    return removed
