@@ -56,14 +56,13 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
-    """A long text of distinct HotpotQA and MuSiQue paragraphs (seeded order) with at least
-    `min_words` words, as `Passage N:\\n<title>\\n<text>` blocks; also the questions of the
-    HotpotQA items the paragraphs come from (queries about the document)."""
-    from longqa.evals.long_contexts import format_context, load_hotpotqa, load_musique
+def distinct_paragraphs() -> list[tuple[str, str, str | None]]:
+    """(title, text, the HotpotQA question it came with or None) of every distinct HotpotQA and
+    MuSiQue paragraph in ../shared/data, in file order."""
+    from longqa.evals.long_contexts import load_hotpotqa, load_musique
 
     seen: set[str] = set()
-    paragraphs: list[tuple[str, str, str | None]] = []  # (title, text, question)
+    paragraphs: list[tuple[str, str, str | None]] = []
     for raw in load_hotpotqa("a") + load_hotpotqa("b"):
         for title, sents in zip(raw["context"]["title"], raw["context"]["sentences"], strict=True):
             text = " ".join(" ".join(s.strip() for s in sents).split())
@@ -76,6 +75,16 @@ def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
             if text not in seen:
                 seen.add(text)
                 paragraphs.append((p["title"], text, None))
+    return paragraphs
+
+
+def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
+    """A long text of distinct HotpotQA and MuSiQue paragraphs (seeded order) with at least
+    `min_words` words, as `Passage N:\\n<title>\\n<text>` blocks; also the questions of the
+    HotpotQA items the paragraphs come from (queries about the document)."""
+    from longqa.evals.long_contexts import format_context
+
+    paragraphs = distinct_paragraphs()
     random.Random(seed).shuffle(paragraphs)
     chosen, words = [], 0
     for title, text, question in paragraphs:

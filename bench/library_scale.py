@@ -30,29 +30,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine, md_table, offline_env, save  # noqa: E402
+from bench.common import distinct_paragraphs, machine, md_table, offline_env, save  # noqa: E402
 
 G = 150
 
 
 def corpus(n_docs: int, per_doc: int) -> tuple[list[str], list[str]]:
     """(document texts, questions about the first 10 documents) from distinct shared paragraphs."""
-    from longqa.evals.long_contexts import load_hotpotqa, load_musique
-
-    seen: set[str] = set()
-    paragraphs: list[tuple[str, str, str | None]] = []
-    for raw in load_hotpotqa("a") + load_hotpotqa("b"):
-        for title, sents in zip(raw["context"]["title"], raw["context"]["sentences"], strict=True):
-            text = " ".join(" ".join(s.strip() for s in sents).split())
-            if text not in seen:
-                seen.add(text)
-                paragraphs.append((title, text, raw["question"]))
-    for raw in load_musique():
-        for p in raw["paragraphs"]:
-            text = " ".join(p["paragraph_text"].split())
-            if text not in seen:
-                seen.add(text)
-                paragraphs.append((p["title"], text, None))
+    paragraphs = distinct_paragraphs()
     if len(paragraphs) < n_docs * per_doc:
         raise SystemExit(f"{len(paragraphs)} distinct paragraphs: not enough for {n_docs} x {per_doc}")
     docs, questions = [], []

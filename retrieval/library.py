@@ -83,6 +83,7 @@ class Part(BaseModel):
     """The library's index at one chunk size."""
 
     bm25: str = Field(description="directory of this version's BM25 under the library")
+    collection: str = Field(description="the Chroma collection of its vectors (a rebuild makes a new one)")
     dense: bool = Field(description="every member's vectors are in the collection")
     n_chunks: int
     n_units: int
@@ -291,24 +292,30 @@ class Library:
                 self._bm25[part.bm25] = index
         return index
 
-    def collection_name(self, granularity: int) -> str:
-        # Chroma names allow 3-512 of [a-zA-Z0-9._-]; a hash keeps any library name within that
-        return f"longqa-lib-{hashlib.sha256(self.name.encode()).hexdigest()[:24]}-g{granularity}"
+    def collection_name(self, granularity: int, build: int | None = None) -> str:
+        """The collection of the current version's part at `granularity`, or (with `build`) the name
+        a part built at that version gets. Chroma names allow 3-512 of [a-zA-Z0-9._-]: a hash keeps
+        any library name within that."""
+        if build is None:
+            return self.manifest().parts[granularity].collection
+        return f"longqa-lib-{hashlib.sha256(self.name.encode()).hexdigest()[:24]}-g{granularity}-b{build}"
 
-    def collection(self, granularity: int):
+    def collection(self, granularity: int, name: str | None = None):
+        """The current part's collection at `granularity` (or the one named), created if absent."""
+        name = name or self.collection_name(granularity)
         client = self.store.client
         current = self.store.client_generation
         with self._lock:
-            generation, collection = self._collections.get(granularity, (None, None))
+            generation, collection = self._collections.get(name, (None, None))
         if collection is None or generation != current:
             collection = client.get_or_create_collection(
-                self.collection_name(granularity),
+                name,
                 metadata={"library": self.name, "granularity": granularity},
                 configuration={"hnsw": {"space": "cosine"}},
                 embedding_function=None,
             )
             with self._lock:
-                self._collections[granularity] = (current, collection)
+                self._collections[name] = (current, collection)
         return collection
 
     def vectors_missing(self, granularity: int, part: Part) -> bool:
@@ -318,7 +325,7 @@ class Library:
         with self._lock:
             if key in self._verified:
                 return False
-        missing = self.collection(granularity).count() < part.n_units
+        missing = self.collection(granularity, part.collection).count() < part.n_units
         if missing:
             log.warning("library %s lost vectors at g=%s; adding them again", self.name, granularity)
         else:
@@ -332,7 +339,7 @@ class Library:
         """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents,
         each chunk scored by its best unit. Vectors of documents outside this version (an update in
         progress, or leftovers of a killed one) are skipped; the query deepens until enough remain."""
-        collection = self.collection(part_size)
+        collection = self.collection(part_size, part.collection)
         where = {"doc_id": {"$in": sorted(allowed)}} if subset else None
         n = max(1, min(part.n_units, depth * part.max_units))
         while True:
@@ -385,11 +392,9 @@ class Library:
             if not rebuild and not members_changed and (part.dense or not want_dense):
                 parts[g] = part
                 continue
-            if rebuild:  # new, or built with other settings: every member, from scratch
-                with contextlib.suppress(Exception):  # absent is the normal case
-                    self.store.client.delete_collection(self.collection_name(g))
-                with self._lock:
-                    self._collections.pop(g, None)
+            # new, or built with other settings: every member, from scratch, into a new collection
+            # (readers of the current version keep theirs until this one is published)
+            name = self.collection_name(g, old.version + 1) if rebuild else part.collection
             if not want_dense:
                 vectors_for = []
             elif rebuild or not part.dense:
@@ -397,7 +402,9 @@ class Library:
             else:
                 vectors_for = [d for d in new_ids if d not in old_ids]
             names = {e.doc_id: e.source for e in documents.values()}  # as this update names them
-            parts[g] = self._part(g, new_ids, vectors_for, want_dense, old.version + 1, loaded, names, update, progress)
+            parts[g] = self._part(
+                g, name, new_ids, vectors_for, want_dense, old.version + 1, loaded, names, update, progress
+            )
         if not members_changed and parts == old.parts and documents == old.documents:
             return update
         gone = sorted(set(old_ids) - set(new_ids))
@@ -453,9 +460,10 @@ class Library:
         update.removed = [e.source for k, e in sorted(old.documents.items()) if k not in documents]
         return documents, loaded
 
-    def _part(self, g, doc_ids, vectors_for, dense, version, loaded, names, update: Update, progress) -> Part:
-        """Add the vectors of `vectors_for` and write a BM25 over every member of `doc_ids`."""
-        collection = self.collection(g) if dense else None
+    def _part(self, g, name, doc_ids, vectors_for, dense, version, loaded, names, update: Update, progress) -> Part:
+        """Add the vectors of `vectors_for` to the collection `name` and write a BM25 over every
+        member of `doc_ids`."""
+        collection = self.collection(g, name) if dense else None
         n_units = n_chunks = 0
         max_units = 1
         adding = set(vectors_for)
@@ -482,10 +490,10 @@ class Library:
             n_chunks += len(tokens[-1])
             if progress and need_vectors:
                 progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
-        name = f"g{g}-v{version}"
-        target = self.dir / name
+        bm25_name = f"g{g}-v{version}"
+        target = self.dir / bm25_name
         shutil.rmtree(target, ignore_errors=True)  # what a killed update left under this name
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=self.dir))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{bm25_name}.", dir=self.dir))
         try:
             shutil.rmtree(tmp)
             LibraryBM25.build(doc_ids, tokens).save(tmp)
@@ -493,7 +501,8 @@ class Library:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return Part(
-            bm25=name,
+            bm25=bm25_name,
+            collection=name,
             dense=dense,
             n_chunks=n_chunks,
             n_units=n_units,
@@ -523,9 +532,9 @@ class Library:
                 metadatas=metas[i : i + _ADD_BATCH],
             )
 
-    def _delete_vectors(self, parts: Iterable[int], doc_ids: list[str]) -> None:
-        for g in parts:
-            collection = self.collection(g)
+    def _delete_vectors(self, parts: Iterable[tuple[int, Part]], doc_ids: list[str]) -> None:
+        for g, part in parts:
+            collection = self.collection(g, part.collection)
             for i in range(0, len(doc_ids), 500):
                 collection.delete(where={"doc_id": {"$in": doc_ids[i : i + 500]}})
 
@@ -539,12 +548,16 @@ class Library:
                 leftovers |= set(json.loads(pending_file.read_text("utf-8")))
         leftovers -= set(current.doc_ids())
         if leftovers:
-            self._delete_vectors([g for g, p in current.parts.items() if p.dense], sorted(leftovers))
+            self._delete_vectors([(g, p) for g, p in current.parts.items() if p.dense], sorted(leftovers))
         pending_file.unlink(missing_ok=True)
 
     def _clear_after_publish(self, manifest: Manifest, old: Manifest) -> None:
         if manifest.removed:
-            self._delete_vectors([g for g, p in manifest.parts.items() if p.dense], manifest.removed)
+            self._delete_vectors([(g, p) for g, p in manifest.parts.items() if p.dense], manifest.removed)
+        for g, part in old.parts.items():  # a part rebuilt into a new collection: the old one goes
+            if g in manifest.parts and manifest.parts[g].collection != part.collection:
+                with contextlib.suppress(Exception):
+                    self.store.client.delete_collection(part.collection)
         keep = {p.bm25 for p in manifest.parts.values()} | {p.bm25 for p in old.parts.values()}
         for entry in self.dir.iterdir():
             if entry.is_dir() and entry.name.startswith("g") and entry.name not in keep:
@@ -564,9 +577,9 @@ class Library:
     def delete(self) -> None:
         """Remove the library: its collections and its files (the documents' cached parts stay)."""
         with self._update_lock, file_lock(self.dir / ".lock"):
-            for g in self._read_under_lock().parts:
+            for part in self._read_under_lock().parts.values():
                 with contextlib.suppress(Exception):
-                    self.store.client.delete_collection(self.collection_name(g))
+                    self.store.client.delete_collection(part.collection)
             with self._lock:
                 self._collections.clear()
                 self._bm25.clear()

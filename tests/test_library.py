@@ -337,3 +337,28 @@ def test_a_collection_indexed_before_libraries_is_opened_as_one(settings, embedd
     assert set(opened.doc_ids) == {d.doc_id for d in documents}
     searcher = searcher_for(settings, "old", opened.doc_ids)
     assert searcher.search("Who keeps the light on Tarn Head?", k=1)[0].chunk.text == LIGHTHOUSE
+
+
+def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_published(docs, settings):
+    from longqa.retrieval import IndexStore
+
+    first = index_library({"documents": [str(docs)]}, settings, [G])
+    writer = first.library
+    old_collection = writer.manifest().parts[G].collection
+    reader = Searcher(IndexStore(settings.index_settings()), library=Library(first.library.store, writer.name))
+    seen_during: list[set[str]] = []
+
+    def mid_update(event) -> None:
+        if event.step == "indexing":
+            seen_during.append(sources_of(reader.search("Who keeps the lighthouse on Tarn Head?", k=3, mode="dense")))
+
+    real = writer.store.signature
+    writer.store.signature = lambda: {**real(), "chunking": "something-new"}  # as if the settings changed
+    try:
+        writer.update(None, [G], progress=mid_update)
+    finally:
+        writer.store.signature = real
+    assert seen_during and all("lighthouse.md" in seen for seen in seen_during)  # the old vectors stayed
+    new_collection = writer.manifest().parts[G].collection
+    assert new_collection != old_collection
+    assert [c.name for c in writer.store.client.list_collections()] == [new_collection]
