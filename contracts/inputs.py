@@ -174,7 +174,19 @@ def index_library(
 def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:
     include, exclude = _patterns(state, "include"), _patterns(state, "exclude")
     found = collect_files([allowed_path(p, settings) for p in _paths(state)], include, exclude)
+    if settings.documents_root is not None:  # a link inside a folder may point anywhere: never read past the root
+        root = Path(settings.documents_root).expanduser().resolve()
+        outside = [f for f in found.files if f not in found.named and not _resolves_under(f, root)]
+        found.files = [f for f in found.files if f not in outside]
+        found.skipped += [Skipped(str(f), "outside the allowed documents root (a symbolic link)") for f in outside]
     return found, [Skipped(shown_name(s.path, settings), s.reason) for s in found.skipped]
+
+
+def _resolves_under(file: Path, root: Path) -> bool:
+    try:
+        return file.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a loop: the loader names it
+        return True
 
 
 def _input_name(state: Mapping[str, Any], found: FileSet, documents: list) -> str:

@@ -362,3 +362,15 @@ def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_
     new_collection = writer.manifest().parts[G].collection
     assert new_collection != old_collection
     assert [c.name for c in writer.store.client.list_collections()] == [new_collection]
+
+
+def test_a_link_in_a_folder_never_reads_past_the_documents_root(docs, tmp_path, isolated_longqa_home):
+    secret = write(tmp_path / "secret.md", "The vault code is 4417-ALPHA.")
+    (docs / "shops" / "innocent.md").symlink_to(secret)
+    settings = Settings(home=isolated_longqa_home, documents_root=str(docs))
+    opened = index_library({"documents": ["shops"]}, settings, [G])
+    reasons = {s.path: s.reason for s in opened.skipped}
+    assert reasons["shops/innocent.md"] == "outside the allowed documents root (a symbolic link)"
+    assert all("secret" not in source for source in opened.sources.values())
+    searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
+    assert all("4417" not in r.chunk.text for r in searcher.search("vault code", k=5))
