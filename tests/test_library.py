@@ -249,7 +249,8 @@ def test_two_processes_updating_one_library_at_once_cannot_corrupt_it(docs, sett
         subprocess.Popen([*_cli_command(settings), "index", str(folder), "--collection", "town", "-q"], **_quiet())
         for folder in (docs, other)
     ]
-    assert [p.wait(timeout=300) for p in runs] == [0, 0]
+    outcomes = [(p.wait(timeout=300), p.stderr.read().decode()) for p in runs]
+    assert [code for code, _ in outcomes] == [0, 0], outcomes
     library = Library(_store(settings), "town")
     manifest = library.manifest()
     assert manifest.version == 3  # the two updates queued: each published one whole version
