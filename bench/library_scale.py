@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -107,6 +108,7 @@ def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
     assert [Path(p).name for p in update.update.changed] == ["doc0003.txt"]
 
     manifest = opened.library.manifest()
+    shutil.rmtree(work, ignore_errors=True)  # 1,000 documents' index is a few hundred MB
     return {
         "documents": size,
         "words": words,

@@ -15,7 +15,9 @@ from longqa.graph.graph import graph
 class AskDocuments(BaseModel):
     question: str = Field(description="the question to answer from the documents")
     documents: list[str] | None = Field(
-        default=None, description="paths of the documents to read; omit to use the tool's default documents"
+        default=None,
+        description="paths of the documents or folders to read (a folder: every document in it); "
+        "omit to use the tool's default documents",
     )
 
 
