@@ -19,6 +19,7 @@ from longqa.retrieval.library import (
     Progress,
     Update,
     document_members,
+    file_key,
     file_members,
     forget_unused,
     valid_name,
@@ -117,7 +118,7 @@ def open_library(state: Mapping[str, Any], settings: Settings, progress: Progres
     the files of it that `documents` names (a filter). Otherwise `documents` (files and folders,
     walked with the `include` / `exclude` patterns) and `texts` are the library made for this input,
     brought up to date first (see `index_library`)."""
-    name = state.get("collection")
+    name = _collection(state)
     if not name:
         return index_library(state, settings, [settings.primary_granularity], progress)
     found, skipped = _files(state, settings)
@@ -139,9 +140,7 @@ def index_library(
         document_from_text(text, source=f"text-{i + 1}", max_words=store.settings.max_words)
         for i, text in enumerate(_inline_texts(state.get("texts")))
     ]
-    name = state.get("collection")
-    if name and (not isinstance(name, str) or not valid_name(name)):
-        raise InputError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+    name = _collection(state)
     if not found.files and not found.folders and not documents:
         raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
     library = library_for(store, name or _input_name(state, found, documents))
@@ -152,11 +151,10 @@ def index_library(
     for s in update.skipped:  # a file the caller named itself cannot be read: that is the answer
         if s.path in named:
             raise DocumentError(s.path, s.reason)
-    if documents:
+    if documents and not name:  # texts of a named collection stay as long as it does
         for document in documents:
             store.remember_inline(document)
-        if not name:
-            library.touch()
+        library.touch()
     # inline texts are kept (indexed, for follow-ups) only as long as the deployment says
     forget_unused(store, settings.inline_keep_s, keep={library.name})
     store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
@@ -199,9 +197,14 @@ def _input_name(state: Mapping[str, Any], found: FileSet, documents: list) -> st
     return f"{kind}-" + hashlib.sha256("\n".join(identity).encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
-def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Settings) -> Opened:
-    if not isinstance(name, str) or not valid_name(name):
+def _collection(state: Mapping[str, Any]) -> str | None:
+    name = state.get("collection")
+    if name and (not isinstance(name, str) or not valid_name(name)):
         raise InputError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+    return name or None
+
+
+def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Settings) -> Opened:
     library = library_for(store, name)
     legacy = store.settings.home / "collections" / f"{name}.json"
     if not library.exists() and legacy.exists():  # a collection indexed before libraries: made one once
@@ -212,7 +215,7 @@ def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Se
         raise InputError(f"no collection named {name!r} (create one with `longqa index --collection`)")
     doc_ids = manifest.doc_ids()
     if subset:  # the part of the library these files and folders hold
-        wanted = {str(f.resolve()) for f in found.files}
+        wanted = {file_key(f) for f in found.files}
         doc_ids = list(dict.fromkeys(e.doc_id for k, e in sorted(manifest.documents.items()) if k in wanted))
         if not doc_ids:
             raise InputError(f"none of the documents given are in collection {name!r} (index them into it first)")

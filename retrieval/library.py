@@ -157,15 +157,27 @@ def file_members(files: Iterable[Path], max_words: int, name: Callable[[Path], s
     shown as `name(file)`. A file that cannot be resolved or stat'ed is left to the loader's error."""
     members = []
     for file in files:
+        path = _resolved(file)
         try:
-            path = file.resolve()
             st = path.stat()
             stat = (st.st_size, st.st_mtime_ns)
-        except (OSError, RuntimeError):  # a symlink loop, a vanished file: load() says which
-            path, stat = file.absolute(), None
+        except OSError:  # a symlink loop, a vanished file: load() says which
+            stat = None
         load = functools.partial(load_document, path, max_words=max_words)
-        members.append(Member(printable_name(path), name(file), load, stat))
+        members.append(Member(file_key(file), name(file), load, stat))
     return members
+
+
+def file_key(file: Path) -> str:
+    """A file's key in a manifest: its resolved path, printable (a manifest is JSON)."""
+    return printable_name(_resolved(file))
+
+
+def _resolved(file: Path) -> Path:
+    try:
+        return file.resolve()
+    except (OSError, RuntimeError):  # a symlink loop: kept as it is, for the loader to name
+        return file.absolute()
 
 
 def document_members(documents: Iterable[Document]) -> list[Member]:

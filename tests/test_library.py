@@ -375,3 +375,15 @@ def test_a_link_in_a_folder_never_reads_past_the_documents_root(docs, tmp_path, 
     assert all("secret" not in source for source in opened.sources.values())
     searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
     assert all("4417" not in r.chunk.text for r in searcher.search("vault code", k=5))
+
+
+def test_texts_indexed_into_a_named_collection_stay_while_inline_texts_expire(settings, docs):
+    keep_briefly = settings.model_copy(update={"inline_keep_s": 0.0})
+    index_library({"texts": [FERRY], "collection": "notes"}, keep_briefly, [G])
+    inline = index_library({"texts": [LIGHTHOUSE]}, keep_briefly, [G])
+    assert (inline.library.dir / "used-at").exists()
+    index_library({"documents": [str(docs / "shops")]}, keep_briefly, [G])  # any later run clears what expired
+    assert not inline.library.exists()  # the library made for the inline text is gone
+    notes = open_library({"collection": "notes"}, keep_briefly)
+    hits = searcher_for(keep_briefly, "notes", notes.doc_ids).search("When does the ferry Alba sail?", k=1)
+    assert hits[0].chunk.text.strip() == FERRY
