@@ -225,12 +225,11 @@ def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Se
 def _opened(library: Library, doc_ids: list[str], settings: Settings, skipped, update) -> Opened:
     manifest = library.manifest()
     sources = manifest.sources()
-    words = {e.doc_id: e.n_words for e in manifest.documents.values()}
     return Opened(
         library=library,
         doc_ids=doc_ids,
         sources={d: shown_name(sources[d], settings) for d in doc_ids},
-        words=sum(words[d] for d in doc_ids),
+        words=manifest.n_words(doc_ids),
         skipped=skipped,
         update=update,
     )

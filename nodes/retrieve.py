@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import RetrieveTask, hit_from
-from longqa.retrieval.progress import embedding_progress
+from longqa.retrieval.progress import library_progress
 from longqa.retrieval.selection import with_bridges
 
 
@@ -20,7 +20,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     searcher = searcher_for(settings, task["library"], task["doc_ids"])
     g, dense = task["granularity"], task["mode"] != "bm25"
     # a granularity not indexed yet is built here, with progress per document
-    searcher.indexes(g, dense=dense, progress_for=lambda source: embedding_progress("retrieve", source, g))
+    searcher.indexes(g, dense=dense, events=library_progress("retrieve"))
 
     def search(query: str, k: int) -> list:
         return searcher.search(

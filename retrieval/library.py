@@ -105,6 +105,11 @@ class Manifest(BaseModel):
         """Each member's content once, in key order."""
         return list(self.sources())
 
+    def n_words(self, doc_ids: Iterable[str]) -> int:
+        """Words in these members, from their entries (no document is read)."""
+        words = {e.doc_id: e.n_words for e in self.documents.values()}
+        return sum(words[d] for d in doc_ids)
+
     def sources(self) -> dict[str, str]:
         """doc_id -> the first source that holds it, in key order (computed once: a read manifest
         is never changed, a new version is a new one)."""

@@ -25,21 +25,9 @@ def emit(node: str, step: str, message: str, done: int | None = None, total: int
     writer({"node": node, "step": step, "done": done, "total": total, "message": f"{node}: {message}"})
 
 
-def embedding_progress(node: str, source: str, granularity: int) -> Callable[[int, int], None]:
-    """A `progress(done, total)` callback for IndexStore.index that emits throttled events."""
-    last = [0.0]
-
-    def report(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done in (0, total) or now - last[0] >= EVERY_S:
-            last[0] = now
-            emit(node, "embedding", f"embedding {done}/{total} chunks of {source} (g={granularity})", done, total)
-
-    return report
-
-
 def library_progress(node: str) -> Callable[[Event], None]:
-    """A progress callback for `Library.update`: each step's events, throttled like embedding's."""
+    """A progress callback for `Library.update` (reading files, embedding each document, indexing):
+    throttled per step and document."""
     last: dict[tuple[str, str], float] = {}
 
     def report(event: Event) -> None:

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 
 from .documents import Document, ScoredChunk
-from .library import Event, Library, Manifest, document_members
+from .library import Event, Library, Manifest, Progress, document_members
 from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
@@ -87,8 +87,7 @@ class Searcher:
     def n_words(self) -> int:
         """Words in the searched documents, from the library's manifest (no document is read)."""
         manifest = self.library.manifest()
-        words = {e.doc_id: e.n_words for e in manifest.documents.values()}
-        return sum(words[d] for d in self._allowed(manifest)[0])
+        return manifest.n_words(self._allowed(manifest)[0])
 
     def document(self, doc_id: str) -> Document:
         with self._lock:
@@ -106,29 +105,21 @@ class Searcher:
         granularity: int,
         progress: Callable[[int, int], None] | None = None,
         dense: bool = True,
-        progress_for: Callable[[str], Callable[[int, int], None]] | None = None,
+        events: Progress | None = None,
     ) -> Manifest:
         """Make the library searchable at `granularity` (built where missing); embedding progress goes
-        to `progress(done, total)`, or to `progress_for(source)(done, total)`, one per document."""
+        to `progress(done, total)`, or every event of the update to `events`."""
         manifest = self.library.manifest()
         part = manifest.parts.get(granularity)
         if part is not None and part.signature == self.store.signature():
             if not dense or (part.dense and not self.library.vectors_missing(granularity, part)):
                 return manifest
 
-        per_source: dict[str, Callable[[int, int], None]] = {}
-
         def report(event: Event) -> None:
-            if event.step != "embedding":
-                return
-            if progress_for is not None:
-                if event.source not in per_source:
-                    per_source[event.source] = progress_for(event.source)
-                per_source[event.source](event.done, event.total)
-            elif progress is not None:
+            if progress is not None and event.step == "embedding":
                 progress(event.done, event.total)
 
-        self.library.update(None, [granularity], dense=dense, progress=report)
+        self.library.update(None, [granularity], dense=dense, progress=events or report)
         return self.library.manifest()
 
     def search(
