@@ -167,18 +167,20 @@ def retriever_rows(item: LongItem, stores: dict[str, tuple[Any, list[int]]]) -> 
 
 
 def strategy_rows(
-    item: LongItem, home: Path, overrides: dict[str, Any], strategies: list[str]
+    item: LongItem, home: Path, configs: list[dict[str, Any]], strategies: list[str]
 ) -> dict[str, dict[str, Any]]:
+    """One row per strategy and settings group (`--set` applies to all, each `--config` is a row)."""
     from longqa.graph.graph import graph
 
     out = {}
-    label = "".join(f" {k}={v}" for k, v in overrides.items())
-    for strategy in strategies:
-        context = {"model": None, "home": str(home), "strategy": strategy, **overrides}
-        final = graph.invoke({"question": item.question, "texts": [item.context]}, context=context)
-        if final.get("status") == "error":
-            raise RuntimeError(f"{item.id} / {strategy}: {final.get('error')}")
-        out[f"strategy: {strategy}{label}"] = score([e["text"] for e in final.get("evidence") or []], item)
+    for overrides in configs:
+        label = "".join(f" {k}={v}" for k, v in overrides.items())
+        for strategy in strategies:
+            context = {"model": None, "home": str(home), "strategy": strategy, **overrides}
+            final = graph.invoke({"question": item.question, "texts": [item.context]}, context=context)
+            if final.get("status") == "error":
+                raise RuntimeError(f"{item.id} / {strategy}: {final.get('error')}")
+            out[f"strategy: {strategy}{label}"] = score([e["text"] for e in final.get("evidence") or []], item)
     return out
 
 
@@ -215,6 +217,15 @@ def main(argv: list[str] | None = None) -> None:
         metavar="FIELD=VALUE",
         help="Settings field for the strategy rows (repeatable)",
     )
+    p.add_argument(
+        "--config",
+        dest="configs",
+        action="append",
+        default=[],
+        metavar="'FIELD=VALUE ...'",
+        help="one more group of strategy rows with these settings, besides --set's (repeatable): the grid "
+        "the precision stage and the evidence budget were chosen by",
+    )
     p.add_argument("--strategies", nargs="+", default=STRATEGIES, choices=STRATEGIES)
     p.add_argument("--home", type=Path, required=True, help="index directory (kept between runs)")
     p.add_argument("--top", type=int, default=40, help="rows per dataset table (best first)")
@@ -224,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     from longqa.retrieval.embedder import get_embedder
 
     overrides = dict(o.split("=", 1) for o in args.overrides)
+    configs = [overrides] + [{**overrides, **dict(f.split("=", 1) for f in c.split())} for c in args.configs]
     # the paragraph-aligned store is the graph's own (the default chunking), so its indexes are shared
     stores = {
         "paragraph": (IndexStore(IndexSettings(home=args.home / "graph")), args.granularities),
@@ -246,7 +258,7 @@ def main(argv: list[str] | None = None) -> None:
             if "retrievers" in args.only:
                 scores |= retriever_rows(item, stores)
             if "strategies" in args.only:
-                scores |= strategy_rows(item, args.home / "graph", overrides, args.strategies)
+                scores |= strategy_rows(item, args.home / "graph", configs, args.strategies)
             for key, value in scores.items():
                 rows[key].append(value)
             print(f"{dataset} {i}/{len(items)} {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from longqa.analyzer.schema import Analysis
+from longqa.llm.budget import Overheads
 
 from .settings import Settings, Strategy
 from .state import State
@@ -35,6 +36,19 @@ class Plan(BaseModel):
     fallback: bool = False
     allow_unanswerable: bool = True
     max_hops: int = 4
+    question_budget: int | None = Field(
+        default=None, description="input tokens all model calls of the question may spend (None: no limit)"
+    )
+    filter_mode: Literal["joint", "per-chunk"] = Field(
+        default="joint", description="one structured CoT + filter call, or LongRAG's CoT then one call per passage"
+    )
+    precision: list[str] = Field(
+        default_factory=list, description="the precision stage's operators (retrieval/precision.py), in order"
+    )
+    precision_gap: float = 0.0
+    overheads: Overheads | None = Field(
+        default=None, description="each prompt's tokens besides its evidence (set when the plan is sized)"
+    )
     reasons: list[str] = Field(default_factory=list)
 
 
@@ -75,8 +89,16 @@ def weights_toward(pattern: str, settings: Settings) -> tuple[float, float]:
 
 def preset(strategy: Strategy, settings: Settings) -> Plan | None:
     """The fixed plans; None for the adaptive strategies."""
+    # the baselines reproduce their papers: no question budget, LongRAG's filter judges each chunk
     base = {"strategy": strategy, "max_hops": settings.max_hops}
-    longrag = {"workflow": "direct", "k": 7, "granularity": 256, "mode": "hybrid", "allow_unanswerable": False}
+    longrag = {
+        "workflow": "direct",
+        "k": 7,
+        "granularity": 256,
+        "mode": "hybrid",
+        "allow_unanswerable": False,
+        "filter_mode": "per-chunk",
+    }
     presets: dict[str, Plan] = {
         # Std-RAG in OkraLong's comparison: top-5 chunks of 512 tokens, dense retrieval
         "rag": Plan(
@@ -196,5 +218,9 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
         fallback=fallback,
         allow_unanswerable=True,
         max_hops=settings.max_hops,
+        question_budget=settings.question_budget or None,
+        filter_mode=settings.filter_mode,
+        precision=list(settings.precision) if by_budget else [],
+        precision_gap=settings.precision_gap,
         reasons=reasons,
     )

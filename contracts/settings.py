@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, Field, create_model, field_validator, model_validator
 
 from longqa.retrieval import IndexSettings
 from longqa.retrieval.config import default_home
@@ -224,6 +224,21 @@ class Settings(BaseModel):
         ge=1, le=2000, default=200, description="chunks kept when the document exceeds the window"
     )
 
+    # -- what a question may spend (bench/evidence_budget.py, evals/README.md's per-route table) ------------
+    question_budget: int = Field(
+        ge=0,
+        le=10_000_000,
+        default_factory=_env_int("LONGQA_QUESTION_BUDGET", 1900, lowest=0),
+        description="input tokens all model calls of one question may spend together, retries included "
+        "(LONGQA_QUESTION_BUDGET; adaptive strategies; 0 = no limit). The plan sizes every route to fit it; "
+        "each prompt is cut to what is left; a question that cannot be answered within it says so",
+    )
+    filter_mode: Literal["joint", "per-chunk"] = Field(
+        default="joint",
+        description="the CoT-guided filter of the adaptive strategies: 'joint' = one structured call writes the "
+        "thought process and lists the passages to cite; 'per-chunk' = LongRAG's CoT call, then one call per passage",
+    )
+
     # -- what the reader is shown (measured in bench/evidence_budget.py; OkraLong's k via selection="k") ----
     selection: Literal["budget", "k"] = Field(
         default="budget",
@@ -249,6 +264,16 @@ class Settings(BaseModel):
     bridge_per_seed: int = Field(ge=0, le=10, default=2, description="new chunks kept per bridge search")
     bridge_share: float = Field(
         ge=0, le=1, default=0.3, description="share of the evidence budget kept for bridge chunks"
+    )
+    precision: list[Literal["boilerplate", "redundant", "gap", "sentences"]] = Field(
+        default_factory=lambda: ["boilerplate", "redundant"],
+        description="the precision stage after retrieval (retrieval/precision.py; a list, or comma-separated): "
+        "'boilerplate' drops table-of-contents / page-number chunks, 'redundant' a chunk whose words a better one "
+        "holds, 'gap' chunks scoring under precision_gap x the best, 'sentences' the sentences of a passage that "
+        "share no word with its query (the budget-selected evidence, adaptive strategies)",
+    )
+    precision_gap: float = Field(
+        ge=0, le=1, default=0.5, description="with 'gap' in precision: keep chunks scoring at least this x the best"
     )
     chunking: Literal["paragraph", "sentence"] = Field(
         default="paragraph",
@@ -277,6 +302,14 @@ class Settings(BaseModel):
         default_factory=_env("LONGQA_DOCUMENTS_ROOT"),
         description=("if set, document paths must lie under this directory; on a server, paths are refused without it"),
     )
+
+    @field_validator("precision", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        """'a,b' (an environment variable, a --set) is the list ['a', 'b']; '' is none."""
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
 
     def for_server(self) -> Settings:
         """Settings a caller of a server may choose, with the deployment's own values for the rest:

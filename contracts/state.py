@@ -84,6 +84,7 @@ class LLMCall(TypedDict):
     seconds: float
     estimated: bool
     outcome: Literal["ok", "truncated", "timeout", "context_length", "error"]
+    counted_tokens: int  # the prompt as our offline counter counts it (longqa.llm.budget.calibration)
 
 
 class Usage(TypedDict):
@@ -188,6 +189,8 @@ class RetrieveTask(TypedDict):
     weights: tuple[float, float]
     mode: Literal["hybrid", "dense", "bm25"]
     hop: int
+    precision: list[str]  # the precision stage's ranking operators (retrieval/precision.py)
+    precision_gap: float
 
 
 class FilterTask(TypedDict):
@@ -197,6 +200,7 @@ class FilterTask(TypedDict):
     cot: str
     evidence: Evidence
     deadline_at: float | None
+    allowance: int | None  # the input tokens this judgement may cost (the question budget's share)
 
 
 # -- conversions between the state's records and retrieval's types: one constructor each ------------

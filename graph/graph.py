@@ -8,9 +8,13 @@ organize ─┬─ Send(retrieve) for the question ─────────�
           ├─ Send(retrieve) ⇄ reason_step (≤ max_hops) ───────┤        (stepwise)
           └─ long_context                                    │        (lc)
 process_context ←──────────────────────────────────────────────┘
-  ├─ extract ──────────────────────┐  (with the filter on, extract's successor is the cot branch's)
-  ├─ cot ─ Send(filter) per chunk ──┤→ generate (deferred) → self_route ─┬─ respond → END
-  └───────────────────────────────┘                                      └─ long_context → respond
+  ├─ cot ─┬─ (per-chunk) Send(filter) per passage ─┐
+  │       └─ (joint: cot judged them) ─────────────┤
+  ├─────────────────────────────────────────────────┴─ extract (the survivors) ─┐
+  └──────────────────────────────────────────────────────────────────────────────┴→ generate
+generate → self_route ─┬─ respond → END
+                       └─ long_context → respond
+Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from longqa.contracts.state import FilterTask, InputState, OutputState, Retrieve
 from longqa.nodes.analyze import analyze
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
-from longqa.nodes.filter import filter_chunk
+from longqa.nodes.filter import filter_chunk, judgements
 from longqa.nodes.generate import generate
 from longqa.nodes.long_context import long_context
 from longqa.nodes.organize import organize
@@ -57,6 +61,8 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
             weights=plan.weights,
             mode=plan.mode,
             hop=hop,
+            precision=plan.precision,
+            precision_gap=plan.precision_gap,
         ),
     )
 
@@ -73,9 +79,9 @@ AFTER_ORGANIZE = {
 AFTER_SPLIT = {"per sub-question": "retrieve"}
 AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "error": "respond"}
 AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context"}
-AFTER_CONTEXT = {"extract I_g": "extract", "CoT filter": "cot", "answer": "generate", "evidence only": "respond"}
-AFTER_EXTRACT = {"answer": "generate"}
-AFTER_COT = {"judge each chunk": "filter", "no CoT": "generate"}
+AFTER_CONTEXT = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "evidence only": "respond"}
+AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate"}
+AFTER_FILTER = {"extract I_g": "extract", "answer": "generate"}
 AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond"}
 
 
@@ -120,33 +126,31 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop"]:
     return [_task(state, next_query, plan, hop=state.get("hops", 0), share=plan.max_hops)]
 
 
-def after_context(state: State, runtime) -> list[Literal["extract I_g", "CoT filter", "answer", "evidence only"]]:
+def after_context(state: State, runtime) -> Literal["CoT filter", "extract I_g", "answer", "evidence only"]:
+    """The perspectives run one after the other: the filter first, so the extractor reads only what
+    survived it."""
     if state.get("error") or not settings_of(runtime).has_llm:
-        return ["evidence only"]
+        return "evidence only"
     plan = plan_of(state)
     if state.get("draft"):
-        return ["answer"]
-    targets: list = (["extract I_g"] if plan.extract else []) + (["CoT filter"] if plan.filter else [])
-    return targets or ["answer"]
+        return "answer"
+    if plan.filter:
+        return "CoT filter"
+    return "extract I_g" if plan.extract else "answer"
 
 
-def after_extract(state: State) -> list[Literal["answer"]]:
-    """With the filter on too, generate waits for the cot branch instead: extract ran in the same
-    superstep as cot, and `defer` does not hold generate back while the filter's Sends run (it ran
-    twice, once before the verdicts)."""
-    return [] if plan_of(state).filter else ["answer"]
+def after_filter(state: State) -> Literal["extract I_g", "answer"]:
+    return "extract I_g" if plan_of(state).extract else "answer"
 
 
-def after_cot(state: State) -> list[Send] | Literal["no CoT"]:
-    if not state.get("cot") or not state.get("evidence"):
-        return "no CoT"
-    return [
-        Send(
-            "filter",
-            FilterTask(question=state["question"], cot=state["cot"], evidence=e, deadline_at=state.get("deadline_at")),
-        )
-        for e in state["evidence"]
-    ]
+def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer"]:
+    """Per-chunk mode: one judgement per passage the question budget pays for. Joint mode (the cot
+    call judged them) and a failed CoT go on."""
+    if plan_of(state).filter_mode == "per-chunk" and state.get("cot") and state.get("evidence"):
+        tasks = judgements(state)
+        if tasks:
+            return [Send("filter", task) for task in tasks]
+    return after_filter(state)
 
 
 def after_self_route(state: State) -> Literal["fallback: long context", "answered"]:
@@ -166,7 +170,7 @@ def build_graph() -> StateGraph:
     builder.add_node("extract", extract)
     builder.add_node("cot", cot)
     builder.add_node("filter", filter_chunk, input_schema=FilterTask)
-    builder.add_node("generate", generate, defer=True)
+    builder.add_node("generate", generate)
     builder.add_node("self_route", self_route)
     builder.add_node("long_context", long_context)  # guarded in its module, around its own work
     builder.add_node("respond", respond)
@@ -180,9 +184,9 @@ def build_graph() -> StateGraph:
     builder.add_conditional_edges("retrieve", after_retrieve, AFTER_RETRIEVE)
     builder.add_conditional_edges("reason_step", after_reason, AFTER_REASON)
     builder.add_conditional_edges("process_context", after_context, AFTER_CONTEXT)
-    builder.add_conditional_edges("extract", after_extract, AFTER_EXTRACT)
+    builder.add_edge("extract", "generate")
     builder.add_conditional_edges("cot", after_cot, AFTER_COT)
-    builder.add_edge("filter", "generate")
+    builder.add_conditional_edges("filter", after_filter, AFTER_FILTER)
     builder.add_edge("generate", "self_route")
     builder.add_conditional_edges("self_route", after_self_route, AFTER_SELF_ROUTE)
     builder.add_edge("long_context", "respond")

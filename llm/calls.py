@@ -32,6 +32,7 @@ from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception
 from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
+from .budget import prompt_tokens as counted_prompt
 from .models import ModelSpec, chat_model, chat_model_for_loop, speaks_openai
 
 log = logging.getLogger(__name__)
@@ -121,7 +122,9 @@ class _Call:
     deadline_at: float | None
     model: Any
     kwargs: dict[str, Any]
+    allowance: int | None = None  # the most input tokens this call's attempts may cost together
     records: list[dict] = field(default_factory=list)
+    unaffordable: bool = False  # a retry was due and the question budget could not pay for it
 
     def bound(self) -> tuple[float, bool]:
         """This attempt's wall-clock bound (its timeout, or what is left of the run's deadline), and
@@ -156,9 +159,17 @@ class _Call:
         self.records.append(usage_record(self.node, self.spec.model or "", self.messages, reply, text, seconds))
         return reply, text
 
+    def over_allowance(self, state: RetryCallState) -> bool:
+        """A retry costs its prompt again: none is made that the question budget cannot pay for."""
+        if self.allowance is None or not self.records:
+            return False
+        cost = sum(r["input_tokens"] for r in self.records) + self.records[-1]["input_tokens"]
+        self.unaffordable = cost > self.allowance
+        return self.unaffordable
+
     def retrying(self, kind: type[Retrying] | type[AsyncRetrying]) -> Any:
         return kind(
-            stop=stop_after_attempt(max(0, self.spec.max_retries) + 1),
+            stop=stop_after_attempt(max(0, self.spec.max_retries) + 1) | self.over_allowance,
             retry=retry_if_exception(is_retryable),
             wait=_wait,
             reraise=True,
@@ -176,6 +187,7 @@ class _Call:
             f"{self.node}: model call failed ({what}; "
             f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={retries}"
             + (", a timeout is not retried" if kind in ("timeout", "deadline") and retries else "")
+            + (f", no retry: the question budget leaves {self.allowance} tokens for it" if self.unaffordable else "")
             + ")",
             usage=self.records,
             kind=kind,
@@ -204,6 +216,7 @@ def _setup(
     max_tokens: int,
     schema: dict | None,
     deadline_at: float | None,
+    allowance: int | None = None,
     loop: asyncio.AbstractEventLoop | None = None,
 ) -> _Call:
     """The call's plan; `loop`: the event loop it will be awaited on (None: a sync call)."""
@@ -218,7 +231,7 @@ def _setup(
     if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
         kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
     emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
-    return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs)
+    return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs, allowance)
 
 
 def call_llm(
@@ -229,10 +242,12 @@ def call_llm(
     max_tokens: int,
     schema: dict | None = None,
     deadline_at: float | None = None,
+    allowance: int | None = None,
 ) -> Reply:
     """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt.
-    `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it."""
-    call = _setup(spec, node, messages, max_tokens, schema, deadline_at)
+    `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it.
+    `allowance`: the input tokens the attempts may cost together (a retry it cannot pay for is not made)."""
+    call = _setup(spec, node, messages, max_tokens, schema, deadline_at, allowance)
 
     def attempt() -> tuple[AIMessage, str]:
         bound, by_deadline = call.bound()
@@ -263,11 +278,12 @@ async def acall_llm(
     max_tokens: int,
     schema: dict | None = None,
     deadline_at: float | None = None,
+    allowance: int | None = None,
 ) -> Reply:
     """`call_llm` for the event loop: the model is awaited (`ainvoke`), so a run waiting on it holds
     no thread. The same caps, bounds, retries and ledger."""
     loop = asyncio.get_running_loop()
-    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at, loop)
+    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at, allowance, loop)
 
     async def attempt() -> tuple[AIMessage, str]:
         bound, by_deadline = call.bound()
@@ -394,7 +410,8 @@ def usage_record(
     """The provider's numbers when both are sane, else our own count, marked estimated."""
     usage = getattr(reply, "usage_metadata", None) or {}
     given_in, given_out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-    record = {"node": node, "model": model, "seconds": round(seconds, 4), "outcome": "ok"}
+    counted = counted_prompt(messages)
+    record = {"node": node, "model": model, "seconds": round(seconds, 4), "outcome": "ok", "counted_tokens": counted}
     if given_in is not None and given_out is not None and (given_in or given_out):
         return {**record, "input_tokens": given_in, "output_tokens": given_out, "estimated": False}
     counter = default_counter()
@@ -419,6 +436,7 @@ def _failed_record(
         "seconds": round(seconds, 4),
         "estimated": prompt_tokens is None or timed_out,
         "outcome": "timeout" if timed_out else "context_length" if is_context_length(error) else "error",
+        "counted_tokens": counted_prompt(messages),
     }
 
 

@@ -11,6 +11,8 @@ Contract per prompt kind (recognised by the longest literal run of its template 
   question's content words, else asks a next query;
 - extractor / cot: the sentences of the context that share the most words with the question;
 - filter: {"status": true} when the article shares >= 2 content words with the question;
+- joint_filter: the cot's thought, and "cite" lists each passage sharing >= 2 content words with
+  the question;
 - generator / long context: the best-overlapping sentence, or "unanswerable" when none shares
   >= 2 content words (only where the prompt allows that answer), plus "Sources: E<n>".
 `replies` overrides any kind with a fixed string or a function of the prompt text.
@@ -51,6 +53,7 @@ KIND_MARKERS: list[tuple[str, str]] = [
         ("splitter", okralong.SPLITTER_SYSTEM),
         ("reasoner", okralong.REASONER_SYSTEM),
         ("filter", longrag.FILTER),
+        ("joint_filter", longrag.JOINT_FILTER),
         ("cot", longrag.COT),
         ("extractor", longrag.EXTRACTOR),
         ("long_context", self_route.LONG_CONTEXT),
@@ -170,6 +173,13 @@ class ScriptedChatModel(BaseChatModel):
         question = _section(text, "\nQuestion:", "\nThought process")
         keep = len(_words(article) & _words(question)) >= 2
         return json.dumps({"status": keep})
+
+    def _joint_filter(self, text: str, messages: list[BaseMessage]) -> str:
+        question = _section(text, "Question:", "\nThen use").strip()
+        passages = re.findall(r"\[(E\d+)\] (.*?)(?=\n\n\[E\d+\] |\n\nPlease combine)", text, re.DOTALL)
+        cite = [label for label, body in passages if len(_words(body) & _words(question)) >= 2]
+        thought = self._cot(text.split("\nThen use")[0], messages)
+        return json.dumps({"thought": thought, "cite": cite})
 
     def _answer(self, question: str, context: str, allow_unanswerable: bool) -> str:
         sentence, overlap = self._best(question, context)

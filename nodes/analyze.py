@@ -16,9 +16,11 @@ from langgraph.runtime import Runtime
 
 from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
+from longqa.contracts.budget import ANALYZE_SHARE
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
+from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_dict
@@ -83,19 +85,27 @@ def parse_analysis(reply: str) -> Analysis:
     )
 
 
+def _messages(hits: list, question: str) -> list:
+    return [
+        SystemMessage(okralong.ANALYZER_SYSTEM),
+        HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(h["text"] for h in hits), question=question)),
+    ]
+
+
 @model_node
 def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
     hits = state.get("primary") or []
-    contexts = [h["text"] for h in hits]
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
     update: dict = {"route": ["analyze"]}
     if use_llm and settings.has_llm:
-        messages = [
-            SystemMessage(okralong.ANALYZER_SYSTEM),
-            HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(contexts), question=question)),
-        ]
+        # its share of the question budget: the best primary chunks that fit it
+        cap = int(settings.question_budget * ANALYZE_SHARE) or None
+        if cap is not None:
+            shown, _ = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
+            hits = shown or hits[:1]
+        messages = _messages(hits, question)
         try:
             reply = yield ask(
                 settings,
@@ -104,6 +114,7 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
                 max_tokens=settings.analyze_max_tokens,
                 schema=ANALYSIS_SCHEMA,
                 deadline_at=state.get("deadline_at"),
+                allowance=cap,
             )
             analysis = parse_analysis(reply.text)
             update["usage"] = reply.usage

@@ -1,39 +1,111 @@
-"""cot: the first stage of LongRAG's CoT-guided filter. One chain of thought over all retrieved
-chunks gives the global view the per-chunk filter then judges against (table 17, RESULT-1)."""
+"""cot: LongRAG's CoT-guided filter, first stage (table 17, RESULT-1): one chain of thought over all
+retrieved passages gives the global view the passages are judged against.
+
+- filter_mode="per-chunk" (LongRAG): this node writes the CoT; `filter` then judges each passage in
+  its own call.
+- filter_mode="joint" (the adaptive default): the same call also lists the passages to cite (table
+  17's RESULT-2 for all passages at once), so the passages are read once, not twice. Its verdicts are
+  written here; an unreadable list keeps every passage (the safe default), and says so.
+
+Under a question budget the prompt holds the best passages that fit what is left, keeping the
+generator's share; when not even one fits, the passages go to the generator unfiltered.
+"""
 
 from __future__ import annotations
+
+import re
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
-from longqa.contracts.state import State
+from longqa.contracts.state import Evidence, State, Verdict
+from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.parsing import parse_dict
 from longqa.prompts import longrag
+
+# the joint reply, constrained where the server can (llama.cpp, vLLM, OpenAI)
+JOINT_SCHEMA = {
+    "type": "object",
+    "properties": {"thought": {"type": "string"}, "cite": {"type": "array", "items": {"type": "string"}}},
+    "required": ["thought", "cite"],
+    "additionalProperties": False,
+}
+_LABEL = re.compile(r"\b[EP]\d+\b")
+
+
+def cot_prompt(evidence: list[Evidence], question: str, joint: bool) -> str:
+    if joint:  # labelled, so the reply can name them
+        content = "\n\n".join(f"[{e['id']}] {e['text']}" for e in evidence)
+        return longrag.JOINT_FILTER.format(content=content, question=question)
+    return longrag.COT.format(content="\n\n".join(e["text"] for e in evidence), question=question)
+
+
+def parse_joint(reply: str, labels: set[str]) -> tuple[str, set[str] | None]:
+    """(the thought process, the labels to cite, or None when the reply names none readably). A reply
+    that is not JSON may still say `"cite": [...]` or `cite: E1, E3`."""
+    data = parse_dict(reply)
+    if data is not None:
+        thought, cite = str(data.get("thought") or ""), data.get("cite")
+        if isinstance(cite, list):
+            return thought, {str(c).strip() for c in cite} & labels
+    tail = re.split(r"cite", reply, maxsplit=1, flags=re.IGNORECASE)
+    named = set(_LABEL.findall(tail[1])) & labels if len(tail) == 2 else set()
+    return (tail[0] if len(tail) == 2 else reply).strip(), (named or None)
 
 
 @model_node
 def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
+    plan = plan_of(state)
+    joint = plan.filter_mode == "joint"
     evidence = state.get("evidence") or []
-    content = "\n\n".join(e["text"] for e in evidence)
-    prompt = longrag.COT.format(content=content, question=state["question"])
+    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "cot"))
+    shown, size = evidence, 0
+    if cap is not None:
+        shown, size = fit(
+            evidence, lambda ev: cot_prompt(ev, state["question"], joint), cap, lambda e: e["score"], scale
+        )
+        if not shown or size > cap:
+            why = f"cot: the question budget leaves {cap} tokens before the generator's share; passages not filtered"
+            return {"cot": None, "route": ["cot"], "trace": [why]}
     try:
         reply = yield ask(
             settings,
             "cot",
-            [HumanMessage(prompt)],
+            [HumanMessage(cot_prompt(shown, state["question"], joint))],
             max_tokens=settings.cot_max_tokens,
+            schema=JOINT_SCHEMA if joint else None,
             deadline_at=state.get("deadline_at"),
+            allowance=cap,
         )
     except LLMError as e:
-        return {"cot": None, "usage": e.usage, "route": ["cot"], "trace": [f"cot: {e}; chunks will not be filtered"]}
+        return {"cot": None, "usage": e.usage, "route": ["cot"], "trace": [f"cot: {e}; passages will not be filtered"]}
     cut = f" (cut at cot_max_tokens={settings.cot_max_tokens})" if reply.truncated else ""
+    dropped = len(evidence) - len(shown)
+    left_out = f"; {dropped} passage(s) left out to fit the question budget" if dropped else ""
+    if not joint:
+        return {
+            "cot": reply.text.strip(),
+            "usage": reply.usage,
+            "route": ["cot"],
+            "trace": [f"cot: {len(reply.text.split())} words{cut}; checking {len(shown)} passage(s){left_out}"],
+        }
+    thought, cited = parse_joint(reply.text, {e["id"] for e in shown})
+    parsed = cited is not None and not reply.truncated
+    keep = cited if parsed else {e["id"] for e in shown}  # unreadable: keep all shown (the safe default)
+    verdicts = [Verdict(evidence_id=e["id"], keep=e["id"] in keep, parsed=parsed) for e in shown]
+    verdicts += [Verdict(evidence_id=e["id"], keep=False, parsed=True) for e in evidence if e not in shown]
+    note = f"cites {len(keep)} of {len(shown)} passage(s)" if parsed else "no readable list of passages; keeping all"
     return {
-        "cot": reply.text.strip(),
+        "cot": thought or reply.text.strip(),
+        "verdicts": verdicts,
         "usage": reply.usage,
         "route": ["cot"],
-        "trace": [f"cot: {len(reply.text.split())} words{cut}; checking {len(evidence)} chunk(s)"],
+        "trace": [f"cot: joint CoT + filter, {len(thought.split())} words{cut}; {note}{left_out}"],
     }

@@ -1,33 +1,68 @@
 """extract: LongRAG's LLM-augmented information extractor. The retrieved chunks are mapped back
 to their source paragraphs (f_m, in process_context) and the LLM writes the global information
-I_g needed to answer (slides table 16's instruction)."""
+I_g needed to answer (slides table 16's instruction). With the CoT filter on, it reads only the
+paragraphs of the passages the filter kept; under a question budget, the best paragraphs that fit
+what is left beside the generator's share."""
 
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
-from longqa.contracts.state import State
+from longqa.contracts.state import Evidence, State
+from longqa.contracts.verdicts import kept_evidence
+from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.prompts import longrag
 
 
+def surviving(paragraphs: list[Evidence], kept: list[Evidence]) -> list[Evidence]:
+    """The paragraphs that hold a passage the filter kept."""
+    return [
+        p
+        for p in paragraphs
+        if any(k["doc_id"] == p["doc_id"] and k["start"] < p["end"] and p["start"] < k["end"] for k in kept)
+    ]
+
+
+def extract_prompt(paragraphs: list[Evidence], question: str) -> str:
+    return longrag.EXTRACTOR.format(content="\n\n".join(p["text"] for p in paragraphs), question=question)
+
+
 @model_node
 def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
+    plan = plan_of(state)
     paragraphs = state.get("paragraphs") or state.get("evidence") or []
-    content = "\n\n".join(p["text"] for p in paragraphs)
-    prompt = longrag.EXTRACTOR.format(content=content, question=state["question"])
+    notes = []
+    if plan.filter and state.get("verdicts"):
+        kept, _ = kept_evidence(state.get("evidence") or [], state["verdicts"])
+        paragraphs = surviving(paragraphs, kept) or paragraphs
+        notes.append(f"the {len(kept)} passage(s) the filter kept")
+    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "extract"))
+    if cap is not None:
+        read, size = fit(paragraphs, lambda ps: extract_prompt(ps, state["question"]), cap, lambda p: p["score"], scale)
+        if not read or size > cap:
+            why = (
+                f"extract: the question budget leaves {cap} tokens before the generator's share; answering without I_g"
+            )
+            return {"global_info": None, "route": ["extract"], "trace": [why]}
+        if len(read) < len(paragraphs):
+            notes.append(f"{len(paragraphs) - len(read)} paragraph(s) left out to fit the question budget")
+        paragraphs = read
     try:
         reply = yield ask(
             settings,
             "extract",
-            [HumanMessage(prompt)],
+            [HumanMessage(extract_prompt(paragraphs, state["question"]))],
             max_tokens=settings.extract_max_tokens,
             deadline_at=state.get("deadline_at"),
+            allowance=cap,
         )
     except LLMError as e:
         return {
@@ -37,9 +72,12 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "trace": [f"extract: {e}; answering without I_g"],
         }
     cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
+    read_from = f" ({'; '.join(notes)})" if notes else ""
     return {
         "global_info": reply.text.strip() or None,
         "usage": reply.usage,
         "route": ["extract"],
-        "trace": [f"extract: I_g of {len(reply.text.split())} words{cut} from {len(paragraphs)} paragraph(s)"],
+        "trace": [
+            f"extract: I_g of {len(reply.text.split())} words{cut} from {len(paragraphs)} paragraph(s){read_from}"
+        ],
     }

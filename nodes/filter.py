@@ -1,15 +1,22 @@
-"""filter: the second stage of LongRAG's CoT-guided filter (table 17, RESULT-2). Each chunk is
-judged True/False against the question and the CoT — one `Send` per chunk, run in parallel.
-`longqa.contracts.verdicts.kept_evidence` turns the verdicts into I_d for the generator."""
+"""filter: the second stage of LongRAG's CoT-guided filter (table 17, RESULT-2) in its per-chunk form
+(filter_mode="per-chunk"). Each passage is judged True/False against the question and the CoT — one
+`Send` per passage, run in parallel. `longqa.contracts.verdicts.kept_evidence` turns the verdicts
+into I_d for the generator. (filter_mode="joint" judges all passages in the `cot` call instead.)
+
+Under a question budget, `judgements` sends the best passages whose calls fit what is left beside
+the generator's share; the others are not judged, so not kept."""
 
 from __future__ import annotations
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
-from longqa.contracts.state import FilterTask, Verdict
+from longqa.contracts.state import FilterTask, State, Verdict
+from longqa.llm.budget import prompt_tokens
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_bool
@@ -24,19 +31,47 @@ VERDICT_SCHEMA = {
 }
 
 
+def filter_prompt(task: FilterTask) -> str:
+    return longrag.FILTER.format(content=task["evidence"]["text"], question=task["question"], cot=task["cot"])
+
+
+def judgements(state: State) -> list[FilterTask]:
+    """One task per passage, best first while the question budget pays for them (each task carries
+    its own cost as its allowance; without a budget, every passage and no allowance)."""
+    plan = plan_of(state)
+    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "filter"))
+    tasks, used = [], 0
+    for e in sorted(state.get("evidence") or [], key=lambda e: -e["score"]):
+        task = FilterTask(
+            question=state["question"],
+            cot=state["cot"],
+            evidence=e,
+            deadline_at=state.get("deadline_at"),
+            allowance=None,
+        )
+        if cap is not None:
+            cost = round(prompt_tokens(filter_prompt(task)) * scale)
+            if used + cost > cap:
+                continue
+            used += cost
+            task["allowance"] = cost
+        tasks.append(task)
+    return tasks
+
+
 @model_node
 def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     evidence = task["evidence"]
-    prompt = longrag.FILTER.format(content=evidence["text"], question=task["question"], cot=task["cot"])
     try:
         reply = yield ask(
             settings,
             "filter",
-            [HumanMessage(prompt)],
+            [HumanMessage(filter_prompt(task))],
             max_tokens=settings.filter_max_tokens,
             schema=VERDICT_SCHEMA,
             deadline_at=task.get("deadline_at"),
+            allowance=task.get("allowance"),
         )
     except LLMError as e:
         return {

@@ -10,11 +10,13 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
+from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
@@ -83,15 +85,28 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "trace": ["generate: the step-wise reasoner's answer"],
         }
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
-    prompt = build_prompt(
-        state["question"],
-        kept,
-        state.get("global_info"),
-        state.get("steps") or [],
-        plan.allow_unanswerable,
-        state.get("history"),
-    )
     trace = [note] if note else []
+
+    def render(passages: list[Evidence]) -> str:
+        return build_prompt(
+            state["question"],
+            passages,
+            state.get("global_info"),
+            state.get("steps") or [],
+            plan.allow_unanswerable,
+            state.get("history"),
+        )
+
+    cap, scale = allowance(plan.question_budget, state.get("usage"))
+    if cap is not None:  # what is left of the question budget: the best passages that fit it
+        fitting, size = fit(kept, render, cap, lambda e: e["score"], scale)
+        if not fitting or size > cap:
+            error = f"generate: the question budget is spent: {cap} of {plan.question_budget} input tokens left"
+            return _failed(error, kept, [], trace, [])
+        if len(fitting) < len(kept):
+            trace.append(f"generate: {len(kept) - len(fitting)} passage(s) left out to fit the question budget")
+        kept = fitting
+    prompt = render(kept)
     shown = shown_by("generate", kept)
     try:
         reply = yield ask(
@@ -100,6 +115,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             [HumanMessage(prompt)],
             max_tokens=settings.max_answer_tokens,
             deadline_at=state.get("deadline_at"),
+            allowance=cap,
         )
     except LLMError as e:
         return _failed(str(e), kept, shown, trace, e.usage)

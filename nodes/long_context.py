@@ -10,6 +10,8 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import guard, searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
@@ -72,6 +74,9 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     window = context_window(settings)
     cap = settings.long_context_max_tokens
     budget = max(window - cap - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0)
+    spend, scale = allowance(plan_of(state).question_budget, state.get("usage")) if state.get("plan") else (None, 1.0)
+    if spend is not None:  # a fallback within the question budget: what is left of it, in the model's tokens
+        budget = min(budget, max(int(spend / scale) - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0))
     spans, how = select_context(state, settings, budget)
     if not settings.has_llm:
         return {"evidence": spans, "route": ["long_context"], "trace": [f"long_context: {how}; no model to read it"]}
@@ -87,7 +92,12 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     for attempt in (1, 2):
         try:
             reply = yield ask(
-                settings, "long_context", [HumanMessage(prompt)], max_tokens=cap, deadline_at=state.get("deadline_at")
+                settings,
+                "long_context",
+                [HumanMessage(prompt)],
+                max_tokens=cap,
+                deadline_at=state.get("deadline_at"),
+                allowance=spend,
             )
             break
         except LLMError as e:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from longqa.analyzer import Analysis
+from longqa.contracts.budget import OverBudget, sized_plan
 from longqa.contracts.plan import plan
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
+from longqa.llm.budget import overheads
 
 
 def organize(state: State, runtime: Runtime[Settings]) -> dict:
@@ -18,6 +20,12 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     analysis = Analysis.model_validate(state["analysis"]) if state.get("analysis") else None
     strategy = state.get("strategy") or settings.strategy
     the_plan = plan(analysis or Analysis(backend="none"), settings, strategy)
+    try:  # the question budget shared among the route's calls (what the LLM analyzer spent is gone)
+        the_plan = sized_plan(
+            the_plan, overheads(state["question"], state.get("history") or ()), settings, state.get("usage")
+        )
+    except OverBudget as e:
+        return {"plan": the_plan.model_dump(), "error": str(e), "route": ["organize"], "trace": [f"organize: {e}"]}
     trace = (
         f"organize[{the_plan.strategy}]: {the_plan.workflow}, "
         + (
@@ -28,5 +36,6 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
         + f", g={the_plan.granularity}, "
         f"weights={the_plan.weights[0]:g}:{the_plan.weights[1]:g}, extract={the_plan.extract}, "
         f"filter={the_plan.filter}, fallback={the_plan.fallback}"
+        + (f", question budget={the_plan.question_budget} tokens" if the_plan.question_budget else "")
     )
     return {"plan": the_plan.model_dump(), "route": ["organize"], "trace": [trace]}

@@ -13,6 +13,7 @@ from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
 from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+from longqa.retrieval.precision import pruned
 
 
 def _evidence(passages: list[Passage], hits: list[Hit], prefix: str) -> list[Evidence]:
@@ -49,8 +50,12 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     }
     passages, recovered = build_passages(hits, documents, plan)
     evidence = _evidence(passages, hits, "E")
-    update: dict = {"evidence": evidence, "route": ["process_context"]}
     note = f"process_context: {len(hits)} chunk(s) -> {len(evidence)} passage(s)"
+    if "sentences" in plan.precision:  # the precision stage inside passages: what its query names
+        words = sum(len(e["text"].split()) for e in evidence)
+        evidence = [{**e, "text": pruned(e["text"], e["query"] or state["question"])} for e in evidence]
+        note += f", {words - sum(len(e['text'].split()) for e in evidence)} word(s) of unrelated sentences left out"
+    update: dict = {"evidence": evidence, "route": ["process_context"]}
     if recovered:
         note += f", {recovered} table(s) recovered"
     if plan.extract:

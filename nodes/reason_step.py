@@ -9,9 +9,12 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
-from longqa.contracts.state import State, Step
+from longqa.contracts.state import Hit, State, Step
+from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
@@ -48,21 +51,45 @@ def _value(text: str | None, context: str) -> str | None:
     return text
 
 
-@model_node
-def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
-    settings = settings_of(runtime)
-    hop = state.get("hops", 0) + 1
-    hits = sorted(state.get("hits") or [], key=lambda h: (h["doc_id"], h["start"]))
-    context = "\n".join(h["text"] for h in hits)
-    earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
-    messages = [
+def _score(hit: Hit) -> float:
+    return hit["score"]
+
+
+def reasoner_messages(hits: list[Hit], earlier: str, question: str) -> list:
+    """Table 10's prompt: the notes of the earlier hops, then this hop's chunks in document order."""
+    ordered = sorted(hits, key=lambda h: (h["doc_id"], h["start"]))
+    context = (earlier + "\n" + "\n".join(h["text"] for h in ordered)).strip()
+    return [
         SystemMessage(okralong.REASONER_SYSTEM),
         HumanMessage(okralong.REASONER_DEMO_USER),
         AIMessage(okralong.REASONER_DEMO_ASSISTANT),
-        HumanMessage(
-            okralong.REASONER_USER.format(context=(earlier + "\n" + context).strip(), question=state["question"])
-        ),
+        HumanMessage(okralong.REASONER_USER.format(context=context, question=question)),
     ]
+
+
+@model_node
+def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
+    settings = settings_of(runtime)
+    plan = plan_of(state)
+    hop = state.get("hops", 0) + 1
+    # this hop's chunks; the earlier hops' chunks are carried by their notes (the existing evidence)
+    read_before = {s["query"] for s in state.get("steps") or []}
+    hits = [h for h in state.get("hits") or [] if h["query"] not in read_before] or state.get("hits") or []
+    earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
+    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "reason_step"))
+    if cap is not None:
+        hits, size = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
+        if not hits or size > cap:
+            return {
+                "hops": hop - 1,
+                "route": ["reason_step"],
+                "trace": [
+                    f"reason_step: the question budget leaves {cap} tokens before the generator's share; no hop {hop}"
+                ],
+                "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
+            }
+    messages = reasoner_messages(hits, earlier, state["question"])
+    context = "\n".join(h["text"] for h in hits)
     try:
         reply = yield ask(
             settings,
@@ -70,6 +97,7 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             messages,
             max_tokens=settings.reason_max_tokens,
             deadline_at=state.get("deadline_at"),
+            allowance=cap,
         )
     except LLMError as e:
         return {

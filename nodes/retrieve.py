@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import RetrieveTask, hit_from
+from longqa.retrieval.precision import gap_cut, without_boilerplate, without_redundant
 from longqa.retrieval.progress import library_progress
 from longqa.retrieval.selection import with_bridges
 
@@ -22,8 +23,10 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     # a granularity not indexed yet is built here, with progress per document
     searcher.indexes(g, dense=dense, events=library_progress("retrieve"))
 
+    operators = task.get("precision") or []
+
     def search(query: str, k: int) -> list:
-        return searcher.search(
+        ranked = searcher.search(
             query,
             k=k,
             granularity=task["granularity"],
@@ -31,6 +34,14 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
             depth=settings.fusion_depth,
             mode=task["mode"],
         )
+        # the precision stage's ranking operators, on each ranking (a bridge search's too)
+        if "boilerplate" in operators:
+            ranked = without_boilerplate(ranked)
+        if "redundant" in operators:
+            ranked = without_redundant(ranked)
+        if "gap" in operators:
+            ranked = gap_cut(ranked, task.get("precision_gap") or 0.0)
+        return ranked
 
     budget, bridged = task.get("budget"), 0
     if budget:

@@ -8,6 +8,8 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
@@ -46,6 +48,9 @@ def split_question(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             messages,
             max_tokens=settings.split_max_tokens,
             deadline_at=state.get("deadline_at"),
+            allowance=allowance(plan_of(state).question_budget, state.get("usage"), reserve(plan_of(state), "split"))[
+                0
+            ],
         )
     except LLMError as e:
         return {

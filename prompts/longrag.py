@@ -21,3 +21,12 @@ GENERATOR = """{content}
 
 Based on the above information, Only give me the answer and do not output any other words.{extra}
 Question:{question}"""
+
+# Ours: table 17's two stages in one call (filter_mode="joint"), so the passages are read once: the
+# CoT instruction ([RESULT-1]) over all of them, then the filter's decision ([RESULT-2]) for each.
+JOINT_FILTER = """{content}
+
+Please combine the above information and give your thought process for the following
+Question:{question}
+Then use the thought process to decide, for each passage above, whether you need to cite it to answer this question. Please output the response in the following json format:
+{{"thought": "{{your thought process}}", "cite": [{{the labels of the passages to cite, e.g. "E1"}}]}}"""

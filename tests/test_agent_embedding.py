@@ -340,7 +340,8 @@ def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
 
     thread_home = tmp_path / "thread-home"
     # the scripted analyzer reply fixes the route (one generate call a turn): threads are the subject here
-    settings = scripted_settings(thread_home, analyzer="llm")
+    # (no question budget: the LLM analyzer's call would leave the follow-up's search only three chunks)
+    settings = scripted_settings(thread_home, analyzer="llm", question_budget=0)
     first = run_question([str(doc)], OBSERVATORY_Q, settings, thread="t1", progress=None)
     assert first["status"] == "answered" and "Orla Venndt" in first["answer"]
     assert (thread_home / "threads.sqlite").is_file()

@@ -100,7 +100,7 @@ def test_filter_checks_run_concurrently(run_graph, scripted):
         return '{"status": true}'
 
     name, model = scripted({"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
     assert out["route"].count("filter") == len(out["evidence"]) >= 2
     assert meeting.broken == [], "the per-chunk filter calls ran one after the other"
     assert len(meeting.met) == 2
@@ -116,7 +116,7 @@ def test_reasoner_stops_at_max_hops(run_graph, scripted, max_hops, expected):
         {"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_NEXT, "generator": "Haldane\nSources: E1"}
     )
     settings = {"max_hops": max_hops} if max_hops else {}
-    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, **settings)
+    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, question_budget=0, **settings)
     assert out["plan"]["max_hops"] == expected
     assert out["route"].count("reason_step") == expected
     assert out["route"].count("retrieve") == expected
@@ -152,7 +152,7 @@ def test_filter_keeps_everything_when_no_chunk_passes(run_graph, scripted):
             "generator": lambda p: prompts.append(p) or ANSWER,
         }
     )
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
     n = len(out["evidence"])
     assert n >= 2 and out["route"].count("filter") == n
     assert f"filter: no chunk passed; keeping all {n}" in out["trace"]
@@ -168,7 +168,7 @@ def test_filter_keeps_only_the_chunks_that_pass(run_graph, scripted):
     name, _ = scripted(
         {"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": lambda p: prompts.append(p) or ANSWER}
     )
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
     passing = [e["id"] for e in out["evidence"] if "lighthouse" in e["text"]]
     assert 1 <= len(passing) < len(out["evidence"]), "the fixture needs passing and failing passages"
     assert shown_ids(prompts[0]) == passing
@@ -195,7 +195,7 @@ def test_long_context_fallback(run_graph, scripted, strategy, reply, falls_back)
     name, model = scripted(
         {"analyzer": analyzer_reply("arithmetic"), "generator": reply, "long_context": "Amelie Kortsen"}
     )
-    out = run_graph(KEEPER_Q, model=name, strategy=strategy)
+    out = run_graph(KEEPER_Q, model=name, strategy=strategy, question_budget=0)  # see test_budget.py
     route = out["route"]
     assert route[-1] == "respond"
     assert route.count("generate") == 1

@@ -138,7 +138,7 @@ def test_shown_after_a_fallback_holds_both_readings(run_graph, scripted):
 
 def test_every_llm_call_leaves_a_usage_record(run_graph, scripted):
     name, model = scripted({"analyzer": analyzer_reply("extractive")})
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)
     usage, totals = out["usage"], out["totals"]
     assert len(usage) == len(model.calls) > 3
     assert Counter(r["node"] for r in usage) == Counter(KIND_TO_NODE[k] for k in model.calls)
@@ -265,7 +265,13 @@ def test_chat_input_answers_the_last_human_message(graph_home, report):
 def test_a_thread_starts_each_turn_afresh(graph_home, report):
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "turns"}}
-    context = {"model": "scripted", "home": str(graph_home), "strategy": "adaptive-precise"}
+    context = {
+        "model": "scripted",
+        "home": str(graph_home),
+        "strategy": "adaptive-precise",
+        "filter_mode": "per-chunk",
+        "question_budget": 0,
+    }
     first = graph.invoke({"messages": [HumanMessage(KEEPER_Q)], "texts": [report]}, config, context=context)
     first_state = graph.get_state(config).values
     second = graph.invoke({"messages": [HumanMessage(BRIDGE_Q)]}, config, context=context)  # same documents

@@ -76,7 +76,7 @@ def test_parse_analysis_keeps_the_readable_fields():
 )
 def test_garbled_analysis_in_the_graph_is_recorded(run_graph, scripted, reply):
     name, _ = scripted({"analyzer": reply, "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, question_budget=0)
     analysis = out["analysis"]
     assert (analysis["question_type"], analysis["info_pattern"], analysis["evidence"]) == ("extractive", "same", "no")
     assert analysis["used_default"] is True and analysis["note"]
@@ -104,7 +104,14 @@ def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
     out = graph.invoke(
         {"question": KEEPER_Q, "texts": [report]},
         config,
-        context={"model": name, "home": str(graph_home), "strategy": "adaptive-precise", "analyzer": "llm"},
+        context={
+            "model": name,
+            "home": str(graph_home),
+            "strategy": "adaptive-precise",
+            "analyzer": "llm",
+            "filter_mode": "per-chunk",
+            "question_budget": 0,
+        },
     )
     verdicts = graph.get_state(config).values["verdicts"]
     ids = [e["id"] for e in out["evidence"]]
@@ -263,20 +270,21 @@ def test_a_failing_fallback_is_reported(run_graph, scripted):
         raise RuntimeError("long context exploded")
 
     name, _ = scripted({"analyzer": analyzer_reply("arithmetic"), "generator": "unanswerable", "long_context": fail})
-    out = run_graph(KEEPER_Q, model=name, strategy="adaptive-precise")
+    out = run_graph(KEEPER_Q, model=name, strategy="adaptive-precise", question_budget=0)
     assert out["route"][-3:] == ["self_route", "long_context", "respond"]
     assert "long context exploded" in out["error"]
     assert any("long context exploded" in line for line in out["trace"] if line.startswith("long_context"))
 
 
-@pytest.mark.parametrize("kind", ["splitter", "reasoner", "extractor", "cot", "filter"])
+@pytest.mark.parametrize("kind", ["splitter", "reasoner", "extractor", "cot", "filter", "joint_filter"])
 def test_a_failing_intermediate_step_degrades(run_graph, scripted, kind):
     def fail(prompt: str) -> str:
         raise RuntimeError(f"{kind} exploded")
 
     qtype = {"splitter": "multi-source", "reasoner": "multi-bridge", "extractor": "summarizing"}.get(kind, "extractive")
     name, _ = scripted({"analyzer": analyzer_reply(qtype), kind: fail, "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name)
+    mode = "per-chunk" if kind in ("cot", "filter") else "joint"  # LongRAG's two calls, or the one joint call
+    out = run_graph(KEEPER_Q, model=name, filter_mode=mode, question_budget=0)
     assert out["status"] == "answered" and out["answer"] == "Amelie Kortsen"
     assert any(f"{kind} exploded" in line for line in out["trace"])
 

@@ -19,9 +19,10 @@ def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> 
 
 
 def filters(out: dict) -> list[str]:
-    """One filter per passage shown to the CoT filter."""
-    assert out["evidence"], "the filter fan-out needs passages"
-    return ["filter"] * len(out["evidence"])
+    """Per-chunk mode (LongRAG's presets): one filter per passage shown to the CoT filter; joint mode
+    (the adaptive default): none, the cot call judged them."""
+    assert out["evidence"], "the filter needs passages"
+    return ["filter"] * len(out["evidence"]) if out["plan"]["filter_mode"] == "per-chunk" else []
 
 
 REASON_NEXT = (
@@ -168,7 +169,8 @@ ADAPTIVE_CASES = [
 def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity, selection):
     qtype, evidence, pattern = forced
     name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER, **replies})
-    out = run_graph(KEEPER_Q, model=name, strategy=strategy, selection=selection)
+    # OkraLong's routes as the paper draws them: no question budget (tests/test_budget.py has its own)
+    out = run_graph(KEEPER_Q, model=name, strategy=strategy, selection=selection, question_budget=0)
     if selection == "budget":  # the granularity grows with absent evidence under OkraLong's fixed k only
         granularity = 150
     assert out["error"] is None
@@ -205,8 +207,8 @@ PRESET_ROUTES = {
     "rag": ["prepare", "organize", "retrieve", "process_context", *TAIL],
     "self-route": ["prepare", "organize", "retrieve", "process_context", *TAIL],
     "lc": ["prepare", "organize", "long_context", "respond"],
-    # extract and cot run in one superstep; LangGraph applies their writes in task-name order
-    "longrag": ["prepare", "organize", "retrieve", "process_context", "cot", "extract", "<filters>", *TAIL],
+    # the filter first, then the extractor reads the passages it kept
+    "longrag": ["prepare", "organize", "retrieve", "process_context", "cot", "<filters>", "extract", *TAIL],
     "longrag-ext": ["prepare", "organize", "retrieve", "process_context", "extract", *TAIL],
     "longrag-fil": ["prepare", "organize", "retrieve", "process_context", "cot", "<filters>", *TAIL],
 }
@@ -236,7 +238,7 @@ def test_strategy_in_the_input_overrides_the_settings(run_graph, scripted, repor
 
 def test_factoid_k_setting_reaches_the_plan_and_the_retrieval(run_graph, scripted):
     name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name, factoid_k=7, selection="k")  # OkraLong's fixed k
+    out = run_graph(KEEPER_Q, model=name, factoid_k=7, selection="k", question_budget=0)  # OkraLong's fixed k
     assert out["plan"]["k"] == 7 and out["plan"]["budget"] is None
     assert any("k=7" in line for line in out["trace"] if line.startswith("organize"))
     (line,) = [t for t in out["trace"] if t.startswith("retrieve:")]
@@ -246,7 +248,7 @@ def test_factoid_k_setting_reaches_the_plan_and_the_retrieval(run_graph, scripte
 def test_the_evidence_budget_reaches_the_retrieval(run_graph, scripted):
     name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
     for budget in (300, 900):
-        out = run_graph(KEEPER_Q, model=name, evidence_budget=budget)
+        out = run_graph(KEEPER_Q, model=name, evidence_budget=budget, question_budget=0)
         assert out["plan"]["budget"] == budget and out["plan"]["bridge_seeds"] == 2
         (line,) = [t for t in out["trace"] if t.startswith("retrieve:")]
         used = int(re.search(rf"\((\d+) of {budget} tokens", line).group(1))

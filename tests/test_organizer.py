@@ -8,8 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from longqa.analyzer import Analysis
+from longqa.contracts.budget import sized_plan
 from longqa.contracts.plan import PERSPECTIVES, Plan, plan, preset
 from longqa.contracts.settings import STRATEGIES, Settings
+from longqa.llm.budget import overheads
 from longqa.nodes.organize import organize
 
 SETTINGS = Settings(model="scripted", strategy="adaptive-precise")
@@ -170,7 +172,9 @@ def test_organize_node_writes_the_plan_as_data():
     a = analysis("multi-bridge", "no", "exact")
     out = _organize({"analysis": a.model_dump(), "question": "q"}, SETTINGS)
     assert out["route"] == ["organize"]
-    assert out["plan"] == plan(a, SETTINGS).model_dump()
+    # the pure plan, sized to the question budget with the question's own prompt overheads
+    assert out["plan"] == sized_plan(plan(a, SETTINGS), overheads("q"), SETTINGS).model_dump()
+    assert out["plan"]["overheads"]["generate"] > 0 and out["plan"]["question_budget"] == SETTINGS.question_budget
     assert "stepwise" in out["trace"][0]
 
 

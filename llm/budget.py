@@ -1,0 +1,116 @@
+"""What a question's model calls cost in input tokens, before they are made: the tokens each prompt
+holds besides its evidence (`Overheads`), what the ledger has spent (`spent`), how the model's own
+counts compare with ours (`calibration`), and a prompt cut to a number of tokens (`fit`).
+
+Counts are the offline counter's (retrieval/tokens.py) plus MESSAGE_TOKENS per chat message for the
+template around it; a server that counts more than we do is caught by `calibration` after its first
+reply. The plan that divides a question's budget among its calls is `longqa.contracts.budget`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from langchain_core.messages import BaseMessage
+from pydantic import BaseModel
+
+from longqa.prompts import generation, longrag, okralong, self_route
+from longqa.retrieval.tokens import default_counter
+
+MESSAGE_TOKENS = 8  # a chat template's tokens around one message (role markers, turn ends), generously
+
+T = TypeVar("T")
+
+
+class Overheads(BaseModel):
+    """Input tokens of each call's prompt besides its evidence: instructions, question, history."""
+
+    analyze: int
+    split: int
+    filter: int  # the joint CoT + filter call, or LongRAG's CoT call
+    judge: int  # one per-chunk filter call, besides its passage and the CoT
+    extract: int
+    reason: int  # one step-wise hop, besides its chunks and the notes so far
+    generate: int
+    long_context: int
+    per_passage: int  # the label and source line around each passage shown
+
+
+def prompt_tokens(messages: Sequence[BaseMessage] | str) -> int:
+    """A prompt's input tokens as a server would count them: its text plus each message's framing."""
+    if isinstance(messages, str):
+        return default_counter().count(messages) + MESSAGE_TOKENS
+    text = [m.content if isinstance(m.content, str) else str(m.content) for m in messages]
+    return sum(default_counter().count_many(text)) + MESSAGE_TOKENS * len(text)
+
+
+def overheads(question: str, history: Sequence[str] = ()) -> Overheads:
+    """The fixed part of every prompt a question's route can make (its templates, filled with the
+    question; the generator's also holds the conversation so far)."""
+    count = default_counter().count
+    q = count(question) + MESSAGE_TOKENS
+    past = count("\n".join(history)) + count(generation.HISTORY_HEADER) if history else 0
+    generate = (
+        count(longrag.GENERATOR)
+        + count(generation.EVIDENCE_HEADER)
+        + count(generation.CITE_INSTRUCTION)
+        + count(self_route.UNANSWERABLE_CLAUSE)
+        + count(generation.GLOBAL_INFO_HEADER)
+        + count(generation.REASONING_HEADER)
+    )
+    return Overheads(
+        analyze=q + count(okralong.ANALYZER_SYSTEM) + count(okralong.ANALYZER_USER) + MESSAGE_TOKENS,
+        split=q
+        + sum(
+            count(t) for t in (okralong.SPLITTER_SYSTEM, okralong.SPLITTER_DEMO_USER, okralong.SPLITTER_DEMO_ASSISTANT)
+        )
+        + 3 * MESSAGE_TOKENS,
+        filter=q + count(longrag.JOINT_FILTER),
+        judge=q + count(longrag.FILTER),
+        extract=q + count(longrag.EXTRACTOR),
+        reason=q
+        + sum(
+            count(t) for t in (okralong.REASONER_SYSTEM, okralong.REASONER_DEMO_USER, okralong.REASONER_DEMO_ASSISTANT)
+        )
+        + count(okralong.REASONER_USER)
+        + 3 * MESSAGE_TOKENS,
+        generate=q + past + generate,
+        long_context=q + count(self_route.LONG_CONTEXT),
+        per_passage=count("\n\n[E99] (a-source-name.pdf)\n"),
+    )
+
+
+def spent(usage: Sequence[dict[str, Any]] | None) -> int:
+    """Input tokens the ledger's attempts cost, failed ones and retries included."""
+    return sum(int(r.get("input_tokens") or 0) for r in usage or ())
+
+
+def calibration(usage: Sequence[dict[str, Any]] | None) -> float:
+    """How many tokens the model's server counts per token we count (at least 1): the largest ratio
+    its replies reported so far, so the next prompt is cut by the model's count, not ours."""
+    ratios = [
+        r["input_tokens"] / r["counted_tokens"]
+        for r in usage or ()
+        if not r.get("estimated") and r.get("counted_tokens")
+    ]
+    return max([1.0, *ratios])
+
+
+def fit(
+    items: Sequence[T],
+    render: Callable[[list[T]], Sequence[BaseMessage] | str],
+    cap: int,
+    score: Callable[[T], float],
+    scale: float = 1.0,
+) -> tuple[list[T], int]:
+    """(the items kept, the prompt's tokens): the lowest-scored items dropped, one at a time, until
+    `render(kept)` costs at most `cap` tokens (scaled by `scale`, the model's count per ours). The
+    kept items stay in their order. With no item left and still over, the empty rendering comes back:
+    the caller checks the count against its cap."""
+    kept = list(items)
+    size = round(prompt_tokens(render(kept)) * scale)
+    while kept and size > cap:
+        kept.remove(min(kept, key=score))
+        size = round(prompt_tokens(render(kept)) * scale)
+    return kept, size

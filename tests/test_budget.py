@@ -1,0 +1,193 @@
+"""The question budget: every route of the default plan spends at most `question_budget` input
+tokens, attempts and retries included, whatever the model; what cannot fit says so. Offline: the
+scripted model in the graph, and the OpenAI-compatible stub for the wire (its own token counts)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from longqa.analyzer.schema import Analysis
+from longqa.contracts.budget import OverBudget, sized_plan
+from longqa.contracts.plan import plan
+from longqa.contracts.settings import Settings
+from longqa.llm.budget import calibration, fit, overheads, spent
+from longqa.retrieval.tokens import default_counter
+from tests.openai_stub import OpenAIStub
+
+KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
+BRIDGE_Q = "Where was the lighthouse keeper of Port Verrin born?"
+ANSWER = "Amelie Kortsen\nSources: E1"
+
+
+def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
+    return json.dumps({"question-type": qtype, "info-type": pattern, "containing": evidence})
+
+
+def reason_never_done(prompt: str) -> str:
+    """A reasoner that always asks for one more hop: the budget, not the reply, ends the loop."""
+    return "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was she born? ### Answer: None"
+
+
+# (question type, filter mode, extra replies): every route of the adaptive-precise plan
+ROUTES = [
+    ("extractive", "joint", {}),
+    ("extractive", "per-chunk", {}),
+    ("arithmetic", "joint", {}),
+    ("summarizing", "joint", {}),
+    ("multi-source", "joint", {"splitter": "Who keeps Port Verrin?\nWhere is Port Verrin?"}),
+    ("multi-bridge", "joint", {"reasoner": reason_never_done}),
+    # the generator declines: precise mode's fallback gets what is left, or is refused
+    ("extractive", "joint", {"generator": "unanswerable"}),
+]
+
+
+@pytest.mark.parametrize(("qtype", "mode", "replies"), ROUTES, ids=[f"{q}-{m}-{len(r)}" for q, m, r in ROUTES])
+@pytest.mark.parametrize("budget", [1900, 1200])
+def test_every_route_stays_within_the_question_budget(run_graph, scripted, qtype, mode, replies, budget):
+    name, model = scripted({"analyzer": analyzer_reply(qtype), "generator": ANSWER, **replies})
+    out = run_graph(BRIDGE_Q, model=name, question_budget=budget, filter_mode=mode)
+    used = spent(out["usage"])
+    assert out["plan"]["question_budget"] == budget
+    assert 0 < used <= budget, (used, [(r["node"], r["input_tokens"]) for r in out["usage"]])
+    assert out["totals"]["input_tokens"] == used  # the ledger shows what was spent
+    assert len(out["usage"]) == len(model.calls) >= 2  # the analyzer's call is charged too
+    assert out["status"] in ("answered", "unanswerable"), out.get("error")
+
+
+def test_a_step_wise_run_spends_what_is_left_hop_by_hop(run_graph, scripted):
+    name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": reason_never_done})
+    unbounded = run_graph(BRIDGE_Q, model=name, question_budget=0, max_hops=8)
+    name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": reason_never_done})
+    bounded = run_graph(BRIDGE_Q, model=name, question_budget=1900, max_hops=8)
+    assert unbounded["route"].count("reason_step") == 8
+    hops = [r for r in bounded["usage"] if r["node"] == "reason_step"]
+    assert 1 <= len(hops) < 8 and spent(bounded["usage"]) <= 1900
+    assert any("question budget leaves" in line and "no hop" in line for line in bounded["trace"])
+
+
+def test_the_long_context_fallback_is_refused_when_the_budget_is_spent(run_graph, scripted):
+    name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": "unanswerable"})
+    out = run_graph(KEEPER_Q, model=name, question_budget=1900)
+    assert out["status"] == "unanswerable" and "long_context" not in out["route"]
+    assert any("question budget leaves" in line and "no fallback" in line for line in out["trace"])
+    # with room left, the fallback reads at most what is left
+    name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": "unanswerable"})
+    out = run_graph(KEEPER_Q, model=name, question_budget=6000)
+    assert out["route"][-2:] == ["long_context", "respond"] and spent(out["usage"]) <= 6000
+
+
+def test_a_budget_too_small_for_any_route_is_a_clear_error(run_graph, scripted):
+    name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
+    out = run_graph(KEEPER_Q, model=name, question_budget=300)
+    assert (
+        out["status"] == "error" and "question_budget=300" in out["error"] and "raise question_budget" in out["error"]
+    )
+    assert spent(out["usage"]) <= 300 or model.calls == ["analyzer"]  # at most the analyzer ran; it is on the ledger
+    assert out["usage"] == [] or out["usage"][0]["node"] == "analyze"
+
+
+def test_plans_without_a_model_size_the_evidence_as_the_route_would():
+    settings = Settings(model=None, question_budget=1900)
+    o = overheads(KEEPER_Q)
+    for qtype in ("extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"):
+        sized = sized_plan(plan(Analysis(question_type=qtype), settings), o, settings)
+        assert 0 < sized.budget <= settings.evidence_budget
+        assert sized.overheads == o and any("question budget" in r for r in sized.reasons)
+    # the generator alone reads the evidence once; the joint filter's route reads it twice
+    arithmetic = sized_plan(plan(Analysis(question_type="arithmetic"), Settings(question_budget=1900)), o, settings)
+    extractive = sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=1900)), o, settings)
+    assert arithmetic.budget > extractive.budget
+    with pytest.raises(OverBudget, match="question_budget=200"):
+        sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=200)), o, settings)
+
+
+def test_a_step_wise_plan_under_a_budget_drops_the_extractor_and_says_why():
+    settings = Settings(model="scripted", question_budget=1900)
+    p = plan(Analysis(question_type="multi-bridge"), settings)
+    assert p.workflow == "stepwise" and p.extract
+    sized = sized_plan(p, overheads(BRIDGE_Q), settings)
+    assert not sized.extract and any("no extractor after step-wise" in r for r in sized.reasons)
+    assert sized.budget // sized.max_hops >= sized.granularity  # each hop still gets a chunk
+    unbounded = sized_plan(
+        plan(Analysis(question_type="multi-bridge"), Settings(question_budget=0)), overheads(BRIDGE_Q), settings
+    )
+    assert unbounded.extract and unbounded.overheads is None
+
+
+def test_fit_drops_the_lowest_scored_items_until_the_prompt_fits():
+    items = [{"t": "alpha " * 50, "s": 0.9}, {"t": "beta " * 50, "s": 0.1}, {"t": "gamma " * 50, "s": 0.5}]
+
+    def render(xs):
+        return "\n".join(x["t"] for x in xs)
+
+    kept, size = fit(items, render, 120, lambda x: x["s"])
+    assert [x["s"] for x in kept] == [0.9, 0.5] and size <= 120
+    kept, size = fit(items, render, 120, lambda x: x["s"], scale=2.0)  # the model counts twice ours
+    assert [x["s"] for x in kept] == [0.9] and size <= 120
+
+
+def test_calibration_follows_the_servers_counts():
+    assert calibration([]) == 1.0
+    records = [
+        {"input_tokens": 150, "counted_tokens": 100, "estimated": False},
+        {"input_tokens": 90, "counted_tokens": 100, "estimated": False},
+        {"input_tokens": 500, "counted_tokens": 100, "estimated": True},  # our own estimate: no evidence
+    ]
+    assert calibration(records) == 1.5
+
+
+def _stub_settings(stub: OpenAIStub, home, **fields) -> dict:
+    return {"model": "openai:stub-model", "base_url": stub.base_url, "home": str(home), **fields}
+
+
+def test_a_model_that_counts_more_than_we_do_stays_within_the_budget(graph_home, report, monkeypatch):
+    from longqa.graph.graph import graph
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    counter = default_counter()
+    with OpenAIStub(count_fn=lambda text: int(1.4 * counter.count(text)) + 12) as stub:  # 40% more, + framing
+        out = graph.invoke(
+            {"question": KEEPER_Q, "texts": [report]},
+            context=_stub_settings(stub, graph_home, analyzer="llm", question_budget=1900),
+        )
+    assert out["status"] == "answered", out.get("error")
+    records = out["usage"]
+    assert all(not r["estimated"] for r in records) and len(records) >= 2
+    assert calibration(records) > 1.3  # learnt from the first reply, applied to every later prompt
+    assert spent(records) <= 1900, [(r["node"], r["input_tokens"], r["counted_tokens"]) for r in records]
+
+
+def test_a_retry_is_made_only_when_the_budget_can_pay_for_it(monkeypatch):
+    from langchain_core.messages import HumanMessage
+
+    from longqa.llm.budget import prompt_tokens
+    from longqa.llm.calls import LLMError, call_llm
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    messages = [HumanMessage("Who keeps the lighthouse of Port Verrin? " * 20)]
+    with OpenAIStub(fail_first=1, fail_status=503, retry_after_ms=1, count_fn=lambda t: prompt_tokens(t)) as stub:
+        settings = Settings(model="openai:stub-model", base_url=stub.base_url, max_retries=2)
+        cost = prompt_tokens(messages)
+        with pytest.raises(LLMError, match="no retry: the question budget leaves") as failed:
+            call_llm(settings, "generate", messages, max_tokens=8, allowance=int(1.5 * cost))
+        assert len(failed.value.usage) == 1 and failed.value.usage[0]["input_tokens"] > 0  # charged
+        stub.fail_first = 2  # the stub counts requests: the next one fails too, the one after answers
+        reply = call_llm(settings, "generate", messages, max_tokens=8, allowance=3 * cost)
+        assert [r["outcome"] for r in reply.usage][0] == "error" and len(reply.usage) == 2
+        assert spent(reply.usage) <= 3 * cost
+
+
+def test_a_failed_attempt_in_the_graph_is_charged_within_the_budget(graph_home, report, monkeypatch):
+    from longqa.graph.graph import graph
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIStub(fail_first=1, fail_status=503, retry_after_ms=1) as stub:
+        out = graph.invoke(
+            {"question": KEEPER_Q, "texts": [report]},
+            context=_stub_settings(stub, graph_home, analyzer="llm", question_budget=1900, max_retries=2),
+        )
+    failed = [r for r in out["usage"] if r["outcome"] == "error"]
+    assert len(failed) == 1 and failed[0]["input_tokens"] > 0 and failed[0]["node"] == "analyze"
+    assert out["totals"]["calls"] == len(out["usage"]) and spent(out["usage"]) <= 1900
