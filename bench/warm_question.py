@@ -9,8 +9,9 @@ interleaved so that every row sees the same load:
                        prepare, primary retrieval, local analyzer, organizer, the planned retrieval
                        and the context processor (the question's embedding is dropped from the cache
                        first, so every run embeds it)
-  retrieval path       what the retrieve node does for the default plan (embed the question, hybrid
-                       search and fusion, the budget and its two bridge searches) + context processor
+  retrieval path       the retrieve and process_context nodes for the default plan of an extractive
+                       question: embed the question, hybrid search and fusion, the evidence budget and
+                       its two bridge searches, the precision stage, the context processor
   embed question       the product's path (one torch thread for a few texts)
   embed question, pool the same text on torch's default pool (one thread per core): the old path
 
@@ -59,17 +60,19 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     offline_env()
     import torch
+    from langgraph.runtime import Runtime
 
     from longqa.analyzer import Analysis
+    from longqa.contracts.budget import sized_plan
     from longqa.contracts.plan import plan
-    from longqa.contracts.runtime import searcher_for, store_for
+    from longqa.contracts.runtime import store_for
     from longqa.contracts.settings import Settings
-    from longqa.contracts.state import hit_from
-    from longqa.graph.graph import graph
-    from longqa.nodes.process_context import build_passages
+    from longqa.graph.graph import _task, graph
+    from longqa.llm.budget import overheads
+    from longqa.nodes.process_context import process_context
+    from longqa.nodes.retrieve import retrieve
     from longqa.retrieval.embedder import torch_threads
     from longqa.retrieval.search import forget_query
-    from longqa.retrieval.selection import with_bridges
 
     home = Path(tempfile.mkdtemp(prefix="longqa-warm-"))
     text, questions = big_document(args.words, args.seed)
@@ -77,36 +80,25 @@ def main(argv: list[str] | None = None) -> None:
     path = home / "document.txt"
     path.write_text(text, "utf-8")
     settings = Settings(model=None, home=home)
-    the_plan = plan(Analysis(backend="bench"), settings)
     context = settings.model_dump()
     t0 = time.perf_counter()
-    graph.invoke({"question": questions[0], "documents": [str(path)]}, context=context)  # index (not timed)
-    store = store_for(settings)
-    document = store.load(path)
-    searcher = searcher_for(settings, [document.doc_id])
-    for g in {settings.primary_granularity, the_plan.granularity}:
-        store.index(document, g)
+    prepared: dict = {}
+    for update in graph.stream({"question": questions[0], "documents": [str(path)]}, context=context):
+        prepared |= update.get("prepare") or {}  # the library and its documents (the index is built here)
     index_s = time.perf_counter() - t0
+    store = store_for(settings)
     embedder = store.embedder
+    runtime = Runtime(context=settings)
 
     def retrieval_path(q: str) -> None:
-        """What the retrieve node does for the default plan (budget and bridge searches), then processing."""
+        """The retrieve node for the default plan of an extractive question (its evidence budget,
+        bridge searches and the precision stage), then the context processor: the nodes themselves."""
         forget_query(q)
-
-        def search(query: str) -> list:
-            return searcher.search(
-                query,
-                k=2 * settings.fusion_depth,
-                granularity=the_plan.granularity,
-                weights=the_plan.weights,
-                depth=settings.fusion_depth,
-                mode=the_plan.mode,
-            )
-
-        results, _ = with_bridges(
-            q, search, the_plan.budget, the_plan.bridge_seeds, settings.bridge_per_seed, settings.bridge_share
-        )
-        build_passages([hit_from(r, q) for r in results], {document.doc_id: document}, the_plan)
+        the_plan = sized_plan(plan(Analysis(backend="bench"), settings), overheads(q), settings)
+        state = {"question": q, "library": prepared["library"], "doc_ids": prepared["doc_ids"], "sources": {}}
+        task = _task(state, q, the_plan).arg
+        hits = retrieve(task, runtime)["hits"]
+        process_context({**state, "plan": the_plan.model_dump(), "hits": hits}, runtime)
 
     def evidence_only_run(q: str) -> None:
         forget_query(q)
@@ -140,7 +132,8 @@ def main(argv: list[str] | None = None) -> None:
             busy.kill()
             busy.wait()
 
-    chunks = [c.text for c in store.index(document, the_plan.granularity).chunks]
+    document = store.load(path)
+    chunks = [c.text for c in store.index(document, settings.base_granularity).chunks]
     texts = (chunks * (1 + args.index_texts // len(chunks)))[: args.index_texts]
     words = sum(len(t.split()) for t in texts)
     indexing = {}
@@ -168,10 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\nquery embedding, torch's pool / one thread (medians, side by side): {pool_ms / one_ms:.1f}x")
     print(f"\n### Indexing throughput, {len(texts):,} chunk texts ({words:,} words), idle machine\n")
     print(md_table(["path", "words/s"], [[k, f"{v:,.0f}"] for k, v in indexing.items()]))
-    print(
-        f"\nplan: {the_plan.model_dump(include={'workflow', 'budget', 'bridge_seeds', 'granularity', 'mode'})}; "
-        f"index build {index_s:.1f} s; torch threads {torch.get_num_threads()}"
-    )
+    the_plan = sized_plan(plan(Analysis(backend="bench"), settings), overheads(questions[0]), settings)
+    shown = the_plan.model_dump(include={"workflow", "budget", "bridge_seeds", "granularity", "mode", "precision"})
+    print(f"\nplan: {shown}; index build {index_s:.1f} s; torch threads {torch.get_num_threads()}")
     info = {"machine": machine(), "args": vars(args), "warm": result, "indexing_words_per_s": indexing}
     print(f"results: {save('warm_question', info)}")
 

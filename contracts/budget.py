@@ -8,7 +8,7 @@ prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model an
   hop's chunks twice (at the hop, then in the generator). A perspective the budget cannot afford
   beside enough evidence is turned off, with the reason; a budget that cannot hold the generator's
   prompt and one chunk is an `OverBudget` error naming both numbers.
-- `left` / `reserve`: what a node may spend now, keeping the smallest useful share for the calls after it.
+- `allowance` / `generator_share`: what a node may spend now, keeping the generator's smallest share.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 from longqa.llm.budget import Overheads, calibration, spent
 
+from .plan import Plan
 from .settings import Settings
 
 SAFETY = 0.05  # of the budget kept back: the first call's prompt is sized by our count, not the model's
@@ -51,9 +52,12 @@ def allowance(
     return (None if rest is None else max(rest - reserved, 0)), calibration(usage)
 
 
-def evidence_tokens(plan: Any, o: Overheads, settings: Settings, room: int) -> int:
-    """The evidence tokens a route's worst case affords within `room` input tokens."""
+def evidence_tokens(plan: Plan, o: Overheads, settings: Settings, room: int) -> int:
+    """The evidence tokens a route's worst case affords within `room` input tokens. Without a model
+    only the reading of the evidence is sized (as one generator would read it): no call is made."""
     labels = 1 + o.per_passage / max(plan.granularity, 1)  # each passage's label around its text
+    if not settings.has_llm:
+        return int((room - o.generate) / labels)
     if plan.workflow == "stepwise":
         # two hops (their prompts and notes), each hop's chunks read at the hop and by the generator
         hop = (room - 2 * (o.reason + NOTE_TOKENS) - o.generate) / (4 * labels)
@@ -71,7 +75,7 @@ def evidence_tokens(plan: Any, o: Overheads, settings: Settings, room: int) -> i
     return int((room - fixed) / (reads * labels))
 
 
-def sized_plan(plan: Any, o: Overheads, settings: Settings, usage: Sequence[dict[str, Any]] | None = None) -> Any:
+def sized_plan(plan: Plan, o: Overheads, settings: Settings, usage: Sequence[dict[str, Any]] | None = None) -> Plan:
     """The plan with its evidence sized so every call of its route fits `plan.question_budget`
     (an unbudgeted plan comes back as it is). Raises OverBudget when nothing useful fits."""
     if not plan.question_budget or plan.workflow == "long_context":
@@ -109,13 +113,9 @@ def sized_plan(plan: Any, o: Overheads, settings: Settings, usage: Sequence[dict
     return plan.model_copy(update={"overheads": o, "reasons": reasons})
 
 
-def reserve(plan: Any, after: str) -> int:
-    """The smallest share of the budget the calls after node `after` need: their fixed prompt and
-    one chunk, so a node spending what is left never starves the generator."""
-    o: Overheads | None = plan.overheads
-    if o is None or not plan.question_budget:
+def generator_share(plan: Plan) -> int:
+    """What a node before the generator leaves for it: the generator's fixed prompt and one chunk,
+    so a node spending what is left never starves the answer."""
+    if plan.overheads is None or not plan.question_budget:
         return 0
-    one_chunk = plan.granularity
-    if after in ("generate", "long_context"):
-        return 0
-    return o.generate + one_chunk
+    return plan.overheads.generate + plan.granularity

@@ -18,7 +18,7 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -65,7 +65,7 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     plan = plan_of(state)
     joint = plan.filter_mode == "joint"
     evidence = state.get("evidence") or []
-    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "cot"))
+    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
     shown, size = evidence, 0
     if cap is not None:
         shown, size = fit(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -44,7 +44,7 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         kept, _ = kept_evidence(state.get("evidence") or [], state["verdicts"])
         paragraphs = surviving(paragraphs, kept) or paragraphs
         notes.append(f"the {len(kept)} passage(s) the filter kept")
-    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "extract"))
+    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
     if cap is not None:
         read, size = fit(paragraphs, lambda ps: extract_prompt(ps, state["question"]), cap, lambda p: p["score"], scale)
         if not read or size > cap:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -39,7 +39,7 @@ def judgements(state: State) -> list[FilterTask]:
     """One task per passage, best first while the question budget pays for them (each task carries
     its own cost as its allowance; without a budget, every passage and no allowance)."""
     plan = plan_of(state)
-    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "filter"))
+    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
     tasks, used = [], 0
     for e in sorted(state.get("evidence") or [], key=lambda e: -e["score"]):
         task = FilterTask(

@@ -9,7 +9,7 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -76,7 +76,7 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     read_before = {s["query"] for s in state.get("steps") or []}
     hits = [h for h in state.get("hits") or [] if h["query"] not in read_before] or state.get("hits") or []
     earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
-    cap, scale = allowance(plan.question_budget, state.get("usage"), reserve(plan, "reason_step"))
+    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
     if cap is not None:
         hits, size = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
         if not hits or size > cap:

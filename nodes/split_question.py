@@ -8,7 +8,7 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, reserve
+from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -48,9 +48,7 @@ def split_question(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             messages,
             max_tokens=settings.split_max_tokens,
             deadline_at=state.get("deadline_at"),
-            allowance=allowance(plan_of(state).question_budget, state.get("usage"), reserve(plan_of(state), "split"))[
-                0
-            ],
+            allowance=allowance(plan_of(state).question_budget, state.get("usage"), generator_share(plan_of(state)))[0],
         )
     except LLMError as e:
         return {

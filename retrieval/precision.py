@@ -22,18 +22,22 @@ from .documents import ScoredChunk
 OPERATORS = ("boilerplate", "redundant", "gap", "sentences")
 _LEADER = re.compile(r"(?:\.\s?){4,}|(?:_\s?){4,}|(?:-\s?){6,}")
 _WORDLIKE = re.compile(r"[A-Za-z]{2,}")
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 ELLIPSIS = " … "
 
 
 def is_boilerplate(text: str) -> bool:
-    """Mostly leaders, numbers and symbols: a table of contents, an index, a page of page numbers."""
+    """A table of contents or an index (dot leaders), or a run of page numbers and symbols; a table
+    of numbers is not (its rows are evidence)."""
     tokens = text.split()
     if not tokens:
         return True
-    words = sum(1 for t in tokens if _WORDLIKE.search(t))
-    leaders = len(_LEADER.findall(text))
-    return words / len(tokens) < 0.4 or leaders >= max(3, len(tokens) // 12)
+    if len(_LEADER.findall(text)) >= max(3, len(tokens) // 12):
+        return True
+    if _TABLE_ROW.search(text):
+        return False
+    return sum(1 for t in tokens if _WORDLIKE.search(t)) / len(tokens) < 0.3
 
 
 def without_boilerplate(ranked: Sequence[ScoredChunk]) -> list[ScoredChunk]:

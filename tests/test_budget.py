@@ -88,19 +88,24 @@ def test_a_budget_too_small_for_any_route_is_a_clear_error(run_graph, scripted):
     assert out["usage"] == [] or out["usage"][0]["node"] == "analyze"
 
 
-def test_plans_without_a_model_size_the_evidence_as_the_route_would():
-    settings = Settings(model=None, question_budget=1900)
+def test_plans_are_sized_by_the_reads_of_their_route():
     o = overheads(KEEPER_Q)
-    for qtype in ("extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"):
-        sized = sized_plan(plan(Analysis(question_type=qtype), settings), o, settings)
-        assert 0 < sized.budget <= settings.evidence_budget
-        assert sized.overheads == o and any("question budget" in r for r in sized.reasons)
+    with_model = Settings(model="scripted", question_budget=1900, evidence_budget=5000)
+    sized = {
+        qtype: sized_plan(plan(Analysis(question_type=qtype), with_model), o, with_model)
+        for qtype in ("extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge")
+    }
+    for p in sized.values():
+        assert 0 < p.budget and p.overheads == o and any("question budget" in r for r in p.reasons)
     # the generator alone reads the evidence once; the joint filter's route reads it twice
-    arithmetic = sized_plan(plan(Analysis(question_type="arithmetic"), Settings(question_budget=1900)), o, settings)
-    extractive = sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=1900)), o, settings)
-    assert arithmetic.budget > extractive.budget
+    assert sized["arithmetic"].budget > 1.8 * sized["extractive"].budget
+    # without a model no call is made: the evidence is sized as one reading, up to evidence_budget
+    no_model = Settings(model=None, question_budget=1900)
+    for qtype in ("extractive", "multi-bridge"):
+        p = sized_plan(plan(Analysis(question_type=qtype), no_model), o, no_model)
+        assert p.budget == min(no_model.evidence_budget, sized["arithmetic"].budget)
     with pytest.raises(OverBudget, match="question_budget=200"):
-        sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=200)), o, settings)
+        sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=200)), o, no_model)
 
 
 def test_a_step_wise_plan_under_a_budget_drops_the_extractor_and_says_why():

@@ -105,3 +105,33 @@ def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_facto
     if strategy == "longrag":
         assert "filter" in out["route"]
         assert not [t for t in out["trace"] if "unparseable verdict" in t]
+
+
+@pytest.mark.parametrize("analyzer", ["local", "llm"])
+def test_no_question_of_the_default_spends_more_than_its_budget(served, tmp_path_factory, analyzer):
+    """Held-out long contexts (the shared HotpotQA and MuSiQue items, ~9,000-11,000 words each): the
+    default plan, whatever route the analyzer picks, spends at most question_budget input tokens by the
+    server's own count (a prompt-size measurement; no answer is scored)."""
+    from longqa.evals.long_contexts import build
+    from longqa.llm.budget import spent
+
+    model, base_url = served
+    budget = 1900
+    items = build("hotpotqa", n=2, seed=3) + build("musique", n=2, seed=3)
+    context = {"model": model, "base_url": base_url, "strategy": "adaptive-precise", "analyzer": analyzer}
+    context |= {"home": str(tmp_path_factory.getbasetemp() / "real-model-home"), "timeout_s": 120, **CAPS}
+    context |= {"question_budget": budget, "max_retries": 1}
+    routes = set()
+    for item in items:
+        out = graph.invoke({"question": item.question, "texts": [item.context]}, context=context)
+        assert out["status"] in ("answered", "unanswerable", "error")
+        # the server's counts, not ours (a failed attempt has none: it is charged by our count)
+        assert all(r["estimated"] is False for r in out["usage"] if r["outcome"] in ("ok", "truncated")), out["usage"]
+        used = spent(out["usage"])
+        assert used <= budget, (
+            item.id,
+            used,
+            [(r["node"], r["input_tokens"], r["counted_tokens"]) for r in out["usage"]],
+        )
+        routes.add(out["plan"]["workflow"])
+    assert routes  # which workflows ran is the analyzer's choice; every one of them stayed within the budget
