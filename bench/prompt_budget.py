@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     overrides = dict(o.split("=", 1) for o in args.overrides)
     base = {"model": args.model, "base_url": args.base_url, "home": str(args.home), **overrides}
     runs: dict[tuple[str, str, str], list[dict[str, Any]]] = defaultdict(list)
+    errors: list[str] = []
     t0 = time.perf_counter()
     for dataset in args.datasets:
         records = convert(dataset, n=args.n, seed=args.seed)
@@ -71,6 +72,8 @@ def main(argv: list[str] | None = None) -> None:
                     context = {**base, "strategy": strategy, "analyzer": analyzer}
                     out = graph.invoke({"question": record["input"], "texts": [record["context"]]}, context=context)
                     label = f"{strategy} ({analyzer} analyzer)" if adaptive else strategy
+                    if out.get("status") == "error":
+                        errors.append(f"{label}, {dataset} {record['_id']}: {out.get('error')}")
                     runs[(label, dataset, route_of(out))].append(
                         {
                             "calls": len(out.get("usage") or []),
@@ -103,7 +106,9 @@ def main(argv: list[str] | None = None) -> None:
     kind = "scripted model (not a real LLM), offline counts" if args.model.startswith("scripted") else args.model
     print(f"### Prompt tokens per question ({kind})\n")
     print(md_table([*head, "over budget"], rows))
-    info = {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}, "rows": summary}
+    if errors:
+        print("\nruns that ended in an error:\n" + "\n".join(f"- {e}" for e in errors))
+    info = {"machine": machine(), "args": {k: str(v) for k, v in vars(args).items()}, "rows": summary, "errors": errors}
     print(f"saved {save('prompt_budget', info)}", file=sys.stderr)
 
 

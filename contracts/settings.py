@@ -246,7 +246,11 @@ class Settings(BaseModel):
         "'k': OkraLong's fixed k per question type (factoid_k, contextual_k, sub_question_k, hop_k)",
     )
     evidence_budget: int = Field(
-        ge=1, le=100_000, default=1850, description="evidence tokens for a factoid question (selection=budget)"
+        ge=1,
+        le=100_000,
+        default=900,
+        description="evidence tokens for a factoid question (selection=budget; measured in bench/evidence_budget.py); "
+        "a model's route may get less, to fit question_budget",
     )
     contextual_budget: int = Field(
         ge=1,
@@ -263,7 +267,7 @@ class Settings(BaseModel):
     )
     bridge_per_seed: int = Field(ge=0, le=10, default=2, description="new chunks kept per bridge search")
     bridge_share: float = Field(
-        ge=0, le=1, default=0.3, description="share of the evidence budget kept for bridge chunks"
+        ge=0, le=1, default=0.45, description="share of the evidence budget kept for bridge chunks (measured)"
     )
     precision: list[Literal["boilerplate", "redundant", "gap", "sentences"]] = Field(
         default_factory=lambda: ["boilerplate", "redundant"],

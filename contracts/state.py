@@ -94,6 +94,7 @@ class Usage(TypedDict):
     cost: int  # OkraLong's weighting: input + 4 x output
     estimated: bool
     seconds: float
+    question_budget: int | None  # the input tokens the plan allowed all calls together (None: no limit)
 
 
 def fresh(*items: Any) -> list:

@@ -95,7 +95,9 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
     if usage:
         print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
         for r in usage:
-            flag = " (estimated)" if r["estimated"] else ""
+            flag = (f" ({r['outcome']})" if r["outcome"] not in ("ok", "truncated") else "") + (
+                " (estimated)" if r["estimated"] else ""
+            )
             print(f"{r['node']:<16}{r['input_tokens']:>8}{r['output_tokens']:>8}{r['seconds']:>9.2f}{flag}", file=out)
         t = result["totals"]
         print(
@@ -103,6 +105,8 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
             f"calls={t['calls']} cost(in+4*out)={t['cost']}",
             file=out,
         )
+        if t.get("question_budget"):
+            print(f"question budget: {t['input_tokens']:,} of {t['question_budget']:,} input tokens spent", file=out)
 
 
 def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:

@@ -100,7 +100,8 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     cap, scale = allowance(plan.question_budget, state.get("usage"))
     if cap is not None:  # what is left of the question budget: the best passages that fit it
         fitting, size = fit(kept, render, cap, lambda e: e["score"], scale)
-        if not fitting or size > cap:
+        notes = state.get("steps") or state.get("global_info")  # an answer may come from these alone
+        if size > cap or not (fitting or notes):
             error = f"generate: the question budget is spent: {cap} of {plan.question_budget} input tokens left"
             return _failed(error, kept, [], trace, [])
         if len(fitting) < len(kept):

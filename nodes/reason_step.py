@@ -9,7 +9,7 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
+from longqa.contracts.budget import NOTE_TOKENS, allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
@@ -19,6 +19,7 @@ from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
 from longqa.prompts import okralong
+from longqa.retrieval.tokens import default_counter
 
 # a field runs to the next "### Name:" header of any name (an echoed "### Context:" ends it too)
 _HEADER = r"###\s*([A-Za-z][A-Za-z -]{0,30}?)\s*:"
@@ -76,7 +77,9 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     read_before = {s["query"] for s in state.get("steps") or []}
     hits = [h for h in state.get("hits") or [] if h["query"] not in read_before] or state.get("hits") or []
     earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
+    # the generator reads every hop's notes too: keep room for them and for this hop's
+    notes = default_counter().count(earlier) + NOTE_TOKENS
+    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan) + notes)
     if cap is not None:
         hits, size = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
         if not hits or size > cap:

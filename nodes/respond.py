@@ -16,7 +16,7 @@ from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
 
 
-def usage_totals(records: list[dict]) -> Usage:
+def usage_totals(records: list[dict], question_budget: int | None = None) -> Usage:
     inp = sum(r["input_tokens"] for r in records)
     out = sum(r["output_tokens"] for r in records)
     return Usage(
@@ -26,6 +26,7 @@ def usage_totals(records: list[dict]) -> Usage:
         cost=inp + 4 * out,
         estimated=any(r["estimated"] for r in records),
         seconds=round(sum(r["seconds"] for r in records), 3),
+        question_budget=question_budget,
     )
 
 
@@ -67,7 +68,7 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     return {
         "status": status,
         "citations": citations,
-        "totals": usage_totals(state.get("usage") or []),
+        "totals": usage_totals(state.get("usage") or [], (state.get("plan") or {}).get("question_budget")),
         "model": model,
         "messages": [AIMessage(content=body, name="longqa")],
         "route": ["respond"],

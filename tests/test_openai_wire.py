@@ -217,7 +217,8 @@ def test_call_llm_retries_a_500():
 
 def test_a_persistent_500_ends_the_run_with_an_error(home):
     with OpenAIStub(fail_first=10**9) as stub:
-        out = run_graph(stub, home, strategy="adaptive-precise", max_retries=1)
+        # no question budget: every call may retry (under one, a retry is made only when affordable)
+        out = run_graph(stub, home, strategy="adaptive-precise", max_retries=1, question_budget=0)
         n_requests = len(stub.requests)
 
     assert out["status"] == "error"

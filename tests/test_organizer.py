@@ -212,11 +212,11 @@ def test_plan_without_llm(case, expected):
 
 # (type, workflow with a model) -> (budget, bridge searches); the budget is shared by sub-questions and hops
 BUDGET_CASES = [
-    ("extractive", (1850, 2)),
-    ("arithmetic", (1850, 2)),
-    ("summarizing", (2950, 2)),
-    ("multi-source", (1850, 0)),
-    ("multi-bridge", (1850, 0)),
+    ("extractive", (SETTINGS.evidence_budget, 2)),
+    ("arithmetic", (SETTINGS.evidence_budget, 2)),
+    ("summarizing", (SETTINGS.contextual_budget, 2)),
+    ("multi-source", (SETTINGS.evidence_budget, 0)),
+    ("multi-bridge", (SETTINGS.evidence_budget, 0)),
 ]
 
 
