@@ -97,6 +97,19 @@ def calibration(usage: Sequence[dict[str, Any]] | None) -> float:
     return max([1.0, *ratios])
 
 
+def cut_to(text: str, tokens: int) -> str:
+    """The text's start, at most `tokens` tokens by the offline counter (which may count a token the
+    vocabulary lacks as several), marked as cut."""
+    counter = default_counter()
+    if counter.count(text) <= tokens:
+        return text
+    spans = counter.spans(text)
+    n = min(tokens, len(spans))
+    while n > 0 and counter.count(text[: spans[n - 1][1]]) > tokens:
+        n = int(n * 0.9)
+    return (text[: spans[n - 1][1]].rstrip() if n > 0 else "") + " [...]"
+
+
 def fit(
     items: Sequence[T],
     render: Callable[[list[T]], Sequence[BaseMessage] | str],

@@ -16,7 +16,7 @@ from longqa.contracts.runtime import settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
-from longqa.llm.budget import fit
+from longqa.llm.budget import cut_to, fit, prompt_tokens
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
@@ -101,6 +101,16 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if cap is not None:  # what is left of the question budget: the best passages that fit it
         fitting, size = fit(kept, render, cap, lambda e: e["score"], scale)
         notes = state.get("steps") or state.get("global_info")  # an answer may come from these alone
+        if kept and not fitting and not notes:  # one passage larger than what is left (a whole table): its start
+            best = max(kept, key=lambda e: e["score"])
+            # the tokens left beside the prompt with this passage's label and no text
+            room = int(cap / scale) - prompt_tokens(render([{**best, "text": ""}]))
+            size = cap + 1
+            while room > 0 and size > cap:
+                fitting = [{**best, "text": cut_to(best["text"], room)}]
+                over = round(prompt_tokens(render(fitting)) * scale)
+                room, size = (room - max(8, over - cap), size) if over > cap else (room, over)
+            trace.append(f"generate: passage {best['id']} cut to {max(room, 0)} tokens to fit the question budget")
         if size > cap or not (fitting or notes):
             error = f"generate: the question budget is spent: {cap} of {plan.question_budget} input tokens left"
             return _failed(error, kept, [], trace, [])

@@ -196,3 +196,28 @@ def test_a_failed_attempt_in_the_graph_is_charged_within_the_budget(graph_home, 
     failed = [r for r in out["usage"] if r["outcome"] == "error"]
     assert len(failed) == 1 and failed[0]["input_tokens"] > 0 and failed[0]["node"] == "analyze"
     assert out["totals"]["calls"] == len(out["usage"]) and spent(out["usage"]) <= 1900
+
+
+def test_a_passage_larger_than_what_is_left_is_cut_to_fit(scripted):
+    """A whole recovered table can be larger than what the budget leaves the generator: its start is
+    shown, marked as cut, instead of ending the run."""
+    from langgraph.graph import END, START, StateGraph
+
+    from longqa.contracts.state import State
+    from longqa.nodes.generate import generate
+
+    builder = StateGraph(State, context_schema=Settings)
+    builder.add_node("generate", generate)
+    builder.add_edge(START, "generate")
+    builder.add_edge("generate", END)
+    settings = Settings(model="scripted", question_budget=600)
+    the_plan = sized_plan(plan(Analysis(question_type="arithmetic"), settings), overheads(KEEPER_Q), settings)
+    rows = "\n".join(f"| Port Verrin | {year} | {1000 + year} keeper visits |" for year in range(1900, 2000))
+    table = "| Town | Year | Visits |\n|---|---|---|\n" + rows
+    evidence = {"id": "E1", "doc_id": "d", "source": "report", "start": 0, "end": len(table), "text": table}
+    name, model = scripted({"generator": "1,950 visits\nSources: E1"})
+    state = {"question": KEEPER_Q, "plan": the_plan.model_dump(), "evidence": [{**evidence, "score": 1.0, "query": ""}]}
+    out = builder.compile().invoke(state, context={"model": name, "question_budget": 600})
+    assert default_counter().count(table) > 600
+    assert out["answer"] == "1,950 visits" and spent(out["usage"]) <= 600
+    assert any("cut to" in line and "to fit the question budget" in line for line in out["trace"])
