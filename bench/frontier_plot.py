@@ -1,6 +1,6 @@
 """The evidence frontier: answer-in-evidence and all-supporting (%) against the words shown, one point
 per evidence budget, from a `bench/evidence_budget.py` result whose strategy rows swept
-`evidence_budget` (`--config "evidence_budget=N ..."`). No model: what the generator would be shown.
+`evidence_budget` (`--config "evidence_budget=N"`). No model: what the generator would be shown.
 
     python bench/frontier_plot.py bench/results/evidence_budget-<stamp>.json --out evals/frontier.png
 """
@@ -12,23 +12,31 @@ import json
 import re
 from pathlib import Path
 
-BUDGET = re.compile(r"evidence_budget=(\d+)")
+ROW = re.compile(r"^strategy: \S+(?: evidence_budget=(\d+))?$")  # the default's rows: only the budget varies
 
 
-def points(result: dict, dataset: str, label: str) -> list[tuple[int, float, float, float]]:
-    """(budget, words, answer %, all-supporting %) of the rows whose name holds `label`, by budget."""
+def points(result: dict, dataset: str, default_budget: int) -> list[tuple[int, float, float, float]]:
+    """(budget, words, answer %, all-supporting %) of the strategy rows that vary only the evidence
+    budget (the row with no setting is the default's, at `default_budget`), by budget."""
     out = []
     for name, m in result["datasets"][dataset]["aggregate"].items():
-        found = BUDGET.search(name)
-        if name.startswith("strategy:") and label in name and found:
-            out.append((int(found.group(1)), m["words"], m["answer"], m["support"]))
+        found = ROW.match(name)
+        if found:
+            out.append((int(found.group(1) or default_budget), m["words"], m["answer"], m["support"]))
     return sorted(out)
 
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("result", type=Path)
-    p.add_argument("--label", default="", help="only strategy rows whose name holds this (e.g. 'precision=')")
+    p.add_argument("--default-budget", type=int, default=900, help="evidence_budget of the row with no setting")
+    p.add_argument(
+        "--target",
+        action="append",
+        default=[],
+        metavar="DATASET:WORDS:ANSWER:SUPPORT",
+        help="a target to mark (answer % and all-supporting % at most WORDS words), e.g. hotpotqa:700:98:95",
+    )
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     import matplotlib
@@ -40,10 +48,16 @@ def main(argv: list[str] | None = None) -> None:
     datasets = list(result["datasets"])
     fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.2), squeeze=False)
     for ax, dataset in zip(axes[0], datasets, strict=True):
-        pts = points(result, dataset, args.label)
+        pts = points(result, dataset, args.default_budget)
         words = [w for _, w, _, _ in pts]
         ax.plot(words, [a for *_, a, _ in pts], "o-", label="answer in evidence")
         ax.plot(words, [s for *_, s in pts], "s-", label="all supporting facts")
+        for target in args.target:
+            name, words_cap, answer, support = target.split(":")
+            if name == dataset:
+                ax.plot(
+                    [float(words_cap)] * 2, [float(answer), float(support)], "kx", label="target (at most these words)"
+                )
         for budget, w, a, _ in pts:
             ax.annotate(str(budget), (w, a), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
         n = result["datasets"][dataset]["aggregate"][next(iter(result["datasets"][dataset]["aggregate"]))]["n"]

@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--index-texts", type=int, default=1_000)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--busy", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="FIELD=VALUE", help="a Settings field"
+    )
     args = p.parse_args(argv)
     offline_env()
     import torch
@@ -79,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     questions = random.Random(args.seed).sample(questions, min(len(questions), args.questions + 5))
     path = home / "document.txt"
     path.write_text(text, "utf-8")
-    settings = Settings(model=None, home=home)
+    settings = Settings(model=None, home=home, **dict(o.split("=", 1) for o in args.overrides))
     context = settings.model_dump()
     t0 = time.perf_counter()
     prepared: dict = {}
