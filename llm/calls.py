@@ -255,6 +255,9 @@ def call_llm(
         try:
             reply = _within(bound, lambda: call.model.invoke(messages, **call.kwargs))
         except Exception as e:
+            cut = cut_structured_reply(e)
+            if cut is not None:
+                return call.answered(cut, t0)
             if call.drops_schema(e):
                 return attempt()
             deadline = call.failed(e, t0, bound, by_deadline)
@@ -294,6 +297,9 @@ async def acall_llm(
             except TimeoutError:
                 raise CallTimeout(f"no complete reply within {bound:.1f} s") from None
         except Exception as e:
+            cut = cut_structured_reply(e)
+            if cut is not None:
+                return call.answered(cut, t0)
             if call.drops_schema(e):
                 return await attempt()
             deadline = call.failed(e, t0, bound, by_deadline)
@@ -310,6 +316,32 @@ async def acall_llm(
 
 
 # -- what an error means --------------------------------------------------------------------------
+
+
+def cut_structured_reply(e: BaseException) -> AIMessage | None:
+    """A JSON-schema reply cut at its max_tokens: the OpenAI client raises LengthFinishReasonError
+    instead of returning it. It is a reply like any other cut at its cap (the server read the prompt
+    and wrote the tokens): its text, the server's usage, finish_reason "length"."""
+    completion = getattr(e, "completion", None)
+    if type(e).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    choices = getattr(completion, "choices", None) or []
+    message = getattr(choices[0], "message", None) if choices else None
+    usage = getattr(completion, "usage", None)
+    counts = (
+        {
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        }
+        if usage is not None
+        else None
+    )
+    return AIMessage(
+        content=(getattr(message, "content", None) or ""),
+        usage_metadata=counts,
+        response_metadata={"finish_reason": "length"},
+    )
 
 
 def _status(e: BaseException) -> int | None:

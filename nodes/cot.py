@@ -29,13 +29,20 @@ from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.prompts import longrag
 
-# the joint reply, constrained where the server can (llama.cpp, vLLM, OpenAI)
-JOINT_SCHEMA = {
-    "type": "object",
-    "properties": {"thought": {"type": "string"}, "cite": {"type": "array", "items": {"type": "string"}}},
-    "required": ["thought", "cite"],
-    "additionalProperties": False,
-}
+
+def joint_schema(max_tokens: int) -> dict:
+    """The joint reply, constrained where the server can (llama.cpp, vLLM, OpenAI). The thought is
+    bounded in characters (two per token of the cap, less the list's room), so the list to cite,
+    which comes after it, is not cut off by the reply's cap."""
+    thought = {"type": "string", "maxLength": max(40, 2 * (max_tokens - 32))}
+    return {
+        "type": "object",
+        "properties": {"thought": thought, "cite": {"type": "array", "items": {"type": "string"}}},
+        "required": ["thought", "cite"],
+        "additionalProperties": False,
+    }
+
+
 _LABEL = re.compile(r"\b[EP]\d+\b")
 
 
@@ -80,7 +87,7 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "cot",
             [HumanMessage(cot_prompt(shown, state["question"], joint))],
             max_tokens=settings.cot_max_tokens,
-            schema=JOINT_SCHEMA if joint else None,
+            schema=joint_schema(settings.cot_max_tokens) if joint else None,
             deadline_at=state.get("deadline_at"),
             allowance=cap,
         )

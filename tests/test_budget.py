@@ -221,3 +221,31 @@ def test_a_passage_larger_than_what_is_left_is_cut_to_fit(scripted):
     assert default_counter().count(table) > 600
     assert out["answer"] == "1,950 visits" and spent(out["usage"]) <= 600
     assert any("cut to" in line and "to fit the question budget" in line for line in out["trace"])
+
+
+def test_a_structured_reply_cut_at_its_cap_is_a_truncated_reply_with_the_servers_usage(graph_home, report, monkeypatch):
+    """The OpenAI client raises LengthFinishReasonError for a JSON-schema reply cut at max_tokens; the
+    server read the prompt and wrote the tokens, so the ledger keeps its numbers and the filter keeps
+    every passage (the safe default) instead of failing the call."""
+    from longqa.graph.graph import graph
+
+    from tests.openai_stub import prompt_text, scripted_reply_fn
+
+    scripted_reply = scripted_reply_fn()
+
+    def reply(messages: list[dict]) -> str:  # the analysis fixed to extractive: the joint filter's route
+        is_analyzer = "What type of question is being asked?" in prompt_text(messages)
+        return analyzer_reply("extractive") if is_analyzer else scripted_reply(messages)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIStub(reply_fn=reply) as stub:
+        out = graph.invoke(
+            {"question": KEEPER_Q, "texts": [report]},
+            context=_stub_settings(stub, graph_home, analyzer="llm", strategy="adaptive", cot_max_tokens=6),
+        )
+        joint = [b for b in stub.requests if "response_format" in b and "thought" in json.dumps(b["response_format"])]
+    (cot,) = [r for r in out["usage"] if r["node"] == "cot"]
+    assert joint, "the joint filter asked for its schema"
+    assert cot["outcome"] == "truncated" and cot["estimated"] is False and cot["output_tokens"] == 6
+    assert any(line.startswith("cot:") and "keeping all" in line for line in out["trace"]), out["trace"]
+    assert out["status"] == "answered"

@@ -96,7 +96,10 @@ def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_facto
         assert re.search(r"cut at its cap|repeats the prompt|reply was empty|model call failed", out["error"])
     assert out["usage"], "no call reached the model"
     for record in out["usage"]:
-        assert record["estimated"] is False, record  # the server's own numbers
+        assert record["estimated"] is False, (
+            record,
+            [t for t in out["trace"] if t.startswith("cot")],
+        )  # the server's own numbers
         assert record["input_tokens"] > 0 and record["output_tokens"] <= CAPS[CAP_OF[record["node"]]]
     # JSON-schema constrained output (response_format): the server makes even this model's dictionary
     # and verdicts parse, where free-form replies all fell to the safe defaults
