@@ -228,7 +228,6 @@ def test_a_structured_reply_cut_at_its_cap_is_a_truncated_reply_with_the_servers
     server read the prompt and wrote the tokens, so the ledger keeps its numbers and the filter keeps
     every passage (the safe default) instead of failing the call."""
     from longqa.graph.graph import graph
-
     from tests.openai_stub import prompt_text, scripted_reply_fn
 
     scripted_reply = scripted_reply_fn()
