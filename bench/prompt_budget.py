@@ -8,7 +8,7 @@ OpenAI-compatible server) they are the server's own counts.
     python bench/prompt_budget.py --n 4 --datasets hotpotqa --model gemma --base-url http://127.0.0.1:8081/v1
 
 Route = the plan's workflow and the perspectives that ran (e.g. `direct+filter`, `stepwise`,
-`direct+extract`), `+lc` when the long-context fallback read, `error` when the run ended in one.
+`direct+extract`), `+lc` when the long-context fallback read, `(error)` when the run ended in one.
 """
 
 from __future__ import annotations
@@ -30,15 +30,13 @@ DATASETS = ["hotpotqa", "musique", "tatqa", "papers"]
 
 
 def route_of(out: dict[str, Any]) -> str:
-    if out.get("status") == "error":
-        return "error"
     ran = out.get("route") or []
     plan = out.get("plan") or {}
     parts = [plan.get("workflow", "?")]
     parts += [name for node, name in (("cot", "filter"), ("extract", "extract")) if node in ran]
     if "long_context" in ran and plan.get("workflow") != "long_context":
         parts.append("lc")
-    return "+".join(parts)
+    return "+".join(parts) + (" (error)" if out.get("status") == "error" else "")
 
 
 def main(argv: list[str] | None = None) -> None:
