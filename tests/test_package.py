@@ -23,7 +23,7 @@ PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes",
 
 
 def test_the_wheel_installs_one_top_level_name(tmp_path):
-    subprocess.run(
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -38,8 +38,12 @@ def test_the_wheel_installs_one_top_level_name(tmp_path):
         ],
         check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    # a quiet build: no setuptools warning about packages or data it would leave out
+    assert "absent from the `packages` configuration" not in built.stderr + built.stdout
+    assert "Package would be ignored" not in built.stderr + built.stdout
     (wheel,) = tmp_path.glob("longqa-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     dist_info = "-".join(wheel.name.split("-")[:2]) + ".dist-info"
