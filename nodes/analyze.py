@@ -99,18 +99,23 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     hits = state.get("primary") or []
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
     update: dict = {"route": ["analyze"]}
-    if use_llm and settings.has_llm:
-        # its share of the question budget: the best primary chunks that fit it
-        cap = int(settings.question_budget * ANALYZE_SHARE) or None
-        if cap is not None:
-            shown, _ = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
-            hits = shown or hits[:1]
-        messages = _messages(hits, question)
+    # the LLM analyzer's share of the question budget: the best primary chunks that fit it
+    cap = int(settings.question_budget * ANALYZE_SHARE) or None
+    shown, size = hits, 0
+    if cap is not None:
+        shown, size = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
+    if use_llm and settings.has_llm and cap is not None and (not shown or size > cap):
+        analysis = analyze_local(question, hits)
+        analysis.note = (
+            f"the question budget's analyzer share ({cap} tokens) cannot hold table 8's prompt with a chunk; "
+            "used the local analyzer" + (f"; {analysis.note}" if analysis.note else "")
+        )
+    elif use_llm and settings.has_llm:
         try:
             reply = yield ask(
                 settings,
                 "analyze",
-                messages,
+                _messages(shown, question),
                 max_tokens=settings.analyze_max_tokens,
                 schema=ANALYSIS_SCHEMA,
                 deadline_at=state.get("deadline_at"),
