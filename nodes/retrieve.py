@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.runtime import searcher_for, settings_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import RetrieveTask, hit_from
-from longqa.retrieval.precision import gap_cut, without_boilerplate, without_redundant
+from longqa.retrieval.precision import precise_ranking
 from longqa.retrieval.progress import library_progress
 from longqa.retrieval.selection import with_bridges
 
@@ -35,13 +35,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
             mode=task["mode"],
         )
         # the precision stage's ranking operators, on each ranking (a bridge search's too)
-        if "boilerplate" in operators:
-            ranked = without_boilerplate(ranked)
-        if "redundant" in operators:
-            ranked = without_redundant(ranked)
-        if "gap" in operators:
-            ranked = gap_cut(ranked, task.get("precision_gap") or 0.0)
-        return ranked
+        return precise_ranking(ranked, operators, task.get("precision_gap") or 0.0)
 
     budget, bridged = task.get("budget"), 0
     if budget:

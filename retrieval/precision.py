@@ -80,3 +80,16 @@ def pruned(text: str, question: str) -> str:
         elif not out or out[-1] != ELLIPSIS.strip():
             out.append(ELLIPSIS.strip())
     return " ".join(out)
+
+
+def precise_ranking(ranked: Sequence[ScoredChunk], operators: Sequence[str], gap: float) -> list[ScoredChunk]:
+    """The ranking operators named in `operators`, in this module's order (`sentences` works on
+    passages, in the context processor)."""
+    out = list(ranked)
+    if "boilerplate" in operators:
+        out = without_boilerplate(out)
+    if "redundant" in operators:
+        out = without_redundant(out)
+    if "gap" in operators:
+        out = gap_cut(out, gap)
+    return out

@@ -69,3 +69,19 @@ def test_sentence_pruning_keeps_the_first_and_the_question_s_sentences():
 )
 def test_the_joint_filter_reply_is_read_tolerantly(reply, thought, cited):
     assert parse_joint(reply, {"E1", "E2", "E3"}) == (thought, cited)
+
+
+def test_the_precision_setting_reaches_the_graph(run_graph, scripted):
+    """Off by default (measured); named operators run in retrieve and process_context."""
+    question = "Who is the lighthouse keeper of Port Verrin?"
+    plain = run_graph(question, model=None)
+    assert plain["plan"]["precision"] == []
+    pruned_out = run_graph(question, model=None, precision="sentences")
+    assert pruned_out["plan"]["precision"] == ["sentences"]
+    assert any("unrelated sentences left out" in line for line in pruned_out["trace"])
+    words = sum(len(e["text"].split()) for e in pruned_out["evidence"])
+    assert words < sum(len(e["text"].split()) for e in plain["evidence"])
+    assert any("Amelie Kortsen" in e["text"] for e in pruned_out["evidence"])  # the answer's sentence stays
+    gapped = run_graph(question, model=None, precision=["gap"], precision_gap=0.99)
+    chunks = [int(line.split()[1]) for out in (plain, gapped) for line in out["trace"] if line.startswith("retrieve:")]
+    assert chunks[1] < chunks[0], chunks  # only the chunks near the best score of each search
