@@ -119,8 +119,8 @@ def fit(
 ) -> tuple[list[T], int]:
     """(the items kept, the prompt's tokens): the lowest-scored items dropped, one at a time, until
     `render(kept)` costs at most `cap` tokens (scaled by `scale`, the model's count per ours). The
-    kept items stay in their order. With no item left and still over, the empty rendering comes back:
-    the caller checks the count against its cap."""
+    kept items stay in their order, and a non-empty result always fits; an empty one means not even
+    one item does (its size is then the empty rendering's, which may itself be over the cap)."""
     kept = list(items)
     size = round(prompt_tokens(render(kept)) * scale)
     while kept and size > cap:

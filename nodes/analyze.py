@@ -101,10 +101,10 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     update: dict = {"route": ["analyze"]}
     # the LLM analyzer's share of the question budget: the best primary chunks that fit it
     cap = int(settings.question_budget * ANALYZE_SHARE) or None
-    shown, size = hits, 0
+    shown = hits
     if cap is not None:
-        shown, size = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
-    if use_llm and settings.has_llm and cap is not None and (not shown or size > cap):
+        shown, _ = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
+    if use_llm and settings.has_llm and cap is not None and not shown:
         analysis = analyze_local(question, hits)
         analysis.note = (
             f"the question budget's analyzer share ({cap} tokens) cannot hold table 8's prompt with a chunk; "

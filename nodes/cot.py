@@ -73,12 +73,10 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     joint = plan.filter_mode == "joint"
     evidence = state.get("evidence") or []
     cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
-    shown, size = evidence, 0
+    shown = evidence
     if cap is not None:
-        shown, size = fit(
-            evidence, lambda ev: cot_prompt(ev, state["question"], joint), cap, lambda e: e["score"], scale
-        )
-        if not shown or size > cap:
+        shown, _ = fit(evidence, lambda ev: cot_prompt(ev, state["question"], joint), cap, lambda e: e["score"], scale)
+        if not shown:
             why = f"cot: the question budget leaves {cap} tokens before the generator's share; passages not filtered"
             return {"cot": None, "route": ["cot"], "trace": [why]}
     try:

@@ -46,8 +46,8 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         notes.append(f"the {len(kept)} passage(s) the filter kept")
     cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
     if cap is not None:
-        read, size = fit(paragraphs, lambda ps: extract_prompt(ps, state["question"]), cap, lambda p: p["score"], scale)
-        if not read or size > cap:
+        read, _ = fit(paragraphs, lambda ps: extract_prompt(ps, state["question"]), cap, lambda p: p["score"], scale)
+        if not read:
             why = (
                 f"extract: the question budget leaves {cap} tokens before the generator's share; answering without I_g"
             )

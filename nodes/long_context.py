@@ -74,7 +74,7 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     window = context_window(settings)
     cap = settings.long_context_max_tokens
     budget = max(window - cap - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0)
-    spend, scale = allowance(plan_of(state).question_budget, state.get("usage")) if state.get("plan") else (None, 1.0)
+    spend, scale = allowance(plan_of(state).question_budget, state.get("usage"))
     if spend is not None:  # a fallback within the question budget: what is left of it, in the model's tokens
         budget = min(budget, max(int(spend / scale) - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0))
     spans, how = select_context(state, settings, budget)

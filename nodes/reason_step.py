@@ -81,8 +81,8 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     notes = default_counter().count(earlier) + NOTE_TOKENS
     cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan) + notes)
     if cap is not None:
-        hits, size = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
-        if not hits or size > cap:
+        hits, _ = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
+        if not hits:
             return {
                 "hops": hop - 1,
                 "route": ["reason_step"],
