@@ -17,6 +17,11 @@ file lock, so two processes updating one library queue instead of mixing their w
 A reader reads the manifest once per search and keeps to the documents it lists, so it sees one
 complete version: vectors of a half-done update are never among its results, and an update killed
 before step 3 leaves the previous version served (its leftovers are cleared by the next update).
+
+Where the manifest, the lock and the pending marks live is the store's catalog (retrieval/catalog.py):
+files on this host, or records in the Chroma server every replica shares. With a server, a replica
+checks the manifest's stamp at most once per `SHARED_RECHECK_S` and builds the BM25 of a version it
+has not seen from the members' chunkings (its cache, named by the version and a nonce of its own).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,14 +49,15 @@ from .bm25 import bm25_tokens
 from .documents import Document
 from .folders import Skipped
 from .loaders import DocumentError, load_document, printable_name
-from .store import IndexStore, atomic_write, file_lock
+from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
 LIBRARY_FORMAT = 1
 _ADD_BATCH = 2000  # vectors per Chroma upsert() call
 USED_MARK = "used-at"  # a library made for inline texts: when it was last used
-_published: set[tuple] = set()  # (manifest path, mtime_ns, size, inode) of versions this process wrote
+SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
+_published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
 
 Key = tuple[str, int]  # (doc_id, chunk index)
 
@@ -264,11 +271,12 @@ class Library:
         if not valid_name(name):
             raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
         self.store, self.name = store, name
+        self.catalog = store.catalog
         self.dir = store.settings.home / "libraries" / name
         self._lock = threading.Lock()  # the caches below
         self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)
         self._verified: set[tuple[str, int]] = set()  # (part version, client generation) found whole
-        self._read_cache: tuple[tuple[int, int, int], Manifest] | None = None
+        self._read_cache: tuple[object, float, Manifest] | None = None  # (stamp, checked at, manifest)
         self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
 
@@ -278,29 +286,43 @@ class Library:
         return self.dir / "manifest.json"
 
     def exists(self) -> bool:
-        return self.manifest_file.exists()
+        return self.catalog.stamp(self.name) is not None
 
     def manifest(self) -> Manifest:
-        """The last complete version (an empty one before the first update). One stat when unchanged."""
-        try:
-            st = self.manifest_file.stat()
-        except FileNotFoundError:
+        """The last complete version (an empty one before the first update). One stat when unchanged;
+        with a Chroma server, one small lookup per `SHARED_RECHECK_S`."""
+        cached, now = self._read_cache, time.monotonic()
+        if cached is not None and self.catalog.shared and now - cached[1] < SHARED_RECHECK_S:
+            return cached[2]
+        stamp = self.catalog.stamp(self.name)
+        if stamp is None:
             return Manifest(name=self.name)
-        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-        cached = self._read_cache
         if cached is not None and cached[0] == stamp:
-            return cached[1]
-        if (str(self.manifest_file), *stamp) not in _published:  # another process wrote this version
-            self.store.see_writes_since(st.st_mtime_ns)
-        manifest = Manifest.model_validate_json(self.manifest_file.read_text("utf-8"))
-        self._read_cache = (stamp, manifest)
+            self._read_cache = (stamp, now, cached[2])
+            return cached[2]
+        if not self.catalog.shared and (str(self.dir), stamp) not in _published:  # another process wrote it
+            self.store.see_writes_since(stamp[0])
+        text = self.catalog.read(self.name)
+        if text is None:  # deleted since the stamp was read
+            return Manifest(name=self.name)
+        manifest = Manifest.model_validate_json(text)
+        self._read_cache = (stamp, now, manifest)
         return manifest
 
-    def bm25(self, part: Part) -> LibraryBM25:
-        """The part's BM25, loaded once per version (the previous version of its size is dropped)."""
+    def bm25(self, part: Part, manifest: Manifest | None = None) -> LibraryBM25:
+        """The part's BM25 (of `manifest`, by default the current one), loaded once per version (the
+        previous version of its size is dropped). A replica that has not seen this version builds it
+        from the members' chunkings."""
         with self._lock:
             index = self._bm25.get(part.bm25)
         if index is None:
+            if not (self.dir / part.bm25).exists() and self.catalog.shared:
+                g = int(part.bm25.split("-v")[0][1:])
+                doc_ids = (manifest or self.manifest()).doc_ids()
+                self._write_bm25(part.bm25, doc_ids, [self.store.tokens(d, g) for d in doc_ids])
+                for old in self.dir.glob(f"g{g}-v*"):  # this cache's older versions of the size
+                    if old.name != part.bm25:
+                        shutil.rmtree(old, ignore_errors=True)
             index = LibraryBM25.load(self.dir / part.bm25)
             size = part.bm25.split("-v")[0]
             with self._lock:
@@ -387,7 +409,7 @@ class Library:
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
         Publishes a new version only when something changed."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self._update_lock, file_lock(self.dir / ".lock"):
+        with self._update_lock, self.catalog.lock(self.name):
             return self._update(members, set(granularities), dense, remove_missing, progress)
 
     def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
@@ -426,18 +448,19 @@ class Library:
             return update
         gone = sorted(set(old_ids) - set(new_ids))
         manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
-        atomic_write(self.manifest_file, manifest.model_dump_json(indent=1))  # the version moves here
-        st = self.manifest_file.stat()
-        _published.add((str(self.manifest_file), st.st_mtime_ns, st.st_size, st.st_ino))
+        stamp = self.catalog.publish(self.name, manifest.model_dump_json(indent=1), manifest.version)  # it moves here
+        _published.add((str(self.dir), stamp))
+        self._read_cache = None
         update.version = manifest.version
-        (self.dir / "pending.json").unlink(missing_ok=True)
+        self.catalog.clear_pending(self.name)
         self._clear_after_publish(manifest, old)
         return update
 
     def _read_under_lock(self) -> Manifest:
-        if not self.manifest_file.exists():
+        text = self.catalog.read(self.name)
+        if text is None:
             return Manifest(name=self.name)
-        manifest = Manifest.model_validate_json(self.manifest_file.read_text("utf-8"))
+        manifest = Manifest.model_validate_json(text)
         if manifest.format != LIBRARY_FORMAT:
             log.info("library %s has format %s; rebuilding", self.name, manifest.format)
             return Manifest(name=self.name, version=manifest.version)
@@ -507,16 +530,9 @@ class Library:
             n_chunks += len(tokens[-1])
             if progress and need_vectors:
                 progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
-        bm25_name = f"g{g}-v{version}"
-        target = self.dir / bm25_name
-        shutil.rmtree(target, ignore_errors=True)  # what a killed update left under this name
-        tmp = Path(tempfile.mkdtemp(prefix=f".{bm25_name}.", dir=self.dir))
-        try:
-            shutil.rmtree(tmp)
-            LibraryBM25.build(doc_ids, tokens).save(tmp)
-            os.replace(tmp, target)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        bm25_name = f"g{g}-v{version}-{uuid.uuid4().hex[:8]}"  # never a name another build of it had
+        self._write_bm25(bm25_name, doc_ids, tokens)
+        self.store.share(doc_ids, g)  # with a Chroma server: every replica can read what it names
         return Part(
             bm25=bm25_name,
             collection=name,
@@ -526,6 +542,18 @@ class Library:
             max_units=max_units,
             signature=self.store.signature(),
         )
+
+    def _write_bm25(self, bm25_name: str, doc_ids: list[str], tokens: list[list[list[str]]]) -> None:
+        """Build a BM25 and move it into place with one rename (a reader never sees half of one)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{bm25_name}.", dir=self.dir))
+        try:
+            shutil.rmtree(tmp)
+            LibraryBM25.build(doc_ids, tokens).save(tmp)
+            with contextlib.suppress(OSError):  # another thread built the same version first
+                os.replace(tmp, self.dir / bm25_name)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     @staticmethod
     def _embedding_progress(progress: Progress | None, source: str, g: int):
@@ -558,15 +586,11 @@ class Library:
     def _clear_leftovers(self, current: Manifest) -> None:
         """Before changing anything: vectors an earlier update added but never published (it was
         killed), and removals a killed update published but did not finish."""
-        pending_file = self.dir / "pending.json"
-        leftovers = set(current.removed)
-        if pending_file.exists():
-            with contextlib.suppress(ValueError, OSError):
-                leftovers |= set(json.loads(pending_file.read_text("utf-8")))
+        leftovers = set(current.removed) | self.catalog.pending(self.name)
         leftovers -= set(current.doc_ids())
         if leftovers:
             self._delete_vectors([(g, p) for g, p in current.parts.items() if p.dense], sorted(leftovers))
-        pending_file.unlink(missing_ok=True)
+        self.catalog.clear_pending(self.name)
 
     def _clear_after_publish(self, manifest: Manifest, old: Manifest) -> None:
         if manifest.removed:
@@ -584,7 +608,7 @@ class Library:
         """Name the documents whose vectors this update adds before it publishes, so the next
         update can clear them if this one is killed."""
         if doc_ids:
-            atomic_write(self.dir / "pending.json", json.dumps(sorted(doc_ids)))
+            self.catalog.mark_pending(self.name, doc_ids)
 
     def touch(self) -> None:
         """Mark a library made for inline texts as used now (see `forget_unused`)."""
@@ -593,16 +617,16 @@ class Library:
 
     def delete(self) -> None:
         """Remove the library: its collections and its files (the documents' cached parts stay)."""
-        with self._update_lock, file_lock(self.dir / ".lock"):
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with self._update_lock, self.catalog.lock(self.name):
             for part in self._read_under_lock().parts.values():
                 with contextlib.suppress(Exception):
                     self.store.client.delete_collection(part.collection)
             with self._lock:
                 self._collections.clear()
                 self._bm25.clear()
-            for entry in self.dir.iterdir():
-                if entry.name != ".lock":
-                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+                self._read_cache = None
+            self.catalog.drop(self.name)
 
 
 def forget_unused(store: IndexStore, older_than_s: float, keep: set[str] = frozenset()) -> int:

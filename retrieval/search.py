@@ -145,7 +145,7 @@ class Searcher:
             dense = self.library.dense_top(granularity, part, vector, depth, allowed, subset)
         sparse: dict[Key, float] = {}
         if mode in ("hybrid", "bm25"):
-            sparse = self.library.bm25(part).top(query, depth, allowed if subset else None)
+            sparse = self.library.bm25(part, manifest).top(query, depth, allowed if subset else None)
         w = {"hybrid": weights, "dense": (1.0, 0.0), "bm25": (0.0, 1.0)}[mode]
         results = []
         for key, score in fuse(dense, sparse, w)[:k]:

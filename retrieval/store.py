@@ -9,6 +9,9 @@ Layout under `IndexSettings.home`:
                                         vectors-<build>.npz (the units' vectors, written atomically)
     libraries/<name>/                   a library's manifest and BM25 versions (retrieval/library.py)
 
+With a Chroma server (replicas), the server's catalog (retrieval/catalog.py) holds every document and
+its chunkings too: a replica that lacks one copies it into the layout above, which is then a cache.
+
 The chunks and BM25 tokens are written into a temporary directory that is renamed into place with
 its manifest. The vectors are embedded only when a dense index first needs them (BM25-only search
 never embeds) and written whole, under the chunking's build id, with one rename. An interrupted
@@ -41,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from .bm25 import bm25_tokens
+from .catalog import LocalCatalog, SharedCatalog
 from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
@@ -109,6 +113,9 @@ class IndexStore:
         self._build_locks: dict[tuple[str, int], threading.Lock] = {}
         self._indexes: dict[tuple[str, int], ChunkIndex] = {}
         self._documents: dict[tuple[str, int, int], Document] = {}
+        home = self.settings.home
+        self.catalog = SharedCatalog(home, lambda: self.client) if self.settings.chroma_host else LocalCatalog(home)
+        self._shared: set[str] = set()  # catalog record ids known to be written
 
     # -- resources -------------------------------------------------------------------------
     @property
@@ -197,16 +204,47 @@ class IndexStore:
         return removed
 
     def remember(self, document: Document) -> None:
-        """Persist a document's text so it can later be named by its id (collections, servers)."""
+        """Persist a document's text so it can later be named by its id (collections, servers, and
+        with a Chroma server, every replica)."""
         target = self.doc_dir(document.doc_id) / "document.json"
         if not target.exists():
             atomic_write(target, document.model_dump_json())
+        self.share([document.doc_id])
 
     def document(self, doc_id: str) -> Document:
         target = self.doc_dir(doc_id) / "document.json"
         if not target.exists():
-            raise KeyError(f"no indexed document with id {doc_id}")
+            shared = self.catalog.get_document(doc_id) if self.catalog.shared else None
+            if shared is None:
+                raise KeyError(f"no indexed document with id {doc_id}")
+            atomic_write(target, shared.model_dump_json())  # this replica's copy from now on
+            return shared
         return Document.model_validate_json(target.read_text("utf-8"))
+
+    def share(self, doc_ids: list[str], granularity: int | None = None) -> None:
+        """With a Chroma server: make sure its catalog holds these documents (and their chunking at
+        `granularity`), written from this host's copy where missing. One lookup for all of them."""
+        if not self.catalog.shared:
+            return
+        catalog: SharedCatalog = self.catalog  # type: ignore[assignment]
+        wanted = {f"document:{d}": d for d in doc_ids if f"document:{d}" not in self._shared}
+        if granularity is not None:
+            signature = self.signature()
+            wanted |= {catalog.chunks_id(d, granularity, signature): d for d in doc_ids}
+            wanted = {k: d for k, d in wanted.items() if k not in self._shared}
+        if not wanted:
+            return
+        docs = [d for k, d in wanted.items() if k.startswith("document:")]
+        present = {f"document:{d}" for d in catalog.has_documents(docs)} if docs else set()
+        present |= catalog.has_chunks([k for k in wanted if k.startswith("chunks:")])
+        for key, doc_id in wanted.items():
+            if key in present:
+                continue
+            if key.startswith("document:"):
+                catalog.put_document(Document.model_validate_json((self.doc_dir(doc_id) / "document.json").read_text()))
+            else:
+                catalog.put_chunks(key, self._chunking_record(doc_id, granularity))  # type: ignore[arg-type]
+        self._shared |= set(wanted)
 
     # -- indexes ---------------------------------------------------------------------------
     def index(
@@ -256,6 +294,7 @@ class IndexStore:
         index = self._indexes.get((doc_id, granularity))
         if index is not None:
             return index.tokens
+        self._copy_shared_chunking(doc_id, granularity)
         return json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "bm25.json").read_text("utf-8"))
 
     def signature(self) -> dict[str, object]:
@@ -269,16 +308,44 @@ class IndexStore:
 
     def chunk_manifest(self, doc_id: str, granularity: int) -> dict:
         """What a document's chunking at `granularity` holds (chunks, units), from its manifest."""
+        self._copy_shared_chunking(doc_id, granularity)
         return json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").read_text("utf-8"))
 
     def is_indexed(self, doc_id: str, granularity: int) -> bool:
-        """Chunks and BM25 are on disk (the vectors may still need embedding into this Chroma)."""
+        """Chunks and BM25 are on disk, or copied here from the shared catalog (the vectors may still
+        need embedding into this Chroma)."""
+        self._copy_shared_chunking(doc_id, granularity)
         return (self.doc_dir(doc_id) / f"g{granularity}" / "manifest.json").exists()
+
+    def _chunking_record(self, doc_id: str, granularity: int) -> dict:
+        """A chunking as the catalog holds it: its manifest and chunk spans (tokens are derived)."""
+        gdir = self.doc_dir(doc_id) / f"g{granularity}"
+        record = json.loads((gdir / "manifest.json").read_text("utf-8"))
+        return {**record, "rows": json.loads((gdir / "chunks.json").read_text("utf-8"))}
+
+    def _copy_shared_chunking(self, doc_id: str, granularity: int) -> None:
+        """Where this host lacks a chunking the catalog holds (made by another replica): copy it
+        into the local layout, BM25 tokens recomputed from the text, manifest last."""
+        gdir = self.doc_dir(doc_id) / f"g{granularity}"
+        if not self.catalog.shared or (gdir / "manifest.json").exists():
+            return
+        record = self.catalog.get_chunks(self.catalog.chunks_id(doc_id, granularity, self.signature()))
+        if record is None:
+            return
+        document = self.document(doc_id)
+        rows = record.pop("rows")
+        tokens = [bm25_tokens(document.text[s:e]) for s, e, _, _ in rows]
+        gdir.mkdir(parents=True, exist_ok=True)
+        atomic_write(gdir / "chunks.json", json.dumps(rows))
+        atomic_write(gdir / "bm25.json", json.dumps(tokens))
+        atomic_write(gdir / "manifest.json", json.dumps(record, indent=1))
+        self._shared.add(self.catalog.chunks_id(doc_id, granularity, self.signature()))
 
     def _open(self, document: Document, granularity: int) -> ChunkIndex | None:
         """Chunks and BM25 tokens from disk; None when absent or built with other settings."""
         gdir = self.doc_dir(document.doc_id) / f"g{granularity}"
         manifest_file = gdir / "manifest.json"
+        self._copy_shared_chunking(document.doc_id, granularity)
         if not manifest_file.exists():
             return None
         manifest = json.loads(manifest_file.read_text("utf-8"))

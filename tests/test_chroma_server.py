@@ -8,14 +8,9 @@ the same settings reuses the index without embedding anything again.
 
 from __future__ import annotations
 
-import os
 import random
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,95 +21,18 @@ from longqa.retrieval.embedder import get_embedder
 from longqa.retrieval.search import Searcher
 from longqa.retrieval.store import IndexStore
 from longqa.retrieval.tokens import wordpiece_counter
+from tests.servers import ChromaServer, chroma_client
+from tests.servers import chroma_server as start_chroma
 
 pytestmark = pytest.mark.integration
 
-HOST = "127.0.0.1"
-STARTUP_DEADLINE_S = 60.0
-STOP_TIMEOUT_S = 10.0
 GRANULARITY = 150
-
-
-@dataclass(frozen=True)
-class ChromaServer:
-    host: str
-    port: int
-    pid: int
-    log: Path
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
-def _http_client(host: str, port: int):
-    import chromadb
-    from chromadb.config import Settings
-
-    return chromadb.HttpClient(host=host, port=port, settings=Settings(anonymized_telemetry=False))
-
-
-def _log_text(log: Path) -> str:
-    try:
-        return log.read_text("utf-8", errors="replace")[-8000:]
-    except OSError as e:
-        return f"(no server log: {e})"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop the server by its PID: SIGTERM, wait, then SIGKILL if it will not go."""
-    if proc.poll() is not None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=STOP_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=STOP_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChromaServer]:
-    chroma = Path(sys.executable).parent / "chroma"
-    if not chroma.exists():
-        pytest.skip(f"no chroma executable next to {sys.executable}")
-    base = tmp_path_factory.mktemp("chroma-server")
-    log = base / "server.log"
-    port = _free_port()
-    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    with log.open("wb") as log_file:
-        proc = subprocess.Popen(
-            [str(chroma), "run", "--host", HOST, "--port", str(port), "--path", str(base / "data")],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            cwd=base,
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        last_error: Exception | None = None
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"chroma server exited with code {proc.returncode} before it was ready; log:\n{_log_text(log)}"
-                )
-            try:
-                _http_client(HOST, port).heartbeat()
-                break
-            except Exception as e:  # noqa: BLE001 - connection refused etc. until it listens
-                last_error = e
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"chroma server on {HOST}:{port} not ready after {STARTUP_DEADLINE_S:.0f} s "
-                    f"(last error: {last_error!r}); log:\n{_log_text(log)}"
-                )
-            time.sleep(0.2)
-        yield ChromaServer(HOST, port, proc.pid, log)
-    finally:
-        _stop(proc)
+    with start_chroma(tmp_path_factory.mktemp("chroma-server")) as server:
+        yield server
 
 
 # -- the document ------------------------------------------------------------------------------
@@ -297,7 +215,7 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
 
     # the vectors live on the server, in the library's one collection
     name = Searcher(store, [doc]).library.collection_name(GRANULARITY)
-    observer = _http_client(chroma_server.host, chroma_server.port)
+    observer = chroma_client(chroma_server.host, chroma_server.port)
     names = [c.name for c in observer.list_collections()]
     assert name in names, names
     remote = observer.get_collection(name)
@@ -338,3 +256,97 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
         assert embedder.calls - calls <= 1, f"{damage}: the vectors were embedded again, not refilled"
         assert fact("Caldrith") in results3[0].chunk.text, damage
         assert observer.get_collection(name).count() == manifest_units, damage
+
+
+# -- two replicas' stores on one server: the catalog, not a host's disk, says what a library holds --
+
+
+def _replica_store(chroma_server: ChromaServer, home: Path, embedder) -> IndexStore:
+    settings = IndexSettings(home=home, chroma_host=chroma_server.host, chroma_port=chroma_server.port)
+    return IndexStore(settings, embedder=embedder, counter=wordpiece_counter())
+
+
+def test_a_library_updated_through_one_replica_is_searched_complete_by_another(
+    chroma_server: ChromaServer, tmp_path: Path
+) -> None:
+    from longqa.retrieval.library import SHARED_RECHECK_S, Library, file_members
+
+    embedder = get_embedder()
+    a = _replica_store(chroma_server, tmp_path / "replica-a", embedder)
+    b = _replica_store(chroma_server, tmp_path / "replica-b", embedder)
+    files = []
+    for i, town in enumerate(["Vellmora", "Quillmoor", "Ardenfell"]):
+        f = tmp_path / "docs" / f"{town}.md"
+        f.parent.mkdir(exist_ok=True)
+        j = TOWNS.index(town)
+        f.write_text(f"# {town}\n\n{_section(random.Random(i), j)}\n\n" + " ".join(FILLER) + "\n", "utf-8")
+        files.append(f)
+    lib_a, lib_b = Library(a, "mills"), Library(b, "mills")
+    assert not lib_b.exists()
+    lib_a.update(file_members(files[:2], a.settings.max_words), [GRANULARITY])
+    question = "Which grain did the mill at Ardenfell grind in the flood, and who was the miller?"
+
+    # B has never seen this library: its manifest, documents and chunkings come from the server
+    assert lib_b.exists() and lib_b.manifest().version == 1
+    hits = Searcher(b, library=lib_b).search(question, k=2, granularity=GRANULARITY)
+    assert {h.chunk.doc_id for h in hits} <= set(lib_a.manifest().doc_ids())
+    assert not (tmp_path / "replica-b" / "libraries" / "mills" / "manifest.json").exists()
+    assert not (tmp_path / "replica-a" / "libraries" / "mills" / "manifest.json").exists()
+
+    # A adds a document: B searches it, complete, after at most SHARED_RECHECK_S, without a restart
+    calls, units = embedder.calls, lib_a.manifest().parts[GRANULARITY].n_units
+    lib_a.update(file_members(files, a.settings.max_words), [GRANULARITY])
+    added = lib_a.manifest().parts[GRANULARITY].n_units - units
+    assert embedder.calls - calls == added > 0, "A embeds only the new document"
+    time.sleep(SHARED_RECHECK_S + 0.1)
+    searcher_b = Searcher(b, library=lib_b)
+    hits = searcher_b.search(question, k=2, granularity=GRANULARITY)
+    assert fact("Ardenfell") in hits[0].chunk.text, [h.chunk.text[:120] for h in hits]
+    assert lib_b.manifest().version == 2 and len(searcher_b.documents) == 3
+    # both retrievers: B built the version's BM25 itself, from the chunkings on the server
+    assert hits[0].bm25_score is not None and hits[0].dense_score is not None
+    assert hits[0].source == lib_a.manifest().sources()[hits[0].chunk.doc_id]
+
+    # A removes one: B no longer finds it, though its text is still in B's cache
+    lib_a.update(file_members(files[1:], a.settings.max_words), [GRANULARITY])
+    time.sleep(SHARED_RECHECK_S + 0.1)
+    gone = lib_a.manifest().doc_ids()
+    hits = Searcher(b, library=lib_b).search("Vellmora mill flood miller grain", k=5, granularity=GRANULARITY)
+    assert hits and {h.chunk.doc_id for h in hits} <= set(gone)
+
+
+def test_updates_from_two_replicas_queue_on_the_lease_and_a_dead_holders_lease_expires(
+    chroma_server: ChromaServer, tmp_path: Path
+) -> None:
+    import threading
+
+    from longqa.retrieval.catalog import SharedCatalog
+
+    embedder = get_embedder()
+    a = _replica_store(chroma_server, tmp_path / "a", embedder).catalog
+    b = _replica_store(chroma_server, tmp_path / "b", embedder).catalog
+    assert isinstance(a, SharedCatalog) and isinstance(b, SharedCatalog) and a.owner != b.owner
+    order: list[str] = []
+
+    def update_from_b() -> None:
+        with b.lock("queue"):
+            order.append("b")
+
+    with a.lock("queue"):
+        waiter = threading.Thread(target=update_from_b)
+        waiter.start()
+        time.sleep(1.0)
+        assert waiter.is_alive() and order == [], "B took the lock A holds"
+        order.append("a-done")
+    waiter.join(timeout=10)
+    assert order == ["a-done", "b"]
+    assert not a.records.get(ids=["lock:queue"])["ids"], "the lease was not given back"
+
+    # a replica killed while it held the lease: nobody renews it, so it expires and is taken over
+    dead = {"kind": "lock", "library": "queue", "owner": "dead-replica", "expires": time.time() + 2}
+    a.records.add(ids=["lock:queue"], embeddings=[[1.0]], metadatas=[dead])
+    t0 = time.monotonic()
+    with a.lock("queue"):
+        assert a.records.get(ids=["lock:queue"], include=["metadatas"])["metadatas"][0]["owner"] == a.owner
+        waited = time.monotonic() - t0
+    assert 1.5 < waited < 6, waited

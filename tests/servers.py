@@ -1,0 +1,216 @@
+"""Real servers for the tests, started on 127.0.0.1 and free ports and stopped by PID: a Chroma
+server (`chroma run` from this interpreter's venv), PostgreSQL (Debian's `postgresql`, run as its
+unprivileged `postgres` user when the tests run as root) and longqa replicas (`longqa serve`).
+A missing server program is a failure that says how to install it, never a skip: the README's
+set-up (scripts/dev.sh) installs every one of them."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+HOST = "127.0.0.1"
+STARTUP_DEADLINE_S = 90.0
+STOP_TIMEOUT_S = 10.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def log_text(log: Path) -> str:
+    try:
+        return log.read_text("utf-8", errors="replace")[-8000:]
+    except OSError as e:
+        return f"(no server log: {e})"
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM, wait, then SIGKILL if it will not go."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=STOP_TIMEOUT_S)
+
+
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, log: Path) -> None:
+    deadline, last = time.monotonic() + STARTUP_DEADLINE_S, None
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with code {proc.returncode} before it was ready; log:\n{log_text(log)}")
+        try:
+            if ready():
+                return
+        except Exception as e:  # noqa: BLE001 - refused until it listens
+            last = e
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} not ready after {STARTUP_DEADLINE_S:.0f} s ({last!r}); log:\n{log_text(log)}")
+        time.sleep(0.2)
+
+
+# -- Chroma ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ChromaServer:
+    host: str
+    port: int
+    pid: int
+    log: Path
+
+
+def chroma_client(host: str, port: int):
+    import chromadb
+    from chromadb.config import Settings
+
+    return chromadb.HttpClient(host=host, port=port, settings=Settings(anonymized_telemetry=False))
+
+
+@contextlib.contextmanager
+def chroma_server(base: Path) -> Iterator[ChromaServer]:
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.fail(f"no chroma executable next to {sys.executable} (chromadb installs it: bash scripts/dev.sh)")
+    log, port = base / "chroma.log", free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(chroma), "run", "--host", HOST, "--port", str(port), "--path", str(base / "chroma-data")],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+            cwd=base,
+        )
+    try:
+        wait_until(lambda: chroma_client(HOST, port).heartbeat() > 0, proc, "chroma server", log)
+        yield ChromaServer(HOST, port, proc.pid, log)
+    finally:
+        stop(proc)
+
+
+# -- PostgreSQL --------------------------------------------------------------------------------
+def postgres_bin() -> Path:
+    """Debian's server programs (/usr/lib/postgresql/<version>/bin), newest version first."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]), reverse=True)
+    if not found and shutil.which("initdb"):
+        return Path(shutil.which("initdb")).resolve().parent  # type: ignore[arg-type]
+    if not found:
+        pytest.fail("no PostgreSQL server here: `bash scripts/dev.sh test` installs Debian's postgresql")
+    return Path(found[0]).parent
+
+
+@dataclass
+class Postgres:
+    uri: str
+    restart: Callable[[], None]
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[Postgres]:
+    """A throw-away cluster. As root, the server runs as the `postgres` user (PostgreSQL refuses
+    to run as root), in a directory of its own outside pytest's private tmp."""
+    bindir = postgres_bin()
+    base = Path(tempfile.mkdtemp(prefix="longqa-pg-"))
+    os.chmod(base, 0o755)
+    data, log, port = base / "data", base / "postgres.log", free_port()
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        user = pwd.getpwnam("postgres")
+        os.chown(base, user.pw_uid, user.pw_gid)
+        as_user = ["runuser", "-u", "postgres", "--"]
+    env = {**os.environ, "LC_ALL": "C.UTF-8"}
+    subprocess.run(
+        [*as_user, str(bindir / "initdb"), "-D", str(data), "-U", "longqa", "-A", "trust", "-E", "UTF8"],
+        check=True,
+        capture_output=True,
+        env=env,
+    )
+    options = f"-p {port} -k {base} -c listen_addresses={HOST} -c fsync=off"
+    start = [*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options, "-w", "start"]
+    done = subprocess.run(start, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        pytest.fail(f"PostgreSQL did not start: {done.stdout}{done.stderr}\n{log_text(log)}")
+
+    def restart() -> None:  # every client connection is dropped
+        again = subprocess.run([*start[:-2], "-m", "fast", "-w", "restart"], capture_output=True, text=True, env=env)
+        assert again.returncode == 0, again.stdout + again.stderr
+
+    try:
+        yield Postgres(f"postgresql://longqa@{HOST}:{port}/postgres", restart)
+    finally:
+        subprocess.run([*as_user, str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "stop"], capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# -- longqa replicas ---------------------------------------------------------------------------
+class Replica:
+    """One `longqa serve` process with a home (its caches) of its own."""
+
+    def __init__(self, name: str, home: Path, env: dict[str, str]):
+        self.name, self.home, self.env = name, home, env
+        self.port = free_port()
+        self.log = home.parent / f"{name}.log"
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def start(self) -> Replica:
+        self.home.mkdir(parents=True, exist_ok=True)
+        longqa = Path(sys.executable).parent / "longqa"
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [str(longqa), "serve", "--host", HOST, "--port", str(self.port)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, **self.env, "LONGQA_HOME": str(self.home)},
+            )
+        wait_until(lambda: self.get("/health")["ok"], self.proc, f"replica {self.name}", self.log)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no cleanup runs, as when a machine dies."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=STOP_TIMEOUT_S)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop(self.proc)
+
+    def get(self, path: str) -> dict:
+        with urllib.request.urlopen(self.url + path, timeout=10) as r:
+            return json.loads(r.read())
+
+    def post(self, path: str, body: dict, timeout: float = 600) -> tuple[int, dict]:
+        request = urllib.request.Request(
+            self.url + path, json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
