@@ -34,6 +34,7 @@ SERVER_LOCKED = (
     "api_key_env",
     "max_words",
     "inline_keep_s",
+    "postgres_uri",
 )
 
 
@@ -291,6 +292,12 @@ class Settings(BaseModel):
     chroma_host: str | None = Field(default_factory=_env("CHROMA_HOST"), description="Chroma server host")
     chroma_port: int = Field(
         default_factory=_env_int("CHROMA_PORT", 8000), ge=1, le=65535, description="Chroma server port"
+    )
+    postgres_uri: str | None = Field(
+        default_factory=_env("LONGQA_POSTGRES_URI"),
+        repr=False,  # it may hold a password
+        description="PostgreSQL URI for conversation threads where longqa owns the checkpointer (CLI --thread, "
+        "longqa serve); unset = SQLite under the index home",
     )
     max_words: int = Field(
         ge=1,

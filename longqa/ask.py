@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
@@ -13,16 +12,7 @@ from langchain_core.messages import HumanMessage
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import OutputState
 from longqa.graph.graph import build_graph
-
-
-def thread_checkpointer(home: Path):
-    """A SQLite checkpointer under the index home, so `--thread` conversations survive restarts."""
-    import sqlite3
-
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
-    home.mkdir(parents=True, exist_ok=True)
-    return SqliteSaver(sqlite3.connect(str(home / "threads.sqlite"), check_same_thread=False))
+from longqa.threads import thread_checkpointer
 
 
 def run_question(
@@ -38,7 +28,7 @@ def run_question(
     builder = build_graph()
     config: dict[str, Any] = {}
     if thread:
-        graph = builder.compile(checkpointer=thread_checkpointer(settings.home))
+        graph = builder.compile(checkpointer=thread_checkpointer(settings))
         config = {"configurable": {"thread_id": thread}}
         payload: dict[str, Any] = {"messages": [HumanMessage(question)], "documents": paths}
     else:

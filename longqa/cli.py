@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -185,6 +186,15 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 1 if result.get("status") == "error" else 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .serve import serve
+
+    if args.home:
+        os.environ["LONGQA_HOME"] = str(args.home)
+    serve(args.host, args.port)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
@@ -258,10 +268,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="per-call model timeout (default: $LONGQA_TIMEOUT_S or 60); a timed-out call is not retried",
     )
     add_set_argument(p)
-    p.add_argument("--thread", default=None, help="keep a conversation thread (SQLite under the index home)")
+    p.add_argument(
+        "--thread",
+        default=None,
+        help="keep a conversation thread (in PostgreSQL with LONGQA_POSTGRES_URI, else SQLite under the home)",
+    )
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the answer block (no progress)")
     p.set_defaults(func=cmd_ask)
+
+    p = sub.add_parser(
+        "serve",
+        help="run one replica: an HTTP app (POST /ask, POST /index) over the shared Chroma server and "
+        "PostgreSQL named by the environment (README, Deployment)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
+    p.set_defaults(func=cmd_serve)
 
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser

@@ -336,7 +336,8 @@ def test_chat_graph_second_turn_sees_the_first(doc, home):
 
 
 def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
-    from longqa.ask import run_question, thread_checkpointer
+    from longqa.ask import run_question
+    from longqa.threads import thread_checkpointer
 
     thread_home = tmp_path / "thread-home"
     # the scripted analyzer reply fixes the route (one generate call a turn): threads are the subject here
@@ -358,13 +359,10 @@ def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
         assert Counter(r["node"] for r in turn["usage"])["generate"] == 1
 
     # the checkpoint itself: both exchanges, and the first one as the second turn's history
-    saver = thread_checkpointer(thread_home)
-    try:
-        from longqa.graph.graph import build_graph
+    from longqa.graph.graph import build_graph
 
-        state = build_graph().compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t1"}}).values
-    finally:
-        saver.conn.close()
+    saver = thread_checkpointer(settings)  # the same one the CLI used: one per database in a process
+    state = build_graph().compile(checkpointer=saver).get_state({"configurable": {"thread_id": "t1"}}).values
     assert [m.type for m in state["messages"]] == ["human", "ai", "human", "ai"]
     assert state["history"][0] == f"User: {OBSERVATORY_Q}"
     assert state["history"][1].startswith("Assistant: ") and "Orla Venndt" in state["history"][1]
