@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 #   bash scripts/dev.sh demo   - set up, then run the main job on the bundled sample document
-#   bash scripts/dev.sh test   - set up, then lint (ruff check, ruff format --check) and run the test suite
+#   bash scripts/dev.sh test   - set up (and install Debian's postgresql where missing), then lint
+#                                (ruff check, ruff format --check) and run the test suite
 #   bash scripts/dev.sh local-model [start|install|status|stop] - a real tiny model behind llama.cpp's
 #                                OpenAI-compatible server, installed outside the repository (scripts/local_model.sh)
 # Set-up creates .venv and installs torch==2.13.0 (CPU build) *before* anything that depends on
@@ -25,6 +26,17 @@ setup() {
   fi
 }
 
+# The scale_out test tier runs a real PostgreSQL server: Debian's `postgresql`, installed where the
+# machine lacks it (as root, or through sudo). The tests start and stop their own cluster.
+postgres() {
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && return
+  echo "installing Debian's postgresql (the scale_out test tier's database server)" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null \
+    || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+}
+
 case "${1:-}" in
   demo)
     setup
@@ -35,6 +47,7 @@ case "${1:-}" in
     ;;
   test)
     setup
+    postgres
     shift
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .
