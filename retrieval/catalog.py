@@ -233,7 +233,7 @@ class SharedCatalog(LocalCatalog):
 
     def forget_documents(self, doc_ids: list[str]) -> None:
         if doc_ids:
-            self.records.delete(where={"doc_id": {"$in": doc_ids}})  # its pieces and chunkings
+            self.records.delete(where={"$and": [{"kind": "document"}, {"doc_id": {"$in": doc_ids}}]})
 
     @staticmethod
     def chunks_id(doc_id: str, granularity: int, signature: dict) -> str:

@@ -180,7 +180,9 @@ class IndexStore:
         return document
 
     def remember_inline(self, document: Document) -> None:
-        """Persist a text passed inline, marked with when it was last used (see `forget_inline`)."""
+        """Persist a text passed inline, marked with when it was last used (see `forget_inline`).
+        Checked against the catalog afresh: another replica may have forgotten it there."""
+        self._shared.discard(f"document:{document.doc_id}")
         self.remember(document)
         (self.doc_dir(document.doc_id) / INLINE_MARK).write_text(str(time.time()), "utf-8")
 
@@ -200,6 +202,9 @@ class IndexStore:
                 for key in [k for k in self._indexes if k[0] == doc_dir.name]:
                     del self._indexes[key]
             shutil.rmtree(doc_dir, ignore_errors=True)
+            if self.catalog.shared:  # the text goes from the server too (its chunk spans hold no text)
+                self.catalog.forget_documents([doc_dir.name])
+                self._shared.discard(f"document:{doc_dir.name}")
             removed += 1
         return removed
 

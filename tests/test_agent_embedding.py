@@ -416,6 +416,25 @@ def test_agent_example_builds_an_agent_around_the_tool(doc, home):
     assert result["messages"][-1].content == "Bastien Okafor."
 
 
+def test_agent_example_keeps_its_thread_where_longqa_keeps_threads(doc, home, tmp_path):
+    from examples.agent_with_tool import build_agent
+    from longqa.threads import close_checkpointers, thread_checkpointer
+
+    settings = scripted_settings(tmp_path / "agent-home")
+    call = {"name": "ask_documents", "args": {"question": CARTOGRAPHER_Q}, "id": "call_8", "type": "tool_call"}
+    fake = ToolCallingFake(replies=[AIMessage(content="", tool_calls=[call]), AIMessage(content="Bastien Okafor.")])
+    config = {"configurable": {"thread_id": "agent-1"}}
+    build_agent(fake, [str(doc)], settings, checkpointer=thread_checkpointer(settings)).invoke(
+        {"messages": [{"role": "user", "content": CARTOGRAPHER_Q}]}, config=config
+    )
+    close_checkpointers()  # as a new process would: nothing of the first run in memory
+    again = build_agent(fake, [str(doc)], settings, checkpointer=thread_checkpointer(settings))
+    messages = again.get_state(config).values["messages"]
+    assert [m.type for m in messages] == ["human", "ai", "tool", "ai"]
+    assert (tmp_path / "agent-home" / "threads.sqlite").is_file() and "Bastien Okafor" in messages[2].content
+    close_checkpointers()
+
+
 def test_chat_example_main_answers_with_the_scripted_model(doc, monkeypatch, capsys):
     monkeypatch.setenv("LONGQA_MODEL", "scripted")
     from examples import chat_graph

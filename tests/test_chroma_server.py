@@ -350,3 +350,22 @@ def test_updates_from_two_replicas_queue_on_the_lease_and_a_dead_holders_lease_e
         assert a.records.get(ids=["lock:queue"], include=["metadatas"])["metadatas"][0]["owner"] == a.owner
         waited = time.monotonic() - t0
     assert 1.5 < waited < 6, waited
+
+
+def test_inline_texts_leave_the_server_when_a_replica_forgets_them_and_come_back_when_sent_again(
+    chroma_server: ChromaServer, tmp_path: Path
+) -> None:
+    from longqa.retrieval import document_from_text
+
+    embedder = get_embedder()
+    a = _replica_store(chroma_server, tmp_path / "a", embedder)
+    b = _replica_store(chroma_server, tmp_path / "b", embedder)
+    text = document_from_text("The lighthouse keeper of Saltcombe was Mirela Dask. " * 20, source="text-1")
+    a.remember_inline(text)
+    b.remember_inline(text)  # B has it too, and knows the server holds it
+    assert a.catalog.has_documents([text.doc_id]) == {text.doc_id}
+    assert a.forget_inline(0.0) == 1
+    assert a.catalog.has_documents([text.doc_id]) == set(), "the text stayed on the server"
+    b.remember_inline(text)  # sent again, through B: B looks again rather than trusting what it knew
+    fresh = _replica_store(chroma_server, tmp_path / "c", embedder)
+    assert fresh.document(text.doc_id).text == text.text

@@ -16,7 +16,10 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -169,6 +172,15 @@ def test_a_thread_started_on_one_replica_continues_on_the_other(cluster: Cluster
     messages = state.checkpoint["channel_values"]["messages"]
     assert [m.type for m in messages] == ["human", "ai"] * 3
     assert [m.content for m in messages[::2]] == [CODE_QUESTION, follow, "Which vault code again?"]
+    # the CLI's --thread uses the same database: a turn from a command line continues on a replica
+    cli = [str(Path(sys.executable).parent / "longqa"), "ask", "--collection", "talk", "--thread", "thread-cli"]
+    env = {**os.environ, **cluster.a.env, "LONGQA_HOME": str(cluster.a.home.parent / "home-cli")}
+    done = subprocess.run([*cli, "--quiet", CODE_QUESTION], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "VC-2" in done.stdout, done.stdout + done.stderr
+    continued = ask(cluster.b, follow, "talk", thread_id="thread-cli")
+    assert all(e["query"].startswith(CODE_QUESTION) for e in continued["evidence"])
+    assert not (cluster.a.home.parent / "home-cli" / "threads.sqlite").exists()
+
     # a thread unknown to both replicas starts empty on either
     fresh = ask(cluster.b, CODE_QUESTION, "talk", thread_id="thread-2")
     assert all(e["query"] == CODE_QUESTION for e in fresh["evidence"])
