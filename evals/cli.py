@@ -143,8 +143,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     from .longbench import read_jsonl
     from .oracle import ORACLE_TITLE
-    from .report import RETRIEVAL_TITLE, SCRIPTED_TITLE, build_report, markdown, write_report
+    from .report import build_report, write_report
     from .runner import run_eval
+    from .tables import markdown
+    from .titles import RETRIEVAL_TITLE, SCRIPTED_TITLE
 
     strategies = list(STRATEGIES) if "all" in args.strategies else list(dict.fromkeys(args.strategies))
     settings = settings_from_args(args)

@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from longqa.contracts.plan import is_adaptive, preset
-from longqa.contracts.runtime import store_for
 from longqa.contracts.settings import Settings
 from longqa.retrieval import document_from_text
 from longqa.retrieval.search import forget_query
 from longqa.retrieval.tokens import default_counter
+from longqa.services.stores import store_for
 
 from .longbench import EvalItem
 from .oracle import is_oracle, oracle_settings
@@ -210,7 +210,6 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
     passages = [_passage(e, whole=e["text"] == item.context) for e in read or []]
     tokens, words = _evidence_size(passages, item.context)
     analysis = final.get("analysis") or {}
-    lc_how = next((t.split(": ", 1)[1] for t in final.get("trace") or [] if t and t.startswith("long_context: ")), None)
     return {
         **_base_record(item, strategy, settings),
         "status": final.get("status"),
@@ -224,7 +223,7 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
         "totals": final.get("totals") or _no_usage(),
         "calls_by_node": dict(Counter(r["node"] for r in final.get("usage") or [])),
         "long_context": "long_context" in route,
-        "lc_how": lc_how,
+        "lc_how": final.get("long_context_selection"),
         "passages": passages,
         "evidence_tokens": tokens,
         "evidence_words": words,

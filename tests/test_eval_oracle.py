@@ -11,8 +11,9 @@ from longqa.contracts.settings import Settings
 from longqa.evals.long_contexts import build, comparison_queries, decomposition_queries
 from longqa.evals.longbench import EvalItem
 from longqa.evals.oracle import NO_ANSWER, OracleChatModel, oracle_of
-from longqa.evals.report import build_report, markdown
+from longqa.evals.report import build_report
 from longqa.evals.runner import run_eval
+from longqa.evals.tables import markdown
 from longqa.llm.scripted import KIND_MARKERS
 from tests.eval_helpers import FACTS, shared_eval_home, tiny_item
 

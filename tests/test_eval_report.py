@@ -9,16 +9,10 @@ import json
 import pytest
 
 from longqa.cli import main
-from longqa.evals.report import (
-    RETRIEVAL_TITLE,
-    SCRIPTED_TITLE,
-    draw,
-    pareto_front,
-    percentile,
-    plot,
-    summarize,
-    write_report,
-)
+from longqa.evals.plot import draw, pareto_front, plot
+from longqa.evals.report import write_report
+from longqa.evals.scoring import percentile, summarize
+from longqa.evals.titles import RETRIEVAL_TITLE, SCRIPTED_TITLE
 from tests.eval_helpers import shared_eval_home, write_tiny
 
 
