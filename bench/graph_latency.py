@@ -411,9 +411,9 @@ def granularities(context: dict) -> list[int]:
 
 def warm_index(questions: list[Question], context: dict) -> float:
     """Index each document at every granularity and prime the searchers; returns seconds."""
-    from longqa.contracts.runtime import searcher_for, store_for
     from longqa.contracts.settings import Settings
     from longqa.retrieval import document_from_text
+    from longqa.services.stores import searcher_for, store_for
 
     t0 = time.perf_counter()
     settings = Settings(**context)

@@ -53,10 +53,10 @@ def corpus(n_docs: int, per_doc: int) -> tuple[list[str], list[str]]:
 def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
     """One size, in this process: build, warm questions, no-op and one-file updates."""
     offline_env()
-    from longqa.contracts.inputs import index_library
-    from longqa.contracts.runtime import searcher_for
     from longqa.contracts.settings import Settings
     from longqa.retrieval.search import forget_query, query_vector
+    from longqa.services.inputs import index_library
+    from longqa.services.stores import searcher_for
 
     texts, questions = corpus(size, per_doc)
     questions = questions[:n_questions]
@@ -70,7 +70,7 @@ def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
     state = {"documents": [str(folder)]}
     words = sum(len(t.split()) for t in texts)
 
-    from longqa.contracts.runtime import store_for
+    from longqa.services.stores import store_for
 
     store_for(settings).embedder.embed(["warm the model up"])  # not part of the build
     t0 = time.perf_counter()

@@ -68,7 +68,6 @@ def main(argv: list[str] | None = None) -> None:
     from longqa.analyzer import Analysis
     from longqa.contracts.budget import sized_plan
     from longqa.contracts.plan import plan
-    from longqa.contracts.runtime import store_for
     from longqa.contracts.settings import Settings
     from longqa.graph.graph import _task, graph
     from longqa.llm.budget import overheads
@@ -76,6 +75,7 @@ def main(argv: list[str] | None = None) -> None:
     from longqa.nodes.retrieve import retrieve
     from longqa.retrieval.embedder import torch_threads
     from longqa.retrieval.search import forget_query
+    from longqa.services.stores import store_for
 
     home = Path(tempfile.mkdtemp(prefix="longqa-warm-"))
     text, questions = big_document(args.words, args.seed)

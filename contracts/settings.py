@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, create_model, field_validator, model_validator
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
 from longqa.retrieval import IndexSettings
 from longqa.retrieval.config import default_home
@@ -369,6 +370,22 @@ RunContext = create_model(
 )
 
 
-def context_schema() -> type[BaseModel]:
-    """The graph's context schema: RunContext on a server (the caller's fields only), else Settings."""
-    return RunContext if running_as_server() else Settings
+class InvalidSettings(SettingsError):
+    """A run's context that names an unknown or locked setting, or a bad value."""
+
+
+def settings_of(runtime: Runtime[Settings] | None) -> Settings:
+    """The run's settings; on a server (LONGQA_SERVER=1) the deployment keeps its own index
+    location, Chroma server, documents root, base URL and key variable whatever the caller sends."""
+    context = getattr(runtime, "context", None)
+    if isinstance(context, dict):  # a caller that bypassed the schema's coercion (the server passes a dict)
+        try:
+            context = (RunContext if running_as_server() else Settings)(**context)
+        except ValidationError as e:
+            raise InvalidSettings(
+                "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())
+            ) from None
+    if isinstance(context, RunContext):
+        context = Settings(**context.model_dump(exclude_unset=True))  # what the caller chose, the rest by default
+    settings = context if isinstance(context, Settings) else Settings()
+    return settings.for_server() if running_as_server() else settings

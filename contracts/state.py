@@ -3,19 +3,23 @@
 Values are plain JSON-able dicts and lists (records typed as TypedDicts) so the state crosses
 checkpointers, the LangGraph server and Studio unchanged; pydantic models (`Plan`, `Analysis`)
 validate at the node boundaries. Lists written by parallel branches (retrieve per sub-question,
-filter per chunk) or appended to by every LLM call carry reducers. An update that starts with
-`None` (see `fresh`) replaces the list instead: `prepare` starts each turn of a thread that way,
-so one turn's hits, usage and route never leak into the next. (LangGraph's `Overwrite` does the
-same but is not JSON-serialisable in streamed updates.)
+filter per chunk) or appended to by every LLM call carry reducers.
+
+A thread keeps the caller's input face (`InputState`: the conversation and what it asked about);
+every other field is one turn's work. `turn_start` derives the reset of those fields from the
+schema itself, so a field added to the state is reset without being listed anywhere: the graph's
+node wrapper applies it with the turn's first node (graph/node.py). A reduced list is replaced with
+LangGraph's `Overwrite`, which streams as `{"value": [...], "type": "__overwrite__"}`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
 from longqa.retrieval import Chunk, Document, Passage, ScoredChunk
@@ -97,21 +101,12 @@ class Usage(TypedDict):
     question_budget: int | None  # the input tokens the plan allowed all calls together (None: no limit)
 
 
-def fresh(*items: Any) -> list:
-    """An update that replaces a reduced list (a new turn) instead of extending it."""
-    return [None, *items]
-
-
 def _extend(old: list | None, new: list | None) -> list:
-    if new and new[0] is None:
-        return list(new[1:])
     return [*(old or []), *(new or [])]
 
 
 def _merge_hits(old: list[Hit] | None, new: list[Hit] | None) -> list[Hit]:
     """Parallel retrieves append; the same chunk found twice is kept once with its best score."""
-    if new and new[0] is None:
-        old, new = [], new[1:]
     merged: dict[tuple[str, int, int], Hit] = {}
     for hit in [*(old or []), *(new or [])]:
         key = (hit["doc_id"], hit["granularity"], hit["index"])
@@ -150,6 +145,7 @@ class OutputState(TypedDict, total=False):
     model: str | None
     error: str | None
     skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed
+    long_context_selection: str | None  # the long-context reader's spans and how they were chosen (its trace line)
     trace: Annotated[list[str], _extend]
     messages: Annotated[list[AnyMessage], add_messages]
 
@@ -174,6 +170,7 @@ class State(InputState, OutputState, total=False):
     draft: str | None  # answer proposed by the step-wise reasoner
     fallback: bool  # self_route's decision: read the long context
     deadline_at: float | None  # time.time() after which no model call starts or runs (Settings.deadline_s)
+    failed: str | None  # the node that raised: the run goes to respond (graph/node.py)
 
 
 class RetrieveTask(TypedDict):
@@ -294,3 +291,27 @@ def evidence_from_document(document: Document, id: str, sources: Mapping[str, st
 
 def shown_by(reader: Literal["generate", "long_context"], evidence: list[Evidence]) -> list[Shown]:
     return [Shown(**e, reader=reader) for e in evidence]
+
+
+def _empty(annotation: Any) -> Any:
+    """A field's value at the start of a turn: an empty list or dict, 0, False, else None. A reduced
+    list (Annotated with its reducer) is replaced, not extended."""
+    if get_origin(annotation) is Annotated:
+        return Overwrite(_empty(get_args(annotation)[0]))
+    origin = get_origin(annotation) or annotation
+    if origin in (list, dict):
+        return origin()
+    if annotation is bool:
+        return False
+    if annotation is int:
+        return 0
+    return None  # a str, a number, a record or an optional: not set this turn
+
+
+def turn_start(schema: type | None = None, kept: type | None = None) -> dict[str, Any]:
+    """The update that starts a turn clean: every field of `schema` (default: `State`) that is not
+    the caller's input face (`kept`, default: `InputState`) set to its empty value."""
+    schema = schema or State
+    keep = set(get_type_hints(kept or InputState))
+    hints = get_type_hints(schema, include_extras=True)
+    return {name: _empty(hint) for name, hint in hints.items() if name not in keep}

@@ -15,6 +15,9 @@ process_context ←────────────────────�
 generate → self_route ─┬─ respond → END
                        └─ long_context → respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
+Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
+raises ends the run — each router sends a `failed` run to `respond`. The turn's entry node starts
+the turn clean: every working field is reset, derived from the state's schema (contracts/state.py).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
 from longqa.contracts.plan import Plan, is_adaptive, plan_of
-from longqa.contracts.runtime import guarded, settings_of
-from longqa.contracts.settings import context_schema
-from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State
+from longqa.contracts.settings import RunContext, Settings, settings_of
+from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State, turn_start
+from longqa.graph.node import as_node, ended
 from longqa.nodes.analyze import analyze
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
@@ -76,13 +79,24 @@ AFTER_ORGANIZE = {
     "long context": "long_context",
     "error": "respond",
 }
-AFTER_SPLIT = {"per sub-question": "retrieve"}
+AFTER_SPLIT = {"per sub-question": "retrieve", "failed": "respond"}
 AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "error": "respond"}
-AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context"}
+AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context", "failed": "respond"}
 AFTER_CONTEXT = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "evidence only": "respond"}
-AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate"}
-AFTER_FILTER = {"extract I_g": "extract", "answer": "generate"}
-AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond"}
+AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
+AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
+AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond", "failed": "respond"}
+FAILED = "failed"
+
+
+def then(target: str):
+    """The router of a node with one way on: `target`, unless the node failed."""
+
+    def route(state: State) -> str:
+        return FAILED if ended(state) else target
+
+    route.__name__ = f"then_{target}"
+    return route
 
 
 def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "input error"]:
@@ -105,7 +119,9 @@ def after_organize(state: State) -> list[Send] | Literal["split", "long context"
     return [_task(state, state.get("search_query") or state["question"], plan, share=share)]
 
 
-def after_split(state: State) -> list[Send]:
+def after_split(state: State) -> list[Send] | Literal["failed"]:
+    if ended(state):
+        return FAILED
     plan = plan_of(state)
     queries = state.get("sub_questions") or [state["question"]]
     return [_task(state, q, plan, share=len(queries)) for q in queries]
@@ -117,7 +133,9 @@ def after_retrieve(state: State) -> Literal["stepwise", "direct | split", "error
     return "stepwise" if plan_of(state).workflow == "stepwise" else "direct | split"
 
 
-def after_reason(state: State) -> list[Send] | Literal["answered | last hop"]:
+def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "failed"]:
+    if ended(state):
+        return FAILED
     plan = plan_of(state)
     steps = state.get("steps") or []
     next_query = steps[-1]["next_query"] if steps else None
@@ -139,13 +157,17 @@ def after_context(state: State, runtime) -> Literal["CoT filter", "extract I_g",
     return "extract I_g" if plan.extract else "answer"
 
 
-def after_filter(state: State) -> Literal["extract I_g", "answer"]:
+def after_filter(state: State) -> Literal["extract I_g", "answer", "failed"]:
+    if ended(state):
+        return FAILED
     return "extract I_g" if plan_of(state).extract else "answer"
 
 
-def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer"]:
+def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer", "failed"]:
     """Per-chunk mode: one judgement per passage the question budget pays for. Joint mode (the cot
-    call judged them) and a failed CoT go on."""
+    call judged them) and a CoT the model could not write go on."""
+    if ended(state):
+        return FAILED
     if plan_of(state).filter_mode == "per-chunk" and state.get("cot") and state.get("evidence"):
         tasks = judgements(state)
         if tasks:
@@ -153,41 +175,51 @@ def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer"]:
     return after_filter(state)
 
 
-def after_self_route(state: State) -> Literal["fallback: long context", "answered"]:
+def after_self_route(state: State) -> Literal["fallback: long context", "answered", "failed"]:
+    if ended(state):
+        return FAILED
     return "fallback: long context" if state.get("fallback") else "answered"
 
 
-def build_graph() -> StateGraph:
-    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=context_schema())
-    builder.add_node("prepare", guarded("prepare", prepare))
-    builder.add_node("retrieve_primary", guarded("retrieve_primary", retrieve_primary))
-    builder.add_node("analyze", analyze)
-    builder.add_node("organize", organize)
-    builder.add_node("split_question", split_question)
-    builder.add_node("retrieve", guarded("retrieve", retrieve), input_schema=RetrieveTask)
-    builder.add_node("reason_step", reason_step)
-    builder.add_node("process_context", guarded("process_context", process_context))
-    builder.add_node("extract", extract)
-    builder.add_node("cot", cot)
-    builder.add_node("filter", filter_chunk, input_schema=FilterTask)
-    builder.add_node("generate", generate)
-    builder.add_node("self_route", self_route)
-    builder.add_node("long_context", long_context)  # guarded in its module, around its own work
-    builder.add_node("respond", respond)
+def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
+    """The question graph. `context` is the run settings' schema: `Settings` in process (CLI, agent
+    tool, applications), `RunContext` on a server (the caller's fields only, `server_graph`)."""
+    builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=context)
+    nodes = {
+        "prepare": prepare,
+        "retrieve_primary": retrieve_primary,
+        "analyze": analyze,
+        "organize": organize,
+        "split_question": split_question,
+        "retrieve": retrieve,
+        "reason_step": reason_step,
+        "process_context": process_context,
+        "extract": extract,
+        "cot": cot,
+        "filter": filter_chunk,
+        "generate": generate,
+        "self_route": self_route,
+        "long_context": long_context,
+        "respond": respond,
+    }
+    tasks = {"retrieve": RetrieveTask, "filter": FilterTask}  # the nodes `Send` starts, with their input
+    for name, node in nodes.items():
+        wrapped = as_node(name, node, starts_turn=turn_start(State) if name == "prepare" else None)
+        builder.add_node(name, wrapped, input_schema=tasks.get(name))
 
     builder.add_edge(START, "prepare")
     builder.add_conditional_edges("prepare", after_prepare, AFTER_PREPARE)
-    builder.add_edge("retrieve_primary", "analyze")
-    builder.add_edge("analyze", "organize")
+    builder.add_conditional_edges("retrieve_primary", then("analyze"), {"analyze": "analyze", FAILED: "respond"})
+    builder.add_conditional_edges("analyze", then("organize"), {"organize": "organize", FAILED: "respond"})
     builder.add_conditional_edges("organize", after_organize, AFTER_ORGANIZE)
     builder.add_conditional_edges("split_question", after_split, AFTER_SPLIT)
     builder.add_conditional_edges("retrieve", after_retrieve, AFTER_RETRIEVE)
     builder.add_conditional_edges("reason_step", after_reason, AFTER_REASON)
     builder.add_conditional_edges("process_context", after_context, AFTER_CONTEXT)
-    builder.add_edge("extract", "generate")
+    builder.add_conditional_edges("extract", then("generate"), {"generate": "generate", FAILED: "respond"})
     builder.add_conditional_edges("cot", after_cot, AFTER_COT)
     builder.add_conditional_edges("filter", after_filter, AFTER_FILTER)
-    builder.add_edge("generate", "self_route")
+    builder.add_conditional_edges("generate", then("self_route"), {"self_route": "self_route", FAILED: "respond"})
     builder.add_conditional_edges("self_route", after_self_route, AFTER_SELF_ROUTE)
     builder.add_edge("long_context", "respond")
     builder.add_edge("respond", END)
@@ -195,3 +227,4 @@ def build_graph() -> StateGraph:
 
 
 graph = build_graph().compile(name="longqa")
+server_graph = build_graph(RunContext).compile(name="longqa")  # langgraph.json: what `langgraph dev` serves

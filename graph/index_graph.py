@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from longqa.contracts.settings import context_schema
+from longqa.contracts.settings import RunContext, Settings
 from longqa.nodes.index_documents import IndexInput, IndexOutput, index_documents
 
 
@@ -13,10 +13,8 @@ class IndexState(IndexInput, IndexOutput):
     pass
 
 
-def build_index_graph() -> StateGraph:
-    builder = StateGraph(
-        IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=context_schema()
-    )
+def build_index_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
+    builder = StateGraph(IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=context)
     builder.add_node("index_documents", index_documents)
     builder.add_edge(START, "index_documents")
     builder.add_edge("index_documents", END)
@@ -24,3 +22,4 @@ def build_index_graph() -> StateGraph:
 
 
 graph = build_index_graph().compile(name="longqa-index")
+server_graph = build_index_graph(RunContext).compile(name="longqa-index")  # langgraph.json

@@ -5,8 +5,11 @@ is plain code, and each model call is a `yield`:
 
     reply = yield ask(settings, "generate", [HumanMessage(prompt)], max_tokens=..., deadline_at=...)
 
-An `LLMError` is raised at the `yield`, so the node catches it where it asked. `model_node` turns
-such a generator into the node the graph runs:
+An `LLMError` is raised at the `yield`, so the node catches it where it asked. The driver gives
+every call the run's deadline (the state's `deadline_at`) and puts the usage records of every call
+the node made on the ledger (its update's `usage`), so a node neither passes one nor returns the
+other; if the node's own code raises, the exception carries those records (`spent`) for the graph's
+node wrapper (graph/node.py) to keep. `model_node` turns such a generator into the node the graph runs:
 - sync (`invoke`, the CLI): the node's thread makes each call (`call_llm`);
 - async (`ainvoke`, `astream`, the LangGraph server): the node's own work runs in a worker thread
   and each call is awaited on the event loop (`acall_llm`), so a run waiting on the model holds no
@@ -63,39 +66,65 @@ def _advance(step: Callable[..., ModelCall], *args: Any) -> ModelCall | _Done:
         return _Done(done.value)
 
 
-def run_steps(steps: ModelSteps) -> dict:
+def _options(call: ModelCall, deadline_at: float | None) -> dict[str, Any]:
+    return {"deadline_at": deadline_at, **call.options}
+
+
+def _spent(update: dict, ledger: list[dict]) -> dict:
+    return {**update, "usage": ledger} if ledger else update
+
+
+def run_steps(steps: ModelSteps, deadline_at: float | None = None) -> dict:
     """Drive a model node in this thread: each call made with `call_llm`."""
-    call = _advance(next, steps)
-    while isinstance(call, ModelCall):
-        try:
-            reply = call_llm(call.spec, call.node, call.messages, **call.options)
-        except LLMError as e:
-            call = _advance(steps.throw, e)
-        else:
-            call = _advance(steps.send, reply)
-    return call.update
+    ledger: list[dict] = []
+    try:
+        call = _advance(next, steps)
+        while isinstance(call, ModelCall):
+            try:
+                reply = call_llm(call.spec, call.node, call.messages, **_options(call, deadline_at))
+            except LLMError as e:
+                ledger += e.usage
+                call = _advance(steps.throw, e)
+            else:
+                ledger += reply.usage
+                call = _advance(steps.send, reply)
+    except Exception as e:
+        e.spent = ledger  # type: ignore[attr-defined]
+        raise
+    return _spent(call.update, ledger)
 
 
-async def arun_steps(steps: ModelSteps) -> dict:
+async def arun_steps(steps: ModelSteps, deadline_at: float | None = None) -> dict:
     """Drive a model node on the event loop: its work in worker threads, each call awaited."""
-    call = await asyncio.to_thread(_advance, next, steps)
-    while isinstance(call, ModelCall):
-        try:
-            reply = await acall_llm(call.spec, call.node, call.messages, **call.options)
-        except LLMError as e:
-            call = await asyncio.to_thread(_advance, steps.throw, e)
-        else:
-            call = await asyncio.to_thread(_advance, steps.send, reply)
-    return call.update
+    ledger: list[dict] = []
+    try:
+        call = await asyncio.to_thread(_advance, next, steps)
+        while isinstance(call, ModelCall):
+            try:
+                reply = await acall_llm(call.spec, call.node, call.messages, **_options(call, deadline_at))
+            except LLMError as e:
+                ledger += e.usage
+                call = await asyncio.to_thread(_advance, steps.throw, e)
+            else:
+                ledger += reply.usage
+                call = await asyncio.to_thread(_advance, steps.send, reply)
+    except Exception as e:
+        e.spent = ledger  # type: ignore[attr-defined]
+        raise
+    return _spent(call.update, ledger)
+
+
+def _deadline(state: Any) -> float | None:
+    return state.get("deadline_at") if isinstance(state, dict) else None
 
 
 def model_node(node: Callable[..., ModelSteps]) -> RunnableLambda:
     """The graph's node for a generator `node(state, runtime)`: sync and async."""
 
     def run(state: Any) -> dict:
-        return run_steps(node(state, get_runtime()))
+        return run_steps(node(state, get_runtime()), _deadline(state))
 
     async def arun(state: Any) -> dict:
-        return await arun_steps(node(state, get_runtime()))
+        return await arun_steps(node(state, get_runtime()), _deadline(state))
 
     return RunnableLambda(run, afunc=arun, name=node.__name__)

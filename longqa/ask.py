@@ -8,6 +8,7 @@ import sys
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
+from langgraph.types import Overwrite
 
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import OutputState
@@ -46,9 +47,9 @@ def run_question(
                 print(f"  ... {chunk['message']}", file=progress)
         elif progress is not None:
             for node, update in chunk.items():
-                for line in (update or {}).get("trace", []) if isinstance(update, dict) else []:
-                    if line is not None:  # `fresh()`'s reset marker, not a line
-                        print(f"  [{node}] {line}", file=progress)
+                trace = (update or {}).get("trace", []) if isinstance(update, dict) else []
+                for line in trace.value if isinstance(trace, Overwrite) else trace:  # a turn's first lines
+                    print(f"  [{node}] {line}", file=progress)
     # the graph's output face, but the chat message (the CLI prints its own answer block)
     return {k: final.get(k) for k in OutputState.__annotations__ if k != "messages"}
 

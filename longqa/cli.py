@@ -21,13 +21,13 @@ from longqa.arguments import (
     query,
     weights,
 )
-from longqa.contracts.inputs import InputError, index_library, open_library
-from longqa.contracts.runtime import searcher_for
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
 from longqa.retrieval.library import Event
+from longqa.services.inputs import InputError, index_library, open_library
+from longqa.services.stores import searcher_for
 
 
 def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> None:

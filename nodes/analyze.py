@@ -17,8 +17,7 @@ from langgraph.runtime import Runtime
 from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
 from longqa.contracts.budget import ANALYZE_SHARE
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
@@ -98,7 +97,7 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     question = state["question"]
     hits = state.get("primary") or []
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
-    update: dict = {"route": ["analyze"]}
+    update: dict = {}
     # the LLM analyzer's share of the question budget: the best primary chunks that fit it
     cap = int(settings.question_budget * ANALYZE_SHARE) or None
     shown = hits
@@ -118,13 +117,10 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
                 _messages(shown, question),
                 max_tokens=settings.analyze_max_tokens,
                 schema=ANALYSIS_SCHEMA,
-                deadline_at=state.get("deadline_at"),
                 allowance=cap,
             )
             analysis = parse_analysis(reply.text)
-            update["usage"] = reply.usage
         except LLMError as e:
-            update["usage"] = e.usage
             analysis = analyze_local(question, hits)
             analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + (
                 f"; {analysis.note}" if analysis.note else ""

@@ -20,8 +20,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, Verdict
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
@@ -78,7 +77,7 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         shown, _ = fit(evidence, lambda ev: cot_prompt(ev, state["question"], joint), cap, lambda e: e["score"], scale)
         if not shown:
             why = f"cot: the question budget leaves {cap} tokens before the generator's share; passages not filtered"
-            return {"cot": None, "route": ["cot"], "trace": [why]}
+            return {"cot": None, "trace": [why]}
     try:
         reply = yield ask(
             settings,
@@ -86,19 +85,16 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             [HumanMessage(cot_prompt(shown, state["question"], joint))],
             max_tokens=settings.cot_max_tokens,
             schema=joint_schema(settings.cot_max_tokens) if joint else None,
-            deadline_at=state.get("deadline_at"),
             allowance=cap,
         )
     except LLMError as e:
-        return {"cot": None, "usage": e.usage, "route": ["cot"], "trace": [f"cot: {e}; passages will not be filtered"]}
+        return {"cot": None, "trace": [f"cot: {e}; passages will not be filtered"]}
     cut = f" (cut at cot_max_tokens={settings.cot_max_tokens})" if reply.truncated else ""
     dropped = len(evidence) - len(shown)
     left_out = f"; {dropped} passage(s) left out to fit the question budget" if dropped else ""
     if not joint:
         return {
             "cot": reply.text.strip(),
-            "usage": reply.usage,
-            "route": ["cot"],
             "trace": [f"cot: {len(reply.text.split())} words{cut}; checking {len(shown)} passage(s){left_out}"],
         }
     thought, cited = parse_joint(reply.text, {e["id"] for e in shown})
@@ -110,7 +106,5 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     return {
         "cot": thought or reply.text.strip(),
         "verdicts": verdicts,
-        "usage": reply.usage,
-        "route": ["cot"],
         "trace": [f"cot: joint CoT + filter, {len(thought.split())} words{cut}; {note}{left_out}"],
     }

@@ -11,8 +11,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State
 from longqa.contracts.verdicts import kept_evidence
 from longqa.llm.budget import fit
@@ -51,7 +50,7 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             why = (
                 f"extract: the question budget leaves {cap} tokens before the generator's share; answering without I_g"
             )
-            return {"global_info": None, "route": ["extract"], "trace": [why]}
+            return {"global_info": None, "trace": [why]}
         if len(read) < len(paragraphs):
             notes.append(f"{len(paragraphs) - len(read)} paragraph(s) left out to fit the question budget")
         paragraphs = read
@@ -61,22 +60,17 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "extract",
             [HumanMessage(extract_prompt(paragraphs, state["question"]))],
             max_tokens=settings.extract_max_tokens,
-            deadline_at=state.get("deadline_at"),
             allowance=cap,
         )
     except LLMError as e:
         return {
             "global_info": None,
-            "usage": e.usage,
-            "route": ["extract"],
             "trace": [f"extract: {e}; answering without I_g"],
         }
     cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
     read_from = f" ({'; '.join(notes)})" if notes else ""
     return {
         "global_info": reply.text.strip() or None,
-        "usage": reply.usage,
-        "route": ["extract"],
         "trace": [
             f"extract: I_g of {len(reply.text.split())} words{cut} from {len(paragraphs)} paragraph(s){read_from}"
         ],

@@ -13,8 +13,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import FilterTask, State, Verdict
 from longqa.llm.budget import prompt_tokens
 from longqa.llm.calls import LLMError
@@ -46,7 +45,6 @@ def judgements(state: State) -> list[FilterTask]:
             question=state["question"],
             cot=state["cot"],
             evidence=e,
-            deadline_at=state.get("deadline_at"),
             allowance=None,
         )
         if cap is not None:
@@ -70,19 +68,16 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> ModelSteps:
             [HumanMessage(filter_prompt(task))],
             max_tokens=settings.filter_max_tokens,
             schema=VERDICT_SCHEMA,
-            deadline_at=task.get("deadline_at"),
             allowance=task.get("allowance"),
         )
     except LLMError as e:
         return {
             "verdicts": [Verdict(evidence_id=evidence["id"], keep=True, parsed=False)],
-            "usage": e.usage,
-            "route": ["filter"],
             "trace": [f"filter {evidence['id']}: {e}; kept"],
         }
     keep = parse_bool(reply.text)
     verdict = Verdict(evidence_id=evidence["id"], keep=True if keep is None else keep, parsed=keep is not None)
-    out = {"verdicts": [verdict], "usage": reply.usage, "route": ["filter"]}
+    out = {"verdicts": [verdict]}
     if keep is None:
         out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply.text[:80]!r}; kept (safe default)"]
     return out

@@ -12,8 +12,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.budget import cut_to, fit, prompt_tokens
@@ -81,7 +80,6 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         return {
             "answer": state["draft"],
             "citations": evidence,
-            "route": ["generate"],
             "trace": ["generate: the step-wise reasoner's answer"],
         }
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
@@ -125,11 +123,10 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "generate",
             [HumanMessage(prompt)],
             max_tokens=settings.max_answer_tokens,
-            deadline_at=state.get("deadline_at"),
             allowance=cap,
         )
     except LLMError as e:
-        return _failed(str(e), kept, shown, trace, e.usage)
+        return _failed(str(e), kept, shown, trace)
     text, problem = read_answer(
         reply.text,
         reply.truncated,
@@ -139,7 +136,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         quoting=prompt_context(kept, state.get("global_info"), state["question"]),
     )
     if text is None:
-        return _failed(f"generate: {problem}", kept, shown, trace, reply.usage)
+        return _failed(f"generate: {problem}", kept, shown, trace)
     answer, cited, named = split_citations(text, kept)
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
@@ -151,13 +148,11 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         "answer": answer,
         "citations": cited,
         "shown": shown,
-        "usage": reply.usage,
-        "route": ["generate"],
         "trace": trace,
     }
 
 
-def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str], usage: list[dict]) -> dict:
+def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str]) -> dict:
     """No answer: the run ends with the reason, and the calls it made stay on the ledger."""
     return {
         "answer": None,
@@ -165,7 +160,5 @@ def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str], usa
         "error": error,
         "citations": kept,
         "shown": shown,
-        "usage": usage,
-        "route": ["generate"],
         "trace": [*trace, error],
     }

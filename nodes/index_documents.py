@@ -8,11 +8,10 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
-from longqa.contracts.inputs import InputError, index_library
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.retrieval import DocumentError
 from longqa.retrieval.progress import library_progress
+from longqa.services.inputs import InputError, index_library
 
 
 class IndexInput(TypedDict, total=False):

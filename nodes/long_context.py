@@ -12,8 +12,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import guard, searcher_for, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.calls import LLMError
@@ -23,6 +22,7 @@ from longqa.llm.models import context_window, speaks_openai
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import self_route
 from longqa.retrieval.tokens import default_counter
+from longqa.services.stores import searcher_for
 
 PROMPT_OVERHEAD_TOKENS = 200  # the instructions around the context, generously
 _FIXED = fixed_text(self_route.LONG_CONTEXT)
@@ -67,7 +67,6 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
 
 
 @model_node
-@guard("long_context")
 def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
@@ -79,7 +78,12 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         budget = min(budget, max(int(spend / scale) - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0))
     spans, how = select_context(state, settings, budget)
     if not settings.has_llm:
-        return {"evidence": spans, "route": ["long_context"], "trace": [f"long_context: {how}; no model to read it"]}
+        selection = f"{how}; no model to read it"
+        return {
+            "evidence": spans,
+            "long_context_selection": selection,
+            "trace": [f"long_context: {selection}"],
+        }
     trace: list[str] = []
     prompt = _prompt(spans, question)
     served = count_tokens(settings.base_url, prompt) if settings.base_url and speaks_openai(settings) else None
@@ -88,7 +92,6 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         spans, how = select_context(state, settings, budget)
         prompt = _prompt(spans, question)
         trace.append(f"long_context: the server counts {served:,} prompt tokens, over its window; reselected")
-    usage: list[dict] = []
     for attempt in (1, 2):
         try:
             reply = yield ask(
@@ -96,14 +99,12 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
                 "long_context",
                 [HumanMessage(prompt)],
                 max_tokens=cap,
-                deadline_at=state.get("deadline_at"),
                 allowance=spend,
             )
             break
         except LLMError as e:
-            usage += e.usage
             if e.kind != "context_length" or attempt == 2:
-                return _failed(str(e), spans, how, trace, usage)
+                return _failed(str(e), spans, how, trace)
             # the server's count is not ours: once, a selection that fits what it said
             over = e.prompt_tokens or round(_TOKENS_PER_RETRY * (budget + PROMPT_OVERHEAD_TOKENS))
             room = (e.context_size or window) - cap
@@ -111,21 +112,19 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             spans, how = select_context(state, settings, budget)
             prompt = _prompt(spans, question)
             trace.append(f"long_context: the server refused the prompt as too long; retrying with {how}")
-    usage += reply.usage
     shown = shown_by("long_context", spans)
     quoting = "\n".join([question, *(s["text"] for s in spans)])
     text, problem = read_answer(
         reply.text, reply.truncated, _FIXED, _HEADERS, f"long_context_max_tokens={cap}", quoting=quoting
     )
     if text is None:
-        return _failed(f"long_context: {problem}", spans, how, trace, usage)
+        return _failed(f"long_context: {problem}", spans, how, trace)
     answer = "unanswerable" if is_unanswerable(text) else text
     return {
         "answer": answer,
         "citations": [] if answer == "unanswerable" else spans,
         "shown": shown,
-        "usage": usage,
-        "route": ["long_context"],
+        "long_context_selection": how,
         "trace": [*trace, f"long_context: {how}"],
     }
 
@@ -143,11 +142,11 @@ def _prompt(spans: list[Evidence], question: str) -> str:
     return self_route.LONG_CONTEXT.format(context=context, question=question)
 
 
-def _failed(error: str, spans: list[Evidence], how: str, trace: list[str], usage: list[dict]) -> dict:
+def _failed(error: str, spans: list[Evidence], how: str, trace: list[str]) -> dict:
+    selection = f"{how}; {error}"
     return {
         "error": error,
         "shown": shown_by("long_context", spans),
-        "usage": usage,
-        "route": ["long_context"],
-        "trace": [*trace, f"long_context: {how}; {error}"],
+        "long_context_selection": selection,
+        "trace": [*trace, f"long_context: {selection}"],
     }

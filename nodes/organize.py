@@ -9,8 +9,7 @@ from langgraph.runtime import Runtime
 from longqa.analyzer import Analysis
 from longqa.contracts.budget import OverBudget, sized_plan
 from longqa.contracts.plan import plan
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
 from longqa.llm.budget import overheads
 
@@ -25,7 +24,7 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
             the_plan, overheads(state["question"], state.get("history") or ()), settings, state.get("usage")
         )
     except OverBudget as e:
-        return {"plan": the_plan.model_dump(), "error": str(e), "route": ["organize"], "trace": [f"organize: {e}"]}
+        return {"plan": the_plan.model_dump(), "error": str(e), "trace": [f"organize: {e}"]}
     trace = (
         f"organize[{the_plan.strategy}]: {the_plan.workflow}, "
         + (
@@ -38,4 +37,4 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
         f"filter={the_plan.filter}, fallback={the_plan.fallback}"
         + (f", question budget={the_plan.question_budget} tokens" if the_plan.question_budget else "")
     )
-    return {"plan": the_plan.model_dump(), "route": ["organize"], "trace": [trace]}
+    return {"plan": the_plan.model_dump(), "trace": [trace]}

@@ -1,6 +1,7 @@
 """prepare: take the question (or the last human chat message), load the documents (paths under
 the allowed root, inline texts, or a named collection) and index them at the primary granularity
-(cached by content hash), so later nodes only search. Clears the per-turn lists of a thread."""
+(cached by content hash), so later nodes only search. It is the turn's first node: the graph
+starts the turn clean with it (graph/node.py)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,13 @@ import time
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.inputs import InputError, Opened, open_library
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
-from longqa.contracts.state import State, fresh
+from longqa.contracts.settings import Settings, settings_of
+from longqa.contracts.state import State
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
 from longqa.retrieval.loaders import clean_text
 from longqa.retrieval.progress import library_progress
+from longqa.services.inputs import InputError, Opened, open_library
 
 
 def _asked_in_chat(state: State) -> str:
@@ -53,32 +53,8 @@ def history_of(state: State, turns: int = 3) -> list[str]:
 
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     settings = settings_of(runtime)
-    reset = {
-        "hits": fresh(),
-        "usage": fresh(),
-        "steps": fresh(),
-        "verdicts": fresh(),
-        "shown": fresh(),
-        "route": fresh("prepare"),
-        "fallback": False,
-        "skipped": [],
-        "answer": None,
-        "status": None,
-        "draft": None,
-        "error": None,
-        "global_info": None,
-        "cot": None,
-        "evidence": [],
-        "citations": [],
-        "paragraphs": [],
-        "sub_questions": [],
-        "hops": 0,
-        "primary": [],
-        "analysis": {},
-        "plan": {},
-        "model": settings.model,
-        "deadline_at": time.time() + settings.deadline_s,
-    }
+    # the turn's other fields start clean in the node wrapper (graph/node.py): only this turn's own here
+    own = {"model": settings.model, "deadline_at": time.time() + settings.deadline_s}
     question = ""
     try:
         question = question_of(state)
@@ -88,11 +64,11 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
         return {
-            **reset,
+            **own,
             "question": question,
             "status": "error",
             "error": f"input: {message}",
-            "trace": fresh(f"prepare: {message}"),
+            "trace": [f"prepare: {message}"],
         }
     history = history_of(state)
     # a `question` input joins the thread as a human message, so its follow-ups see it as a chat turn does
@@ -101,7 +77,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     # a follow-up ("and in 2024?") is searched together with the question it follows
     search_query = f"{previous} {question}" if previous else question
     return {
-        **reset,
+        **own,
         **asked,
         "question": question,
         "library": opened.library.name,
@@ -110,7 +86,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         "skipped": [f"{s.path}: {s.reason}" for s in opened.skipped],
         "history": history,
         "search_query": search_query,
-        "trace": fresh(f"prepare: {_described(opened)}"),
+        "trace": [f"prepare: {_described(opened)}"],
     }
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from longqa.contracts.plan import Plan, plan_of
-from longqa.contracts.runtime import searcher_for, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
 from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
 from longqa.retrieval.precision import pruned
+from longqa.services.stores import searcher_for
 
 
 def _evidence(passages: list[Passage], hits: list[Hit], prefix: str) -> list[Evidence]:
@@ -55,7 +55,7 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
         words = sum(len(e["text"].split()) for e in evidence)
         evidence = [{**e, "text": pruned(e["text"], e["query"] or state["question"])} for e in evidence]
         note += f", {words - sum(len(e['text'].split()) for e in evidence)} word(s) of unrelated sentences left out"
-    update: dict = {"evidence": evidence, "route": ["process_context"]}
+    update: dict = {"evidence": evidence}
     if recovered:
         note += f", {recovered} table(s) recovered"
     if plan.extract:

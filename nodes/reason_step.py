@@ -11,8 +11,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import NOTE_TOKENS, allowance, generator_share
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Hit, State, Step
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
@@ -85,7 +84,6 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         if not hits:
             return {
                 "hops": hop - 1,
-                "route": ["reason_step"],
                 "trace": [
                     f"reason_step: the question budget leaves {cap} tokens before the generator's share; no hop {hop}"
                 ],
@@ -99,14 +97,11 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "reason_step",
             messages,
             max_tokens=settings.reason_max_tokens,
-            deadline_at=state.get("deadline_at"),
             allowance=cap,
         )
     except LLMError as e:
         return {
             "hops": hop,
-            "usage": e.usage,
-            "route": ["reason_step"],
             "trace": [f"reason_step: {e}; stopping the loop"],
             "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
         }
@@ -131,7 +126,5 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         "hops": hop,
         "steps": [step],
         "draft": answer,
-        "usage": reply.usage,
-        "route": ["reason_step"],
         "trace": [f"reason_step: hop {hop}: {note}"],
     }

@@ -4,13 +4,10 @@ evidence-only: the passages are returned with citations and `answer` stays None.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings, SettingsError
+from longqa.contracts.settings import Settings, SettingsError, settings_of
 from longqa.contracts.state import State, Usage
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
@@ -37,12 +34,13 @@ def _cite(e: dict) -> str:
 def respond(state: State, runtime: Runtime[Settings]) -> dict:
     try:
         settings = settings_of(runtime)
+        has_llm, scripted, model = settings.has_llm, settings.is_scripted, settings.model
     except SettingsError:  # prepare already ended the run with this error: report it, model-less
-        settings = SimpleNamespace(model=None, has_llm=False, is_scripted=False)
+        has_llm, scripted, model = False, False, None
     answer = state.get("answer")
     if state.get("status") == "error" and not answer:
         status = "error"
-    elif not settings.has_llm:
+    elif not has_llm:
         status = "evidence-only"
     elif is_unanswerable(answer):
         status = "unanswerable"
@@ -50,7 +48,7 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         status = "answered"
     else:
         status = "error"
-    citations = state.get("citations") or ([] if settings.has_llm else state.get("evidence") or [])
+    citations = state.get("citations") or ([] if has_llm else state.get("evidence") or [])
     if status == "evidence-only":
         body = (
             f"Evidence only (no LLM configured): {len(citations)} passage(s) retrieved for the question; "
@@ -60,16 +58,15 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         body = f"Error: {state.get('error') or 'no answer was produced'}"
     else:
         body = answer or ""
-    if settings.is_scripted and status in ("answered", "unanswerable"):
+    if scripted and status in ("answered", "unanswerable"):
         body = f"[{SCRIPTED_LABEL}] {body}"
     if citations:
         body += "\n\nSources:\n" + "\n".join(_cite(e) for e in citations)
-    model = f"{settings.model} - {SCRIPTED_LABEL}" if settings.is_scripted else settings.model
+    model = f"{model} - {SCRIPTED_LABEL}" if scripted else model
     return {
         "status": status,
         "citations": citations,
         "totals": usage_totals(state.get("usage") or [], (state.get("plan") or {}).get("question_budget")),
         "model": model,
         "messages": [AIMessage(content=body, name="longqa")],
-        "route": ["respond"],
     }

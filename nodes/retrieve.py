@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import searcher_for, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import RetrieveTask, hit_from
 from longqa.retrieval.precision import precise_ranking
 from longqa.retrieval.progress import library_progress
 from longqa.retrieval.selection import with_bridges
+from longqa.services.stores import searcher_for
 
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
@@ -55,7 +55,6 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
     note = f", {bridged} by bridge expansion" if bridged else ""
     return {
         "hits": [hit_from(r, task["query"], task.get("sources")) for r in results],
-        "route": ["retrieve"],
         "trace": [
             f"retrieve: {len(results)} chunk(s) of {task['granularity']} tokens ({picked}{note}) for {task['query']!r}"
         ],

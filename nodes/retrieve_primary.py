@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from longqa.contracts.runtime import searcher_for, settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State, hit_from
+from longqa.services.stores import searcher_for
 
 
 def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
@@ -21,4 +21,4 @@ def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
         weights=(1.0, 1.0),
         depth=settings.fusion_depth,
     )
-    return {"primary": [hit_from(r, query, state.get("sources")) for r in results], "route": ["retrieve_primary"]}
+    return {"primary": [hit_from(r, query, state.get("sources")) for r in results]}

@@ -34,4 +34,4 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
         decision = "unanswerable, and the plan has no long-context fallback"
     else:
         decision = "answered from retrieval" if state.get("answer") else "no answer"
-    return {"fallback": fallback, "route": ["self_route"], "trace": [f"self_route: {decision}"]}
+    return {"fallback": fallback, "trace": [f"self_route: {decision}"]}

@@ -10,8 +10,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
-from longqa.contracts.runtime import settings_of
-from longqa.contracts.settings import Settings
+from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
@@ -47,21 +46,16 @@ def split_question(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "split_question",
             messages,
             max_tokens=settings.split_max_tokens,
-            deadline_at=state.get("deadline_at"),
             allowance=allowance(plan_of(state).question_budget, state.get("usage"), generator_share(plan_of(state)))[0],
         )
     except LLMError as e:
         return {
             "sub_questions": [question],
-            "usage": e.usage,
-            "route": ["split_question"],
             "trace": [f"split_question: {e}; retrieving the whole question instead"],
         }
     text = reply.text.rsplit("\n", 1)[0] if reply.truncated else reply.text  # a cut last line is no question
     subs = parse_sub_questions(text, settings.max_sub_questions) or [question]
     return {
         "sub_questions": subs,
-        "usage": reply.usage,
-        "route": ["split_question"],
         "trace": [f"split_question: {len(subs)} sub-question(s): " + " | ".join(subs)],
     }

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from longqa.contracts.settings import Settings, running_as_server
 from longqa.retrieval import DocumentError, document_from_text
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
 from longqa.retrieval.library import (
@@ -26,8 +27,7 @@ from longqa.retrieval.library import (
 )
 from longqa.retrieval.loaders import printable_name
 
-from .runtime import library_for, store_for
-from .settings import Settings, running_as_server
+from .stores import library_for, store_for
 
 
 class InputError(ValueError):

@@ -229,7 +229,7 @@ def test_concurrent_first_runs_share_one_store(tmp_path):
     object has no attribute 'bindings'")."""
     import threading
 
-    from longqa.contracts.runtime import store_for
+    from longqa.services.stores import store_for
 
     settings = scripted_settings(tmp_path / "race-home")
     n = 8

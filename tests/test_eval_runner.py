@@ -11,7 +11,7 @@ from longqa.contracts.settings import Settings
 from longqa.evals import runner
 from longqa.evals.longbench import EvalItem
 from longqa.evals.runner import Cache, cache_key, run_eval
-from tests.eval_helpers import shared_eval_home, tiny_item
+from tests.eval_helpers import FACTS, shared_eval_home, tiny_item
 
 
 @pytest.fixture(scope="session")
@@ -159,6 +159,30 @@ def test_a_record_holds_what_the_graph_says_the_model_read(eval_home, scripted):
         texts = runner.passage_texts(record["passages"], item.context)
         assert texts == [p["text"] for p in final[key]]
     assert record["passages"] == [{"id": "L1", "start": 0, "end": len(item.context), "whole_document": True}]
+
+
+def test_the_long_context_selection_is_an_output_field_the_record_keeps(eval_home, scripted):
+    """The long-context reader says how it chose its spans in `long_context_selection` (the text of
+    its trace line); the harness keeps that field as `lc_how`, and None where the reader did not run."""
+    from longqa.graph.graph import graph
+
+    (item,) = _items(1)
+    name, _ = scripted({"generator": "unanswerable", "long_context": FACTS[0][1]})
+    for model, strategy, note in ((name, "self-route", ""), (name, "lc", ""), (None, "lc", "; no model to read it")):
+        settings = Settings(model=model, home=eval_home, strategy=strategy)
+        final = graph.invoke({"question": item.question, "texts": [item.context]}, context=settings.model_dump())
+        assert "long_context" in final["route"], (model, strategy)
+        selection = final["long_context_selection"]
+        assert selection.startswith("whole document(s), ") and selection.endswith(f" tokens{note}"), selection
+        assert f"long_context: {selection}" in final["trace"]
+        record = runner.run_one(item, strategy, settings)
+        assert record["long_context"] and record["lc_how"] == selection, (model, strategy)
+    final = graph.invoke(
+        {"question": item.question, "texts": [item.context]},
+        context=Settings(model=name, home=eval_home, strategy="rag").model_dump(),
+    )
+    assert "long_context" not in final["route"] and final.get("long_context_selection") is None
+    assert runner.run_one(item, "rag", Settings(model=name, home=eval_home))["lc_how"] is None
 
 
 def test_harness_failures_are_reported_and_not_cached(tmp_path, fake_runs, monkeypatch, caplog):

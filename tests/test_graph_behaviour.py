@@ -9,10 +9,10 @@ import threading
 
 import pytest
 
-from longqa.contracts.runtime import store_for
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval.tokens import default_counter
+from longqa.services.stores import store_for
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 ANSWER = "Amelie Kortsen\nSources: E1"

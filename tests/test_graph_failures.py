@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import operator
+from typing import Annotated
+
 import pytest
 
 from longqa.retrieval import Searcher
@@ -73,3 +76,59 @@ def test_a_failing_search_in_the_long_context_reader_ends_the_run_with_a_clear_e
     assert out["status"] == "error", out.get("answer")
     assert out["error"].startswith("long_context: ConnectionError") and "refused the connection" in out["error"]
     assert out["route"][-2:] == ["long_context", "respond"]
+
+
+# -- the node wrapper (graph/node.py) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("via", ["invoke", "ainvoke"])
+def test_a_node_that_raises_after_its_model_call_ends_the_run_with_that_call_on_the_ledger(run_graph, monkeypatch, via):
+    """The generator's own code fails after the model answered: the run ends at once (no self_route,
+    no fallback), the error names the node, and the call it paid for stays on the ledger."""
+    import asyncio
+
+    from longqa.graph.graph import graph
+    from longqa.nodes import generate as generate_module
+
+    def broken(*args, **kwargs):
+        raise ValueError("reply parser broke")
+
+    monkeypatch.setattr(generate_module, "read_answer", broken)
+    if via == "invoke":
+        out = run_graph("Who manages the northern terminal?", strategy="rag")
+    else:
+        invoke = graph.ainvoke
+
+        def awaited(state, config=None, **kwargs):
+            return asyncio.run(invoke(state, config, **kwargs))
+
+        monkeypatch.setattr(graph, "invoke", awaited)
+        out = run_graph("Who manages the northern terminal?", strategy="rag")
+    assert out["status"] == "error"
+    assert out["error"] == "generate: ValueError: reply parser broke"
+    assert out["route"][-2:] == ["generate", "respond"]
+    assert [r["node"] for r in out["usage"]] == ["generate"] and out["usage"][0]["outcome"] == "ok"
+    assert out["totals"]["calls"] == 1 and out["totals"]["input_tokens"] > 0
+
+
+def test_every_working_field_of_the_state_starts_each_turn_clean():
+    """Nothing but the caller's input face is carried into a thread's next turn, and a field added
+    to the state is reset without being listed anywhere."""
+    from typing import get_type_hints
+
+    from langgraph.types import Overwrite
+
+    from longqa.contracts.state import InputState, State, turn_start
+
+    reset = turn_start(State)
+    assert set(reset) == set(get_type_hints(State)) - set(get_type_hints(InputState))
+    assert reset["route"] == Overwrite([]) and reset["usage"] == Overwrite([]) and reset["hits"] == Overwrite([])
+    assert reset["hops"] == 0 and reset["fallback"] is False and reset["plan"] == {} and reset["answer"] is None
+
+    class Grown(State, total=False):
+        notes: Annotated[list[str], operator.add]
+        verdict_of_the_day: str | None
+        rounds: int
+
+    grown = turn_start(Grown)
+    assert grown["notes"] == Overwrite([]) and grown["verdict_of_the_day"] is None and grown["rounds"] == 0

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from longqa.contracts.inputs import InputError, index_library, open_library
-from longqa.contracts.runtime import searcher_for
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval.folders import collect_files, matches
 from longqa.retrieval.library import Library, LibraryBM25, file_members
+from longqa.services.inputs import InputError, index_library, open_library
+from longqa.services.stores import searcher_for
 
 from .conftest import harbor_text
 
@@ -269,7 +269,7 @@ def test_two_processes_updating_one_library_at_once_cannot_corrupt_it(docs, sett
 
 
 def _store(settings: Settings):
-    from longqa.contracts.runtime import store_for
+    from longqa.services.stores import store_for
 
     return store_for(settings)
 
@@ -326,8 +326,8 @@ def test_the_graph_reads_a_folder_streams_its_progress_and_says_what_it_skipped(
 
 
 def test_a_collection_indexed_before_libraries_is_opened_as_one(settings, embedder):
-    from longqa.contracts.runtime import store_for
     from longqa.retrieval import document_from_text
+    from longqa.services.stores import store_for
 
     store = store_for(settings)
     documents = [document_from_text(text, source=f"{i}.md") for i, text in enumerate([FERRY, LIGHTHOUSE])]

@@ -171,7 +171,7 @@ def _organize(state: dict, settings: Settings) -> dict:
 def test_organize_node_writes_the_plan_as_data():
     a = analysis("multi-bridge", "no", "exact")
     out = _organize({"analysis": a.model_dump(), "question": "q"}, SETTINGS)
-    assert out["route"] == ["organize"]
+    assert "route" not in out  # a node returns only its own update: the graph's wrapper adds the route
     # the pure plan, sized to the question budget with the question's own prompt overheads
     assert out["plan"] == sized_plan(plan(a, SETTINGS), overheads("q"), SETTINGS).model_dump()
     assert out["plan"]["overheads"]["generate"] > 0 and out["plan"]["question_budget"] == SETTINGS.question_budget

@@ -19,7 +19,7 @@ from longqa.retrieval.tokens import TiktokenCounter, TokenizerUnavailable, defau
 from .conftest import harbor_text
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes", "prompts", "retrieval"]
+PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes", "prompts", "retrieval", "services"]
 
 
 def test_the_wheel_installs_one_top_level_name(tmp_path):
@@ -84,9 +84,10 @@ MAY_IMPORT = {
     "analyzer": {"retrieval"},
     "llm": {"retrieval", "prompts", "analyzer"},
     "contracts": {"retrieval", "analyzer", "llm"},
-    "nodes": {"contracts", "retrieval", "llm", "prompts", "analyzer"},
+    "services": {"contracts", "retrieval"},
+    "nodes": {"contracts", "services", "retrieval", "llm", "prompts", "analyzer"},
     "graph": {"contracts", "nodes"},
-    "evals": {"contracts", "retrieval", "llm", "graph", "longqa"},
+    "evals": {"contracts", "services", "retrieval", "llm", "graph", "longqa"},
 }
 
 
@@ -102,6 +103,23 @@ def test_arrows_point_down(package):
                 continue
             assert layer in MAY_IMPORT[package], f"{module} imports {name}"
             assert not any(part.startswith("_") for part in name.split(".")), f"{module} imports private {name}"
+
+
+def test_contracts_hold_types_settings_and_the_pure_plan():
+    """No service in contracts/: no caches, locks, threads, file handling or processes (those are
+    services/, graph/ and the engines); settings may read the environment."""
+    banned_modules = {"threading", "concurrent.futures", "shutil", "tempfile", "subprocess", "sqlite3", "fcntl"}
+    for path in sorted((ROOT / "contracts").glob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                assert not {a.name for a in node.names} & banned_modules, f"{path.name} imports a service module"
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                assert node.module not in banned_modules, f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Attribute) and node.attr in ("cache", "lru_cache"):
+                raise AssertionError(f"{path.name} keeps a cache")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open":
+                raise AssertionError(f"{path.name} opens a file")
 
 
 def test_evals_read_no_private_name():

@@ -675,10 +675,20 @@ QUESTION_OUTPUT = {
     "skipped",
     "trace",
     "messages",
+    "long_context_selection",
 }
 INDEX_INPUT = {"documents", "include", "exclude", "texts", "collection", "granularities"}
 INDEX_OUTPUT = {"doc_ids", "collection", "chunks", "version", "changes", "skipped", "error"}
-LOCKED = {"home", "chroma_host", "chroma_port", "documents_root", "base_url", "api_key_env", "max_words"}
+LOCKED = {
+    "home",
+    "chroma_host",
+    "chroma_port",
+    "documents_root",
+    "base_url",
+    "api_key_env",
+    "max_words",
+    "postgres_uri",
+}
 
 
 def _assistant(client, graph_id: str) -> str:

@@ -1,0 +1,90 @@
+"""The one wrapper every node runs in (`as_node`, applied by `build_graph`), so that a node returns
+only its own update:
+- the node's name goes on the run's `route`;
+- a node that raises ends the run with a clear `status: error` naming the node and the failure,
+  the usage of every model call it made kept on the ledger (a model node's driver hands them over
+  on the exception, llm/model_node.py), and `failed` set, which every router reads to go to
+  `respond`;
+- a model node's calls get the run's deadline from the driver itself;
+- the turn's first node (`starts_turn`) also resets every working field of the state, derived from
+  its schema (contracts/state.py `turn_start`): a thread's turn starts clean, and a new field is
+  reset without being listed.
+An invalid run setting (the caller's or the environment's mistake) is one line, without a traceback;
+any other failure is logged in full."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
+from longqa.contracts.settings import Settings, SettingsError
+
+log = logging.getLogger(__name__)
+
+Node = Callable[..., dict] | RunnableLambda
+
+
+def failure(name: str, e: Exception) -> dict:
+    """The update of a node that raised: the run ends with the reason and what it spent."""
+    if isinstance(e, SettingsError):
+        log.warning("%s: invalid run settings: %s", name, e)
+        message = f"settings: {e}"
+    else:
+        log.exception("%s failed", name, exc_info=e)
+        message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
+    update: dict[str, Any] = {"error": message, "status": "error", "failed": name, "trace": [message]}
+    spent = getattr(e, "spent", None)
+    if spent:
+        update["usage"] = spent
+    return update
+
+
+def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) -> Node:
+    """`node` as the graph runs it: routed, guarded, and (with `starts_turn`, the reset of every
+    working field) the start of a clean turn."""
+
+    def done(update: dict) -> dict:
+        update = {**update, "route": [name]}
+        if starts_turn is None:
+            return update
+        # the reset, then the node's own values; a reduced list the node writes replaces the last turn's
+        return starts_turn | {
+            k: Overwrite(v) if isinstance(starts_turn.get(k), Overwrite) else v for k, v in update.items()
+        }
+
+    if isinstance(node, RunnableLambda):  # a model node: its driver, both ways (llm/model_node.py)
+        sync, awaited = node.func, node.afunc
+
+        def run(state: Any) -> dict:
+            try:
+                return done(sync(state))
+            except Exception as e:
+                return done(failure(name, e))
+
+        async def arun(state: Any) -> dict:
+            try:
+                return done(await awaited(state))
+            except Exception as e:
+                return done(failure(name, e))
+
+        return RunnableLambda(run, afunc=arun, name=name)
+
+    @functools.wraps(node)
+    def plain(state: Any, runtime: Runtime[Settings]) -> dict:
+        try:
+            return done(node(state, runtime))
+        except Exception as e:
+            return done(failure(name, e))
+
+    return plain
+
+
+def ended(state: Any) -> bool:
+    """A node raised: the run goes straight to `respond`."""
+    return bool(state.get("failed"))

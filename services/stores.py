@@ -1,0 +1,48 @@
+"""The process-wide caches every node shares: one index store per index location, one Library
+object per library (its manifest and BM25 caches), one searcher per set of documents."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+
+from longqa.contracts.settings import Settings
+from longqa.retrieval import IndexSettings, IndexStore, Searcher
+from longqa.retrieval.library import Library
+
+_lock = threading.Lock()
+_store_lock = threading.Lock()
+
+
+def store_for(settings: Settings) -> IndexStore:
+    """The one store per index location. Locked: `functools.cache` does not stop concurrent runs
+    (a server's first runs) from each building a store, and so each an embedded Chroma client on
+    the same path, which races inside chromadb ("'RustBindingsAPI' object has no attribute 'bindings'")."""
+    with _store_lock:
+        return _store(settings.index_settings())
+
+
+@functools.cache
+def _store(index: IndexSettings) -> IndexStore:
+    return IndexStore(index)
+
+
+def searcher_for(settings: Settings, library: str, doc_ids: Sequence[str]) -> Searcher:
+    """A searcher over `library`, or the `doc_ids` of it (all of them: no filter)."""
+    store = store_for(settings)
+    with _lock:
+        return _searcher(store, library, tuple(sorted(doc_ids)))
+
+
+@functools.lru_cache(maxsize=64)
+def _searcher(store: IndexStore, name: str, doc_ids: tuple[str, ...]) -> Searcher:
+    library = library_for(store, name)
+    whole = tuple(sorted(library.manifest().doc_ids())) == doc_ids
+    return Searcher(store, library=library, doc_ids=None if whole else doc_ids)
+
+
+@functools.lru_cache(maxsize=256)
+def library_for(store: IndexStore, name: str) -> Library:
+    """One Library object per library in this process, so its caches (manifest, BM25) are shared."""
+    return Library(store, name)
