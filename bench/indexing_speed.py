@@ -45,8 +45,8 @@ def _rss_mib() -> float:
 def _longqa_chunks(text: str, max_tokens: int | None = None) -> list[str]:
     """longqa's chunk texts at GRANULARITY; with `max_tokens`, its dense units (what it embeds)."""
     from longqa.retrieval import document_from_text
+    from longqa.retrieval.chunk_index import dense_units
     from longqa.retrieval.chunking import chunk_document
-    from longqa.retrieval.store import dense_units
 
     chunks = chunk_document(document_from_text(text), GRANULARITY)
     return [u[2] for u in dense_units(chunks, max_tokens)] if max_tokens else [c.text for c in chunks]

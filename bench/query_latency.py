@@ -196,7 +196,7 @@ def rank_bm25_reference(tokens: list[list[str]]) -> tuple[float, Callable[[str],
 def bm25_at_scale(chunks: list[str], queries: list[str], docs: int) -> tuple[dict, dict]:
     """`LibraryBM25` over `chunks` split into `docs` documents, and rank-bm25 on the same tokens."""
     from longqa.retrieval.bm25 import bm25_tokens
-    from longqa.retrieval.library import LibraryBM25
+    from longqa.retrieval.library_bm25 import LibraryBM25
 
     tokenize_s, tokens = timed(lambda: [bm25_tokens(c) for c in chunks])
     spans = split_documents(len(tokens), docs)

@@ -21,21 +21,28 @@ Workflow = Literal["direct", "split", "stepwise", "long_context"]
 
 
 class Plan(BaseModel):
-    strategy: str
-    workflow: Workflow
-    k: int = 5
+    """The organizer's plan for one question (OkraLong's "workflow, chunks, granularity, fusion
+    weights", plus LongRAG's perspectives and Self-Route's fallback): data in the state that the
+    graph's routers read. Pure: `plan(analysis, settings)` and `sized_plan` make it without a model."""
+
+    strategy: str = Field(description="the strategy it was made for (contracts/settings.py STRATEGIES)")
+    workflow: Workflow = Field(
+        description="direct: one retrieval; split: one per sub-question; stepwise: the reasoner's hops; "
+        "long_context: read the document itself"
+    )
+    k: int = Field(default=5, description="chunks to retrieve per query when no evidence budget is set")
     budget: int | None = Field(default=None, description="evidence tokens to fill instead of a fixed k")
     bridge_seeds: int = Field(default=0, description="LLM-free bridge searches in direct retrieval (0 = off)")
-    granularity: int = 150
+    granularity: int = Field(default=150, description="chunk size in tokens of the index searched")
     weights: tuple[float, float] = Field(default=(1.0, 1.0), description="(dense, bm25) fusion weights")
-    mode: Literal["hybrid", "dense", "bm25"] = "hybrid"
-    extend_tokens: int = 0
-    recover_tables: bool = True
-    extract: bool = False
-    filter: bool = False
-    fallback: bool = False
-    allow_unanswerable: bool = True
-    max_hops: int = 4
+    mode: Literal["hybrid", "dense", "bm25"] = Field(default="hybrid", description="which retrievers rank")
+    extend_tokens: int = Field(default=0, description="tokens each passage is extended by on both sides")
+    recover_tables: bool = Field(default=True, description="a chunk inside a table brings the whole table")
+    extract: bool = Field(default=False, description="LongRAG's extractor: the global information I_g")
+    filter: bool = Field(default=False, description="LongRAG's CoT-guided filter over the passages")
+    fallback: bool = Field(default=False, description="Self-Route: read the long context when unanswerable")
+    allow_unanswerable: bool = Field(default=True, description="the generator may answer 'unanswerable'")
+    max_hops: int = Field(default=4, description="most retrievals a step-wise run makes")
     question_budget: int | None = Field(
         default=None, description="input tokens all model calls of the question may spend (None: no limit)"
     )
@@ -45,11 +52,11 @@ class Plan(BaseModel):
     precision: list[str] = Field(
         default_factory=list, description="the precision stage's operators (retrieval/precision.py), in order"
     )
-    precision_gap: float = 0.0
+    precision_gap: float = Field(default=0.0, description="with 'gap': keep chunks scoring at least this x the best")
     overheads: Overheads | None = Field(
         default=None, description="each prompt's tokens besides its evidence (set when the plan is sized)"
     )
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = Field(default_factory=list, description="why each choice was made, for the trace")
 
 
 ADAPTIVE: tuple[str, ...] = ("adaptive", "adaptive-precise")

@@ -132,6 +132,20 @@ class InputState(TypedDict, total=False):
 
 
 class OutputState(TypedDict, total=False):
+    """What a caller reads.
+
+    answer: the model's answer (None without a model, or when none was produced);
+    status: answered, unanswerable, evidence-only (no model configured) or error;
+    citations: the passages the answer cites (evidence-only: the passages retrieved);
+    evidence: the passages the run gathered, E1, E2, ...; shown: what the model read, and which node;
+    plan / analysis: the organizer's plan and the analyzer's characterisation, as data;
+    route: the nodes in the order they ran; usage: one record per model call attempt; totals: their sum
+    and cost (input + 4 x output) against the question budget; model: which model answered;
+    error: why the run ended without an answer; skipped: files of a folder that could not be read;
+    trace: one line per decision; long_context_selection: what the long-context reader chose to read;
+    messages: the conversation, with this turn's answer and its sources as an AI message.
+    """
+
     answer: str | None
     status: Literal["answered", "unanswerable", "evidence-only", "error"]
     citations: list[Evidence]

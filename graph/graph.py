@@ -100,6 +100,8 @@ def then(target: str):
 
 
 def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "input error"]:
+    """Adaptive strategies retrieve a first small set and analyze it before planning; presets plan at
+    once; bad input (or a failed prepare) goes straight to respond."""
     if state.get("error"):
         return "input error"
     strategy = state.get("strategy") or settings_of(runtime).strategy
@@ -107,6 +109,8 @@ def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "input
 
 
 def after_organize(state: State) -> list[Send] | Literal["split", "long context", "error"]:
+    """The plan's workflow: direct and step-wise start retrieving now (one Send; a step-wise hop gets
+    its share of the evidence budget), split asks the splitter first, lc reads the document itself."""
     if state.get("error"):
         return "error"
     plan = plan_of(state)
@@ -120,6 +124,7 @@ def after_organize(state: State) -> list[Send] | Literal["split", "long context"
 
 
 def after_split(state: State) -> list[Send] | Literal["failed"]:
+    """One retrieval per sub-question, each with its share of the evidence budget."""
     if ended(state):
         return FAILED
     plan = plan_of(state)
@@ -128,12 +133,14 @@ def after_split(state: State) -> list[Send] | Literal["failed"]:
 
 
 def after_retrieve(state: State) -> Literal["stepwise", "direct | split", "error"]:
+    """Step-wise runs reason over each hop's hits; the others go to the context processor."""
     if state.get("error"):
         return "error"
     return "stepwise" if plan_of(state).workflow == "stepwise" else "direct | split"
 
 
 def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "failed"]:
+    """The reasoner's next query is the next hop, until it drafts an answer or the hops run out."""
     if ended(state):
         return FAILED
     plan = plan_of(state)
@@ -158,6 +165,7 @@ def after_context(state: State, runtime) -> Literal["CoT filter", "extract I_g",
 
 
 def after_filter(state: State) -> Literal["extract I_g", "answer", "failed"]:
+    """After the filter: the extractor reads what survived, if the plan asks for it."""
     if ended(state):
         return FAILED
     return "extract I_g" if plan_of(state).extract else "answer"
@@ -176,6 +184,8 @@ def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer", "fa
 
 
 def after_self_route(state: State) -> Literal["fallback: long context", "answered", "failed"]:
+    """Self-Route: an answer from retrieval ends the run; "unanswerable" reads the long context when
+    the plan and the question budget allow it (self_route decided)."""
     if ended(state):
         return FAILED
     return "fallback: long context" if state.get("fallback") else "answered"

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -33,11 +32,18 @@ from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt
+from .errors import (
+    context_numbers,
+    cut_structured_reply,
+    is_context_length,
+    is_retryable,
+    is_timeout,
+    refuses_schema,
+    wait_before_retry,
+)
 from .models import ModelSpec, chat_model, chat_model_for_loop, speaks_openai
 
 log = logging.getLogger(__name__)
-
-MAX_WAIT_S = 8.0  # longest pause between retries, whatever the server's retry-after says
 
 
 class LLMError(RuntimeError):
@@ -137,7 +143,7 @@ class _Call:
 
     def drops_schema(self, e: BaseException) -> bool:
         """The endpoint refused `response_format`: ask again without it (and remember)."""
-        if "response_format" not in self.kwargs or not _refuses_schema(e):
+        if "response_format" not in self.kwargs or not refuses_schema(e):
             return False
         with _NO_SCHEMA_LOCK:
             _NO_SCHEMA.add(self.spec.base_url)
@@ -171,7 +177,7 @@ class _Call:
         return kind(
             stop=stop_after_attempt(max(0, self.spec.max_retries) + 1) | self.over_allowance,
             retry=retry_if_exception(is_retryable),
-            wait=_wait,
+            wait=wait_before_retry,
             reraise=True,
         )
 
@@ -313,111 +319,6 @@ async def acall_llm(
     except Exception as e:
         raise call.error(e) from e
     return call.reply(reply, text)
-
-
-# -- what an error means --------------------------------------------------------------------------
-
-
-def cut_structured_reply(e: BaseException) -> AIMessage | None:
-    """A JSON-schema reply cut at its max_tokens: the OpenAI client raises LengthFinishReasonError
-    instead of returning it. It is a reply like any other cut at its cap (the server read the prompt
-    and wrote the tokens): its text, the server's usage, finish_reason "length"."""
-    completion = getattr(e, "completion", None)
-    if type(e).__name__ != "LengthFinishReasonError" or completion is None:
-        return None
-    choices = getattr(completion, "choices", None) or []
-    message = getattr(choices[0], "message", None) if choices else None
-    usage = getattr(completion, "usage", None)
-    counts = (
-        {
-            "input_tokens": usage.prompt_tokens,
-            "output_tokens": usage.completion_tokens,
-            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-        }
-        if usage is not None
-        else None
-    )
-    return AIMessage(
-        content=(getattr(message, "content", None) or ""),
-        usage_metadata=counts,
-        response_metadata={"finish_reason": "length"},
-    )
-
-
-def _status(e: BaseException) -> int | None:
-    status = getattr(e, "status_code", None)
-    if status is None:
-        status = getattr(getattr(e, "response", None), "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def is_timeout(e: BaseException) -> bool:
-    return isinstance(e, TimeoutError) or "timeout" in type(e).__name__.lower()
-
-
-_CONTEXT_LENGTH = re.compile(
-    r"context[_ ]length|context size|context window|maximum context|exceed_context|too many tokens|"
-    r"prompt is too long|input is too long",
-    re.IGNORECASE,
-)
-
-
-def is_context_length(e: BaseException) -> bool:
-    return _status(e) in (400, 413) and bool(_CONTEXT_LENGTH.search(str(e)))
-
-
-def is_retryable(e: BaseException) -> bool:
-    """A 429, a 5xx or a dropped connection; never a timeout (the server may still be working on
-    it, and a retry starts the work over) and never another 4xx (asking again changes nothing)."""
-    if is_timeout(e):
-        return False
-    status = _status(e)
-    if status is not None:
-        return status == 429 or status >= 500
-    return "connection" in type(e).__name__.lower()
-
-
-def context_numbers(e: BaseException) -> tuple[int | None, int | None]:
-    """(prompt tokens, context size) from a context-length error, as llama.cpp and vLLM word it:
-    "request (30992 tokens) exceeds the available context size (30976 tokens)", "maximum context
-    length is 4096 tokens. However, you requested 5000 tokens"."""
-    if not is_context_length(e):
-        return None, None
-    text = str(e)
-    m = re.search(r"\((\d+) tokens\) exceeds the available context size \((\d+) tokens\)", text)
-    if m:
-        return int(m.group(1)), int(m.group(2))
-    m = re.search(r"input \((\d+) tokens\) is larger than the max context size \((\d+) tokens\)", text)
-    if m:
-        return int(m.group(1)), int(m.group(2))
-    m = re.search(r"maximum context length is (\d+) tokens.*?(?:requested|resulted in) (\d+) tokens", text, re.S)
-    if m:
-        return int(m.group(2)), int(m.group(1))
-    return None, None
-
-
-def _refuses_schema(e: BaseException) -> bool:
-    return _status(e) in (400, 422) and bool(re.search(r"response_format|json_schema|schema", str(e), re.I))
-
-
-def _retry_after(e: BaseException) -> float | None:
-    headers = getattr(getattr(e, "response", None), "headers", None) or {}
-    try:
-        if "retry-after-ms" in headers:
-            return float(headers["retry-after-ms"]) / 1000
-        if "retry-after" in headers:
-            return float(headers["retry-after"])
-    except (TypeError, ValueError):
-        return None
-    return None
-
-
-def _wait(state: RetryCallState) -> float:
-    """The server's retry-after when it gives one, else 0.5 s, 1 s, 2 s, ... (at most MAX_WAIT_S)."""
-    error = state.outcome.exception() if state.outcome else None
-    after = _retry_after(error) if error is not None else None
-    wait = after if after is not None else 0.5 * 2 ** (state.attempt_number - 1)
-    return max(0.0, min(wait, MAX_WAIT_S))
 
 
 # -- usage records --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check
 from longqa.evals.cli import add_eval_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
-from longqa.retrieval.library import Event
+from longqa.retrieval.manifest import Event
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
 

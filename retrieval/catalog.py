@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .documents import Document
+from .files import atomic_write, file_lock
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +71,6 @@ class LocalCatalog:
             return None
 
     def publish(self, name: str, manifest_json: str, version: int) -> object:
-        from .store import atomic_write
-
         atomic_write(self.dir(name) / "manifest.json", manifest_json)
         return self.stamp(name)
 
@@ -81,8 +80,6 @@ class LocalCatalog:
         return set()
 
     def mark_pending(self, name: str, doc_ids: set[str]) -> None:
-        from .store import atomic_write
-
         atomic_write(self.dir(name) / "pending.json", json.dumps(sorted(doc_ids)))
 
     def clear_pending(self, name: str) -> None:
@@ -90,8 +87,6 @@ class LocalCatalog:
 
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
-        from .store import file_lock
-
         with file_lock(self.dir(name) / ".lock"):
             yield
 

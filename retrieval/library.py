@@ -27,9 +27,7 @@ has not seen from the members' chunkings (its cache, named by the version and a 
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import json
 import logging
 import os
 import shutil
@@ -37,230 +35,25 @@ import tempfile
 import threading
 import time
 import uuid
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, Field, PrivateAttr
 
-from .bm25 import bm25_tokens
 from .documents import Document
-from .folders import Skipped
-from .loaders import DocumentError, load_document, printable_name
+from .library_bm25 import LibraryBM25
+from .loaders import DocumentError
+from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
 from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
-LIBRARY_FORMAT = 1
 _ADD_BATCH = 2000  # vectors per Chroma upsert() call
 USED_MARK = "used-at"  # a library made for inline texts: when it was last used
 SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
 _published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
 
 Key = tuple[str, int]  # (doc_id, chunk index)
-
-
-@dataclass(frozen=True)
-class Event:
-    """Progress of an update: reading files, embedding one document's chunks, indexing documents."""
-
-    step: str
-    message: str
-    done: int
-    total: int
-    source: str = ""
-
-
-Progress = Callable[[Event], None]
-
-
-class Entry(BaseModel):
-    """One member: which content a source key holds now."""
-
-    doc_id: str
-    source: str = Field(description="the path as loaded, or an inline text's label")
-    size: int | None = None
-    mtime_ns: int | None = None
-    n_words: int = 0
-
-
-class Part(BaseModel):
-    """The library's index at one chunk size."""
-
-    bm25: str = Field(description="directory of this version's BM25 under the library")
-    collection: str = Field(description="the Chroma collection of its vectors (a rebuild makes a new one)")
-    dense: bool = Field(description="every member's vectors are in the collection")
-    n_chunks: int
-    n_units: int
-    max_units: int = Field(description="most units any chunk has: how deep to query the vectors")
-    signature: dict = Field(description="the store's chunking settings this part was built with")
-
-
-class Manifest(BaseModel):
-    format: int = LIBRARY_FORMAT
-    name: str
-    version: int = 0
-    documents: dict[str, Entry] = Field(default_factory=dict)
-    parts: dict[int, Part] = Field(default_factory=dict)
-    removed: list[str] = Field(default_factory=list, description="doc ids whose vectors go after publishing")
-
-    _sources: dict[str, str] | None = PrivateAttr(default=None)
-
-    def doc_ids(self) -> list[str]:
-        """Each member's content once, in key order."""
-        return list(self.sources())
-
-    def n_words(self, doc_ids: Iterable[str]) -> int:
-        """Words in these members, from their entries (no document is read)."""
-        words = {e.doc_id: e.n_words for e in self.documents.values()}
-        return sum(words[d] for d in doc_ids)
-
-    def sources(self) -> dict[str, str]:
-        """doc_id -> the first source that holds it, in key order (computed once: a read manifest
-        is never changed, a new version is a new one)."""
-        if self._sources is None:
-            out: dict[str, str] = {}
-            for _, entry in sorted(self.documents.items()):
-                out.setdefault(entry.doc_id, entry.source)
-            self._sources = out
-        return self._sources
-
-
-@dataclass
-class Member:
-    """A document to hold: its key, how to name it, its file's (size, mtime_ns) if it is a file,
-    and how to load it (called only when the stat says it may have changed)."""
-
-    key: str
-    source: str
-    load: Callable[[], Document]
-    stat: tuple[int, int] | None = None
-
-
-@dataclass
-class Update:
-    """What an update did, by source."""
-
-    version: int
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    embedded: int = 0
-    chunked: int = 0
-
-    def summary(self) -> str:
-        parts = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.removed)} removed"]
-        parts += [f"{len(self.unchanged)} unchanged"]
-        if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
-        return f"version {self.version}: " + ", ".join(parts) + f"; {self.embedded:,} vectors embedded"
-
-
-def valid_name(name: str) -> bool:
-    return bool(name) and len(name) <= 128 and all(ch.isalnum() or ch in "-_." for ch in name) and name[0] != "."
-
-
-def file_members(files: Iterable[Path], max_words: int, name: Callable[[Path], str] = str) -> list[Member]:
-    """Members for files on disk, keyed by their resolved path (printable: a manifest is JSON) and
-    shown as `name(file)`. A file that cannot be resolved or stat'ed is left to the loader's error."""
-    members = []
-    for file in files:
-        path = _resolved(file)
-        try:
-            st = path.stat()
-            stat = (st.st_size, st.st_mtime_ns)
-        except OSError:  # a symlink loop, a vanished file: load() says which
-            stat = None
-        load = functools.partial(load_document, path, max_words=max_words)
-        members.append(Member(file_key(file), name(file), load, stat))
-    return members
-
-
-def file_key(file: Path) -> str:
-    """A file's key in a manifest: its resolved path, printable (a manifest is JSON)."""
-    return printable_name(_resolved(file))
-
-
-def _resolved(file: Path) -> Path:
-    try:
-        return file.resolve()
-    except (OSError, RuntimeError):  # a symlink loop: kept as it is, for the loader to name
-        return file.absolute()
-
-
-def document_members(documents: Iterable[Document]) -> list[Member]:
-    """Members for documents already in memory (inline texts), keyed by content."""
-    return [Member(f"text:{d.doc_id}", d.source, lambda d=d: d) for d in documents]  # type: ignore[misc]
-
-
-def _bm25s():
-    import bm25s
-
-    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it sets DEBUG on import, and logs each build
-    return bm25s
-
-
-class LibraryBM25:
-    """BM25 over every chunk of a library (bm25s: one sparse matrix, scored in milliseconds)."""
-
-    def __init__(self, bm25, doc_ids: list[str], offsets: list[int]):
-        self.bm25, self.doc_ids, self.offsets = bm25, doc_ids, offsets  # doc i holds rows offsets[i]..
-
-    @classmethod
-    def build(cls, doc_ids: list[str], tokens: list[list[list[str]]]) -> LibraryBM25:
-        bm25s = _bm25s()
-        offsets, corpus = [], []
-        for chunks in tokens:
-            offsets.append(len(corpus))
-            # bm25s divides by the average length: an empty chunk gets a placeholder token
-            corpus.extend(t or ["\x00"] for t in chunks)
-        # Lucene's IDF is never zero: Robertson's is 0 for a term in half the chunks (a short document)
-        bm25 = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        if corpus:
-            bm25.index(corpus, show_progress=False)
-        return cls(bm25 if corpus else None, doc_ids, offsets)
-
-    def save(self, target: Path) -> None:
-        target.mkdir(parents=True)
-        if self.bm25 is not None:
-            self.bm25.save(str(target), show_progress=False)
-        (target / "rows.json").write_text(json.dumps({"doc_ids": self.doc_ids, "offsets": self.offsets}), "utf-8")
-
-    @classmethod
-    def load(cls, source: Path) -> LibraryBM25:
-        bm25s = _bm25s()
-        rows = json.loads((source / "rows.json").read_text("utf-8"))
-        bm25 = bm25s.BM25.load(str(source)) if (source / "params.index.json").exists() else None
-        return cls(bm25, rows["doc_ids"], rows["offsets"])
-
-    def key(self, row: int) -> Key:
-        i = bisect_right(self.offsets, row) - 1
-        return self.doc_ids[i], row - self.offsets[i]
-
-    def top(self, query: str, depth: int, allowed: set[str] | None) -> dict[Key, float]:
-        """(doc_id, chunk) -> score of the `depth` best chunks with a positive score, among the
-        documents `allowed` (None: all)."""
-        if self.bm25 is None:
-            return {}
-        terms = [t for t in bm25_tokens(query) if t in self.bm25.vocab_dict]
-        if not terms:
-            return {}
-        scores = self.bm25.get_scores(terms)
-        if allowed is not None:
-            mask = np.zeros(len(scores), dtype=bool)
-            ends = [*self.offsets[1:], len(scores)]
-            for i, doc_id in enumerate(self.doc_ids):
-                if doc_id in allowed:
-                    mask[self.offsets[i] : ends[i]] = True
-            scores = np.where(mask, scores, 0.0)
-        depth = min(depth, len(scores))
-        best = np.argpartition(-scores, depth - 1)[:depth]
-        best = best[np.argsort(-scores[best], kind="stable")]
-        return {self.key(int(r)): float(scores[r]) for r in best if scores[r] > 0}
 
 
 class Library:

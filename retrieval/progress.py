@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from langgraph.config import get_stream_writer
 
-from .library import Event
+from .manifest import Event
 
 EVERY_S = 0.5  # at most two events a second per step, plus the first and the last
 

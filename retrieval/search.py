@@ -17,7 +17,8 @@ from typing import Literal
 import numpy as np
 
 from .documents import Document, ScoredChunk
-from .library import Event, Library, Manifest, Progress, document_members
+from .library import Library
+from .manifest import Event, Manifest, Progress, document_members
 from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]

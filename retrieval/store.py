@@ -26,7 +26,6 @@ units. No text is ever silently truncated out of dense scoring.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -37,61 +36,28 @@ import time
 import uuid
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from .bm25 import bm25_tokens
 from .catalog import LocalCatalog, SharedCatalog
+from .chroma import make_chroma_client
+from .chunk_index import Built, ChunkIndex, dense_units
 from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
 from .embedder import Embedder, describe, get_embedder
+from .files import atomic_write, file_lock
 from .loaders import DocumentError, load_document, printable_name
-from .tokens import TokenCounter, default_counter, embedder_model_path, word_windows, wordpiece_counter
+from .tokens import TokenCounter, default_counter, embedder_model_path
 
 log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 3  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest
 _EMBED_BATCH = 2000  # units embedded between two progress reports
 INLINE_MARK = "inline-used-at"  # in a document's directory: it came inline; when it was last used
-
-
-class ChunkIndex:
-    """One document at one granularity: its chunks, their BM25 tokens and, once embedded, the
-    vectors of its units (`unit_chunks[i]` is the chunk of row i; None until a dense index needs them)."""
-
-    def __init__(
-        self,
-        document: Document,
-        granularity: int,
-        chunks: list[Chunk],
-        tokens: list[list[str]],
-        n_units: int,
-        max_units: int,
-        build_id: str,
-    ):
-        self.build_id = build_id  # names this chunking; its vectors carry it, so stale ones are never served
-        self.document = document
-        self.granularity = granularity
-        self.chunks = chunks
-        self.tokens = tokens
-        self.n_units = n_units
-        self.max_units = max_units  # most units any chunk has; how deep to query the vector store
-        self.vectors: np.ndarray | None = None
-        self.unit_chunks: np.ndarray | None = None
-
-
-@dataclass
-class Built:
-    """What `IndexStore.build` did: `chunked` the document (chunks + BM25 written), `embedded` this
-    many vectors; neither means the index was served from cache."""
-
-    index: ChunkIndex
-    chunked: bool = False
-    embedded: int = 0
 
 
 class IndexStore:
@@ -463,62 +429,3 @@ class IndexStore:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
         return ChunkIndex(document, granularity, chunks, tokens, len(units), max_units, build_id)
-
-
-def dense_units(chunks: list[Chunk], max_tokens: int) -> list[tuple[int, int, str]]:
-    """(chunk index, unit number, text): each chunk cut into consecutive pieces of at most
-    `max_tokens` embedder word pieces (the rule in this module's docstring)."""
-    wp = wordpiece_counter()
-    counts = wp.count_many([c.text for c in chunks])
-    units: list[tuple[int, int, str]] = []
-    for chunk, n in zip(chunks, counts, strict=True):
-        if n <= max_tokens:
-            units.append((chunk.index, 0, chunk.text))
-            continue
-        spans = wp.spans(chunk.text)
-        for u, window in enumerate(word_windows(chunk.text, spans, max_tokens)):
-            units.append((chunk.index, u, chunk.text[window[0][0] : window[-1][1]]))
-    return units
-
-
-def make_chroma_client(settings: IndexSettings):
-    """An HttpClient when a Chroma server is configured, else an embedded PersistentClient.
-    Telemetry is always off."""
-    import chromadb
-    from chromadb.config import Settings
-
-    chroma_settings = Settings(anonymized_telemetry=False)
-    if settings.chroma_host:
-        return chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
-    path = settings.home / "chroma"
-    path.mkdir(parents=True, exist_ok=True)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-
-
-def atomic_write(target: Path, text: str) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-@contextlib.contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Serialise builds of one index across processes (two CLI runs, a server and a CLI)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: in-process locking only
-        yield
-        return
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)

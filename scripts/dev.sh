@@ -21,7 +21,9 @@ setup() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     .venv/bin/python -m pip install --quiet --upgrade pip
     .venv/bin/python -m pip install --quiet "torch==2.13.0"
-    .venv/bin/python -m pip install --quiet -e ".[dev]"
+    # setuptools prints an "Editable installation" notice for every editable install of a mapped
+    # layout (information, not a fault); only that message is silenced
+    PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e ".[dev]"
     echo "$want" > "$stamp"
   fi
 }

@@ -15,17 +15,9 @@ from typing import Any
 from longqa.contracts.settings import Settings, running_as_server
 from longqa.retrieval import DocumentError, document_from_text
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
-from longqa.retrieval.library import (
-    Library,
-    Progress,
-    Update,
-    document_members,
-    file_key,
-    file_members,
-    forget_unused,
-    valid_name,
-)
+from longqa.retrieval.library import Library, forget_unused
 from longqa.retrieval.loaders import printable_name
+from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
 
 from .stores import library_for, store_for
 

@@ -269,7 +269,8 @@ def _replica_store(chroma_server: ChromaServer, home: Path, embedder) -> IndexSt
 def test_a_library_updated_through_one_replica_is_searched_complete_by_another(
     chroma_server: ChromaServer, tmp_path: Path
 ) -> None:
-    from longqa.retrieval.library import SHARED_RECHECK_S, Library, file_members
+    from longqa.retrieval.library import SHARED_RECHECK_S, Library
+    from longqa.retrieval.manifest import file_members
 
     embedder = get_embedder()
     a = _replica_store(chroma_server, tmp_path / "replica-a", embedder)

@@ -16,7 +16,9 @@ import pytest
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval.folders import collect_files, matches
-from longqa.retrieval.library import Library, LibraryBM25, file_members
+from longqa.retrieval.library import Library
+from longqa.retrieval.library_bm25 import LibraryBM25
+from longqa.retrieval.manifest import file_members
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
 

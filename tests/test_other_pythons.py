@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 
+from .servers import free_port
 from .test_server_sdk import (
     HOST,
     INDEX_INPUT,
@@ -36,7 +37,6 @@ from .test_server_sdk import (
     QUESTION_INPUT,
     QUESTION_OUTPUT,
     STARTUP_DEADLINE_S,
-    _free_port,
     _ok,
     _stop,
 )
@@ -132,7 +132,7 @@ def test_langgraph_dev_publishes_the_callers_schemas(version: str, wheel: Path, 
         LONGQA_HOME=str(tmp_path / "home"),
         LONGQA_DOCUMENTS_ROOT=str(tmp_path),
     )
-    port = _free_port()
+    port = free_port()
     url = f"http://{HOST}:{port}"
     log = tmp_path / "server.log"
     command = [str(bin_ / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]

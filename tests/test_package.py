@@ -122,6 +122,17 @@ def test_contracts_hold_types_settings_and_the_pure_plan():
                 raise AssertionError(f"{path.name} opens a file")
 
 
+def test_no_production_module_is_over_450_lines():
+    """Small modules with one job each (benchmarks, samples and tests aside)."""
+    long = {
+        f"{package}/{path.name}": n
+        for package in PACKAGES
+        for path in sorted((ROOT / package).glob("*.py"))
+        if (n := len(path.read_text("utf-8").splitlines())) > 450
+    }
+    assert not long, long
+
+
 def test_evals_read_no_private_name():
     for path in sorted((ROOT / "evals").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):

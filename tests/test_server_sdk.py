@@ -16,7 +16,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from .openai_stub import OpenAIStub
+from .servers import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -209,12 +209,6 @@ class Server:
             return f"(no server log: {e})"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
-
-
 def _ok(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
@@ -285,7 +279,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, model_stub: OpenAIStub) -> 
     tmp = tmp_path_factory.mktemp("langgraph-dev")
     docs, home, log = tmp / "docs", tmp / "home", tmp / "server.log"
     write_documents(docs)
-    port = _free_port()
+    port = free_port()
     url = f"http://{HOST}:{port}"
     command = [
         str(langgraph),

@@ -12,10 +12,11 @@ import pytest
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval import store as store_module
+from longqa.retrieval.chunk_index import dense_units
 from longqa.retrieval.config import IndexSettings
 from longqa.retrieval.documents import Chunk
 from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.store import IndexStore, dense_units
+from longqa.retrieval.store import IndexStore
 
 from .conftest import RARE_CODE, harbor_text
 
