@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import logging
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -33,6 +34,7 @@ from starlette.routing import Route
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, UnknownSetting, check_names
 from longqa.contracts.state import OutputState
 
+log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024 * 1024
 ASK_KEYS = {"question", "documents", "texts", "collection", "include", "exclude", "thread_id", "context"}
 INDEX_KEYS = {"documents", "texts", "collection", "include", "exclude", "granularities", "context"}
@@ -118,6 +120,9 @@ def _endpoint(run, allowed: set[str]):
             result = await run_in_threadpool(run, body)
         except BadRequest as e:
             return JSONResponse({"error": str(e)}, status_code=e.status)
+        except Exception as e:  # the graph reports its own failures; this is the replica's (a database down)
+            log.exception("%s failed", request.url.path)
+            return JSONResponse({"error": f"{type(e).__name__}: {str(e)[:300]}"}, status_code=500)
         return JSONResponse(json.loads(json.dumps(result, default=str)))
 
     return endpoint

@@ -70,3 +70,15 @@ def test_index_then_a_conversation_on_the_replica(client: TestClient) -> None:
     assert all(e["query"].startswith(OBSERVATORY_Q) for e in second["evidence"])  # the first turn was kept
     lone = client.post("/ask", json={"question": CARTOGRAPHER_Q, **turn, "thread_id": None}).json()
     assert all(e["query"] == CARTOGRAPHER_Q for e in lone["evidence"])  # no thread: nothing carried
+
+
+def test_a_replica_fault_is_a_json_500_naming_it(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    from longqa import threads
+
+    def database_down(settings):
+        raise ConnectionError("connection to 127.0.0.1:5432 refused")
+
+    monkeypatch.setattr(threads, "thread_checkpointer", database_down)
+    r = client.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"], "thread_id": "t"})
+    assert r.status_code == 500
+    assert r.json() == {"error": "ConnectionError: connection to 127.0.0.1:5432 refused"}
