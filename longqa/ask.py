@@ -50,7 +50,11 @@ def run_question(
                 trace = (update or {}).get("trace", []) if isinstance(update, dict) else []
                 for line in trace.value if isinstance(trace, Overwrite) else trace:  # a turn's first lines
                     print(f"  [{node}] {line}", file=progress)
-    # the graph's output face, but the chat message (the CLI prints its own answer block)
+    return answer_fields(final)
+
+
+def answer_fields(final: dict[str, Any]) -> dict[str, Any]:
+    """The graph's output face, but the chat message (a caller prints or sends its own answer block)."""
     return {k: final.get(k) for k in OutputState.__annotations__ if k != "messages"}
 
 

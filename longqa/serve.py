@@ -31,8 +31,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from longqa.ask import answer_fields
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, UnknownSetting, check_names
-from longqa.contracts.state import OutputState
 
 log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024 * 1024
@@ -90,7 +90,7 @@ def _ask(body: dict[str, Any]) -> dict[str, Any]:
     else:
         graph, payload, config = _question_graph(), {"question": question, **scope}, {}
     final = graph.invoke(payload, config=config, context=body.get("context") or {})
-    return {k: final.get(k) for k in OutputState.__annotations__ if k != "messages"}
+    return answer_fields(final)
 
 
 @functools.cache

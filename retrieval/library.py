@@ -65,7 +65,7 @@ class Library:
             raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
         self.store, self.name = store, name
         self.catalog = store.catalog
-        self.dir = store.settings.home / "libraries" / name
+        self.dir = self.catalog.dir(name)  # this host's caches (and, without a server, the manifest)
         self._lock = threading.Lock()  # the caches below
         self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)
         self._verified: set[tuple[str, int]] = set()  # (part version, client generation) found whole
@@ -74,10 +74,6 @@ class Library:
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
 
     # -- reading -----------------------------------------------------------------------------
-    @property
-    def manifest_file(self) -> Path:
-        return self.dir / "manifest.json"
-
     def exists(self) -> bool:
         return self.catalog.stamp(self.name) is not None
 

@@ -300,7 +300,8 @@ class IndexStore:
         gdir = self.doc_dir(doc_id) / f"g{granularity}"
         if not self.catalog.shared or (gdir / "manifest.json").exists():
             return
-        record = self.catalog.get_chunks(self.catalog.chunks_id(doc_id, granularity, self.signature()))
+        record_id = self.catalog.chunks_id(doc_id, granularity, self.signature())
+        record = self.catalog.get_chunks(record_id)
         if record is None:
             return
         document = self.document(doc_id)
@@ -310,7 +311,7 @@ class IndexStore:
         atomic_write(gdir / "chunks.json", json.dumps(rows))
         atomic_write(gdir / "bm25.json", json.dumps(tokens))
         atomic_write(gdir / "manifest.json", json.dumps(record, indent=1))
-        self._shared.add(self.catalog.chunks_id(doc_id, granularity, self.signature()))
+        self._shared.add(record_id)
 
     def _open(self, document: Document, granularity: int) -> ChunkIndex | None:
         """Chunks and BM25 tokens from disk; None when absent or built with other settings."""
