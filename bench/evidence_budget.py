@@ -15,6 +15,7 @@ answers and answers absent from the document; strict containment of every gold s
 
     python bench/evidence_budget.py --dataset both --n 100 --home /tmp/eb-home
     python bench/evidence_budget.py --dataset hotpotqa --n 10 --only strategies   # quick
+    python bench/evidence_budget.py --dataset hotpotqa --hotpotqa-split b --only strategies ...  # held out
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import machine, md_table, offline_env, save  # noqa: E402
-from longqa.evals.long_contexts import LongItem, build  # noqa: E402
+from longqa.evals.long_contexts import LongItem, build, build_hotpotqa  # noqa: E402
 from longqa.evals.metrics import contains_answer, is_yes_no, units_found  # noqa: E402
 
 BUDGET_WORDS = 1_500
@@ -190,6 +191,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--n", type=int, default=100, help="items per dataset")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
+        "--hotpotqa-split",
+        choices=["a", "b"],
+        default="a",
+        help="HotpotQA items from hotpotqa_a.jsonl (the set the defaults were chosen on) or the disjoint "
+        "hotpotqa_b.jsonl (a held-out check)",
+    )
+    p.add_argument(
         "--granularities",
         type=int,
         nargs="+",
@@ -249,7 +257,10 @@ def main(argv: list[str] | None = None) -> None:
     datasets = ["hotpotqa", "musique"] if args.dataset == "both" else [args.dataset]
     for dataset in datasets:
         t0 = time.perf_counter()
-        items = build(dataset, n=args.n, seed=args.seed)
+        if dataset == "hotpotqa":
+            items = build_hotpotqa(n=args.n, seed=args.seed, split=args.hotpotqa_split)
+        else:
+            items = build(dataset, n=args.n, seed=args.seed)
         rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for i, item in enumerate(items, 1):
             scores: dict[str, dict[str, Any]] = {}

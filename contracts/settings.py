@@ -271,6 +271,11 @@ class Settings(BaseModel):
     bridge_share: float = Field(
         ge=0, le=1, default=0.45, description="share of the evidence budget kept for bridge chunks (measured)"
     )
+    heading_links: bool = Field(
+        default=True,
+        description="with a budget: chunks whose heading (a title line) the question names lead the ranking, and "
+        "chunks whose heading a bridge seed names lead its bridge search (retrieval/links.py; measured)",
+    )
     precision: list[Literal["boilerplate", "redundant", "gap", "sentences"]] = Field(
         default_factory=list,
         description="the precision stage after retrieval (retrieval/precision.py; a list, or comma-separated): "

@@ -1,8 +1,8 @@
 """retrieve: OkraLong's assembled retriever — hybrid BM25 + dense search with the plan's granularity
 and fusion weights. Receives one query through `Send` (the question, a sub-question or a step-wise
 next query); parallel calls merge through the `hits` reducer. The plan picks the evidence by a
-token budget (the best chunks that fit, with LLM-free bridge expansion in direct retrieval) or by
-OkraLong's fixed k."""
+token budget (the best chunks that fit, with LLM-free bridge expansion in direct retrieval, led by
+the chunks whose headings the question or a seed names) or by OkraLong's fixed k."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
             task.get("bridges", 0),
             settings.bridge_per_seed,
             settings.bridge_share,
+            linked=(lambda said, near: searcher.named_in(g, said, near)) if settings.heading_links else None,
         )
         picked = f"{sum(r.chunk.n_tokens for r in results)} of {budget} tokens"
     else:

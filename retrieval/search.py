@@ -18,11 +18,14 @@ import numpy as np
 
 from .documents import Document, ScoredChunk
 from .library import Library
+from .links import DocumentLinks, words
 from .manifest import Event, Manifest, Progress, document_members
 from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Key = tuple[str, int]  # (doc_id, chunk index)
+LINK_SCOPE_DOCS = 64  # above this many documents, heading links are followed within the ranked ones only
+LINK_CACHE = 256  # documents' heading links kept per searcher
 
 
 def min_max(scores: dict[Key, float]) -> dict[Key, float]:
@@ -66,6 +69,8 @@ class Searcher:
         self.doc_ids = list(dict.fromkeys(doc_ids)) if doc_ids else None  # None: the whole library
         self._documents: dict[str, Document] = {}
         self._scope: tuple[Manifest, tuple[list[str], set[str], bool]] | None = None
+        # (doc_id, granularity) -> its heading links; documents are content-addressed, so never stale
+        self._links: OrderedDict[tuple[str, int], DocumentLinks] = OrderedDict()
         self._lock = threading.Lock()
 
     def _allowed(self, manifest: Manifest) -> tuple[list[str], set[str], bool]:
@@ -162,6 +167,46 @@ class Searcher:
                 )
             )
         return results
+
+    def named_in(
+        self, granularity: int, text: str | ScoredChunk, near: Sequence[ScoredChunk] = ()
+    ) -> list[ScoredChunk]:
+        """Heading links (retrieval/links.py): the chunks whose heading `text` names, or, for a chunk,
+        that its text names (its own headings aside), in document order. Over the searched documents;
+        above LINK_SCOPE_DOCS of them, over the documents of `near` (a ranking) only."""
+        if isinstance(text, ScoredChunk):
+            source = self._links_of(text.chunk.doc_id, granularity)
+            said, skip = source.bodies[text.chunk.index], source.carried[text.chunk.index]
+        else:
+            said, skip = words(text), frozenset()
+        scope = self._allowed(self.library.manifest())[0]
+        if len(scope) > LINK_SCOPE_DOCS:
+            mentioned = [text] if isinstance(text, ScoredChunk) else []
+            scope = list(dict.fromkeys(r.chunk.doc_id for r in [*mentioned, *near]))
+        found = []
+        for doc_id in scope:
+            for index in self._links_of(doc_id, granularity).named_in(said, skip):
+                if isinstance(text, ScoredChunk) and (doc_id, index) == (text.chunk.doc_id, text.chunk.index):
+                    continue
+                document = self.document(doc_id)
+                chunk = self.store.index(document, granularity, dense=False).chunks[index]
+                found.append(ScoredChunk(chunk=chunk, score=0.0, granularity=granularity, source=document.source))
+        return found
+
+    def _links_of(self, doc_id: str, granularity: int) -> DocumentLinks:
+        key = (doc_id, granularity)
+        with self._lock:
+            links = self._links.get(key)
+            if links is not None:
+                self._links.move_to_end(key)
+                return links
+        document = self.document(doc_id)
+        links = DocumentLinks.build(document, self.store.index(document, granularity, dense=False).chunks)
+        with self._lock:
+            self._links[key] = links
+            while len(self._links) > LINK_CACHE:
+                self._links.popitem(last=False)
+        return links
 
 
 def library_of_documents(store: IndexStore, documents: Sequence[Document]) -> Library:

@@ -8,6 +8,10 @@ a budget holds more of the answer at the same number of words, since it adapts t
 Bridge expansion: a multi-hop question names its first hop only ("the director of film X"). The
 best first-pass chunks name the bridge ("X is directed by Y"), so searching again with the question
 plus each of those chunks finds the second hop ("Y was born in ...") without a model.
+
+Heading links (retrieval/links.py), when given: the chunks whose heading the question names lead the
+first ranking, and the chunks whose heading a seed names lead its bridge search ("X is directed by
+Y" links to the passage titled Y, however little else it shares with the question).
 """
 
 from __future__ import annotations
@@ -33,6 +37,20 @@ def within_budget(results: Sequence[ScoredChunk], budget: int, taken: Sequence[S
     return chosen
 
 
+def led_by(linked: Sequence[ScoredChunk], ranked: Sequence[ScoredChunk], limit: int | None = None) -> list[ScoredChunk]:
+    """`ranked` led by (up to `limit` of) the `linked` chunks: those it ranks, in its order and
+    with their scores, then the others in the order given."""
+    place = {(r.chunk.doc_id, r.chunk.index): i for i, r in enumerate(ranked)}
+    lead = sorted(linked, key=lambda r: place.get((r.chunk.doc_id, r.chunk.index), len(ranked)))[:limit]
+    lead = [ranked[place[k]] if k in place else r for r in lead for k in [(r.chunk.doc_id, r.chunk.index)]]
+    keys = {(r.chunk.doc_id, r.chunk.index) for r in lead}
+    return lead + [r for r in ranked if (r.chunk.doc_id, r.chunk.index) not in keys]
+
+
+# (the question or a seed chunk, the ranking it came with) -> the chunks it names by their headings
+Linked = Callable[[str | ScoredChunk, list[ScoredChunk]], list[ScoredChunk]]
+
+
 def with_bridges(
     question: str,
     search: Callable[[str], list[ScoredChunk]],
@@ -40,17 +58,26 @@ def with_bridges(
     seeds: int,
     per_seed: int,
     bridge_share: float,
+    linked: Linked | None = None,
+    question_links: int = 3,
 ) -> tuple[list[ScoredChunk], int]:
     """(chunks, how many of them the bridge searches found): a first pass of `question` within
     (1 - bridge_share) x budget, then, for each of its best `seeds` chunks, up to `per_seed` new
     chunks found by the question plus that chunk's text, then the first ranking again while room is
-    left, all within `budget` tokens. `search(query)` returns a ranked list."""
+    left, all within `budget` tokens. `search(query)` returns a ranked list; `linked(question or
+    chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's lead the
+    first ranking, and a seed's lead its bridge search."""
     ranked = search(question)
+    if linked is not None:
+        ranked = led_by(linked(question, ranked), ranked, question_links)
     if seeds <= 0:
         return within_budget(ranked, budget), 0
     first = within_budget(ranked, int(budget * (1 - bridge_share)))
     chosen = list(first)
     for seed in first[:seeds]:
-        chosen += within_budget(search(f"{question}\n{seed.chunk.text}"), budget, chosen)[:per_seed]
+        found = search(f"{question}\n{seed.chunk.text}")
+        if linked is not None:
+            found = led_by(linked(seed, found), found)
+        chosen += within_budget(found, budget, chosen)[:per_seed]
     bridged = len(chosen) - len(first)
     return chosen + within_budget(ranked, budget, chosen), bridged

@@ -1,0 +1,97 @@
+"""Heading links: the title a passage carries names it, and a text that names that title points at it.
+
+A chunk is named by the heading lines of the paragraphs it holds: a paragraph of one or two heading
+lines (a document's or a section's title) names the paragraph after it, and a paragraph's own leading
+heading lines (at most two, as in "Passage 3:" then "Clark Gable") name that paragraph; a list, whose
+every line may look like a heading, names nothing. A question
+that names a heading ("the firm that owns Babycham") points at the passage titled Babycham; a chunk
+whose text names another chunk's heading ("... the daughter of Clark Gable") points at the passage
+titled Clark Gable, the second hop a bridge question does not name. This is the hyperlink a
+Wikipedia-like corpus, a library of titled files or a report's "see Goodwill" gives for free, found
+without a model; BM25 and the embedder miss it when the question's other words match a distractor
+better (bench/README.md, "Heading links").
+
+Matching is exact on the heading's words, case kept ("Counterfeit" the band is not named by
+"counterfeit"), on word boundaries; a trailing parenthesis ("Elsa (Disney)") is not part of the name.
+A name in lower case only, or made only of stop words, names nothing. Hand-written: no library
+indexes a document's own titles for lookup in free text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .chunking import is_heading
+from .documents import Chunk, Document
+
+_WORD = re.compile(r"\w+")
+_QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
+_STOP = frozenset("a an and are as at be by for from in is it of on or the to with".split())
+LEADING_HEADINGS = 2  # heading lines a paragraph may open with ("Passage 3:", then its title)
+MAX_NAME_WORDS = 12  # is_heading's limit
+
+
+def words(text: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(text))
+
+
+def name_of(heading: str) -> tuple[str, ...] | None:
+    """The words a heading line is named by, or None when it names nothing specific."""
+    name = words(_QUALIFIER.sub("", heading.strip().lstrip("#").strip()))
+    joined = " ".join(name)
+    if len(joined) < 3 or joined == joined.lower() or all(w.lower() in _STOP for w in name):
+        return None
+    return name
+
+
+@dataclass(frozen=True)
+class DocumentLinks:
+    """One document's chunks at one granularity: the names each carries and its text without them."""
+
+    names: dict[tuple[str, ...], list[int]]  # name -> the chunks it names (by index)
+    bodies: list[tuple[str, ...]]  # each chunk's words, its heading lines left out
+    carried: list[frozenset[tuple[str, ...]]]  # each chunk's own names
+
+    @classmethod
+    def build(cls, document: Document, chunks: Sequence[Chunk]) -> DocumentLinks:
+        named: dict[int, list[tuple[str, ...]]] = {}  # paragraph id -> its names
+        body: dict[int, str] = {}  # paragraph id -> its text without heading lines
+        pending: list[str] = []  # heading paragraphs waiting for the paragraph they title
+        for p in document.paragraphs:
+            text = document.paragraph_text(p)
+            if p.is_table:
+                body[p.id], pending = text, []
+                continue
+            lines = text.split("\n")
+            heads = next((i for i, line in enumerate(lines) if not is_heading(line)), len(lines))
+            if heads == len(lines) and heads <= LEADING_HEADINGS:  # a title block: it names what follows
+                pending += lines
+                body[p.id] = ""
+                continue
+            lead = heads if heads < len(lines) and heads <= LEADING_HEADINGS else 0  # a list's lines are not titles
+            named[p.id] = [n for n in map(name_of, pending + lines[:lead]) if n]
+            body[p.id] = "\n".join(lines[lead:])
+            pending = []
+        names: dict[tuple[str, ...], list[int]] = {}
+        bodies, carried = [], []
+        for chunk in chunks:
+            own = frozenset(n for pid in chunk.paragraph_ids for n in named.get(pid, []))
+            for n in own:
+                names.setdefault(n, []).append(chunk.index)
+            carried.append(own)
+            bodies.append(words(" ".join(body.get(pid, "") for pid in chunk.paragraph_ids)))
+        return cls(names, bodies, carried)
+
+    def named_in(self, text_words: Sequence[str], skip: frozenset[tuple[str, ...]] = frozenset()) -> list[int]:
+        """The chunks (by index, in document order) whose name occurs in `text_words`, except names in `skip`."""
+        found: set[int] = set()
+        if not self.names:
+            return []
+        for i in range(len(text_words)):
+            for n in range(1, min(MAX_NAME_WORDS, len(text_words) - i) + 1):
+                name = tuple(text_words[i : i + n])
+                if name in self.names and name not in skip:
+                    found.update(self.names[name])
+        return sorted(found)
