@@ -50,7 +50,7 @@ def name_of(heading: str) -> tuple[str, ...] | None:
 class DocumentLinks:
     """One document's chunks at one granularity: the names each carries and its text without them."""
 
-    names: dict[tuple[str, ...], list[int]]  # name -> the chunks it names (by index)
+    names: dict[tuple[str, ...], list[list[int]]]  # name -> the chunks (by index) of each passage it titles
     bodies: list[tuple[str, ...]]  # each chunk's words, its heading lines left out
     carried: list[frozenset[tuple[str, ...]]]  # each chunk's own names
 
@@ -74,24 +74,33 @@ class DocumentLinks:
             named[p.id] = [n for n in map(name_of, pending + lines[:lead]) if n]
             body[p.id] = "\n".join(lines[lead:])
             pending = []
-        names: dict[tuple[str, ...], list[int]] = {}
+        titled: dict[tuple[str, ...], dict[int, list[int]]] = {}  # name -> paragraph id -> its chunks
         bodies, carried = [], []
         for chunk in chunks:
+            for pid in chunk.paragraph_ids:
+                for n in named.get(pid, []):
+                    titled.setdefault(n, {}).setdefault(pid, []).append(chunk.index)
             own = frozenset(n for pid in chunk.paragraph_ids for n in named.get(pid, []))
-            for n in own:
-                names.setdefault(n, []).append(chunk.index)
             carried.append(own)
             bodies.append(words(" ".join(body.get(pid, "") for pid in chunk.paragraph_ids)))
+        names = {n: list(by_paragraph.values()) for n, by_paragraph in titled.items()}
         return cls(names, bodies, carried)
 
-    def named_in(self, text_words: Sequence[str], skip: frozenset[tuple[str, ...]] = frozenset()) -> list[int]:
-        """The chunks (by index, in document order) whose name occurs in `text_words`, except names in `skip`."""
-        found: set[int] = set()
+    def mentions(
+        self, text_words: Sequence[str], skip: frozenset[tuple[str, ...]] = frozenset()
+    ) -> dict[tuple[str, ...], list[list[int]]]:
+        """The names `text_words` says (except those in `skip`), each with the chunks (by index) of each
+        passage it titles."""
+        said: dict[tuple[str, ...], list[list[int]]] = {}
         if not self.names:
-            return []
+            return said
         for i in range(len(text_words)):
             for n in range(1, min(MAX_NAME_WORDS, len(text_words) - i) + 1):
                 name = tuple(text_words[i : i + n])
                 if name in self.names and name not in skip:
-                    found.update(self.names[name])
-        return sorted(found)
+                    said[name] = self.names[name]
+        return said
+
+    def named_in(self, text_words: Sequence[str], skip: frozenset[tuple[str, ...]] = frozenset()) -> list[int]:
+        """The chunks (by index, in document order) whose name occurs in `text_words`, except names in `skip`."""
+        return sorted({i for passages in self.mentions(text_words, skip).values() for p in passages for i in p})

@@ -171,8 +171,8 @@ class Searcher:
     def named_in(
         self, granularity: int, text: str | ScoredChunk, near: Sequence[ScoredChunk] = ()
     ) -> list[ScoredChunk]:
-        """Heading links (retrieval/links.py): the chunks whose heading `text` names, or, for a chunk,
-        that its text names (its own headings aside), in document order. Over the searched documents;
+        """Heading links (retrieval/links.py): for each heading that `text` names (or, for a chunk, that
+        its text names, its own headings aside), the chunk it titles. Over the searched documents;
         above LINK_SCOPE_DOCS of them, over the documents of `near` (a ranking) only."""
         if isinstance(text, ScoredChunk):
             source = self._links_of(text.chunk.doc_id, granularity)
@@ -183,14 +183,22 @@ class Searcher:
         if len(scope) > LINK_SCOPE_DOCS:
             mentioned = [text] if isinstance(text, ScoredChunk) else []
             scope = list(dict.fromkeys(r.chunk.doc_id for r in [*mentioned, *near]))
-        found = []
+        # a name titles one passage or several ("Little Shop of Horrors", the film and the musical): it
+        # points at the best ranked of them (in `near`; else the first), all its chunks when it is long
+        place = {(r.chunk.doc_id, r.chunk.index): i for i, r in enumerate(near)}
+        named: dict[tuple[str, ...], tuple[int, list[Key]]] = {}
         for doc_id in scope:
-            for index in self._links_of(doc_id, granularity).named_in(said, skip):
-                if isinstance(text, ScoredChunk) and (doc_id, index) == (text.chunk.doc_id, text.chunk.index):
-                    continue
-                document = self.document(doc_id)
-                chunk = self.store.index(document, granularity, dense=False).chunks[index]
-                found.append(ScoredChunk(chunk=chunk, score=0.0, granularity=granularity, source=document.source))
+            for name, passages in self._links_of(doc_id, granularity).mentions(said, skip).items():
+                for passage in passages:
+                    keys = [(doc_id, i) for i in passage if not _is(text, doc_id, i)]
+                    rank = min((place.get(k, len(place)) for k in keys), default=None)
+                    if rank is not None and (name not in named or rank < named[name][0]):
+                        named[name] = (rank, keys)
+        found = []
+        for doc_id, index in dict.fromkeys(k for _, keys in named.values() for k in keys):
+            document = self.document(doc_id)
+            chunk = self.store.index(document, granularity, dense=False).chunks[index]
+            found.append(ScoredChunk(chunk=chunk, score=0.0, granularity=granularity, source=document.source))
         return found
 
     def _links_of(self, doc_id: str, granularity: int) -> DocumentLinks:
@@ -207,6 +215,10 @@ class Searcher:
             while len(self._links) > LINK_CACHE:
                 self._links.popitem(last=False)
         return links
+
+
+def _is(hit: str | ScoredChunk, doc_id: str, index: int) -> bool:
+    return isinstance(hit, ScoredChunk) and (hit.chunk.doc_id, hit.chunk.index) == (doc_id, index)
 
 
 def library_of_documents(store: IndexStore, documents: Sequence[Document]) -> Library:

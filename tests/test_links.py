@@ -38,7 +38,7 @@ def test_document_links_name_each_chunk_by_its_titles_and_keep_its_body_apart():
     document = document_from_text(PASSAGES)
     chunks = chunk_document(document, 40)
     links = DocumentLinks.build(document, chunks)
-    by_name = {" ".join(n): [chunks[i].text.split("\n")[1] for i in idx] for n, idx in links.names.items()}
+    by_name = {" ".join(n): [chunks[p[0]].text.split("\n")[1] for p in ps] for n, ps in links.names.items()}
     assert by_name["Clark Gable"] == ["Clark Gable"] and by_name["Counterfeit"] == ["Counterfeit (band)"]
     assert by_name["Passage 3"] == ["Clark Gable"]
     judy = next(i for i, c in enumerate(chunks) if "Judy Lewis was" in c.text)
@@ -128,3 +128,86 @@ def test_searcher_follows_links_across_the_documents_of_a_library(make_store):
     assert [h.chunk.doc_id for h in linked] == [gable.doc_id]
     assert "King of Hollywood" in linked[0].chunk.text
     assert searcher.named_in(40, "a question that names no title") == []
+
+
+def test_a_name_that_titles_several_passages_points_at_the_best_ranked(make_store):
+    text = (
+        "Passage 1:\nLittle Shop of Horrors (film)\nLittle Shop of Horrors is a 1986 musical film by Frank Oz.\n\n"
+        "Passage 2:\nLittle Shop of Horrors (musical)\nLittle Shop of Horrors is a musical with lyrics by "
+        "Howard Ashman.\n\nPassage 3:\nBe Our Guest\nBe Our Guest is a song written by Howard Ashman."
+    )
+    store = make_store()
+    document = document_from_text(text)
+    searcher = Searcher(store, [document])
+    searcher.indexes(40, dense=False)
+    chunks = store.index(document, 40, dense=False).chunks
+    assert len(chunks) == 3
+    links = DocumentLinks.build(document, chunks)
+    question = 'Who wrote lyrics for both "Little Shop of Horrors" and the song "Be Our Guest"?'
+    assert links.mentions(words(question)) == {
+        ("Little", "Shop", "of", "Horrors"): [[0], [1]],
+        ("Be", "Our", "Guest"): [[2]],
+    }
+    # unranked: the first passage of each name; ranked: the best ranked one
+    assert [h.chunk.index for h in searcher.named_in(40, question)] == [0, 2]
+    ranking = [chunk(2, 10), chunk(1, 10), chunk(0, 10)]
+    ranking = [r.model_copy(update={"chunk": chunks[r.chunk.index]}) for r in ranking]
+    assert sorted(h.chunk.index for h in searcher.named_in(40, question, ranking)) == [1, 2]
+
+
+def test_over_a_large_library_links_stay_within_the_ranked_documents(make_store, monkeypatch):
+    """Above LINK_SCOPE_DOCS documents no question reads every document's titles: links are followed
+    within the documents of the ranking (and the seed's own)."""
+    import longqa.retrieval.search as search
+
+    store = make_store()
+    head, tail = PASSAGES.split("\n\nPassage 3:")
+    judy, gable = document_from_text(head), document_from_text("Passage 3:" + tail)
+    searcher = Searcher(store, [judy, gable])
+    searcher.indexes(40, dense=False)
+    monkeypatch.setattr(search, "LINK_SCOPE_DOCS", 1)
+    question = "What was the nickname of Clark Gable?"
+    assert searcher.named_in(40, question) == []  # nothing ranked: nothing read
+    ranked = searcher.search("Clark Gable King of Hollywood", k=2, granularity=40, mode="bm25")
+    assert [h.chunk.doc_id for h in searcher.named_in(40, question, ranked)] == [gable.doc_id]
+    seed = next(r for r in searcher.search("Judy Lewis actress", k=3, granularity=40, mode="bm25"))
+    assert searcher.named_in(40, seed, [seed]) == []  # Gable's document is neither ranked nor the seed's
+    assert [h.chunk.doc_id for h in searcher.named_in(40, seed, ranked)] == [gable.doc_id]
+
+
+def harbour_library() -> str:
+    """30 reviews that say the question's words (and the author's name) more often than either hop does."""
+    import random
+
+    parts = [
+        f"Review {i}\nReview {i} of Quiet Harbour asks where the author was born, and whether the novel's harbour is "
+        f"the one Mara Tellen knew. The reviewer, writing in {1950 + i}, thinks the author Mara Tellen was born by "
+        f"the sea, and that every reader of Quiet Harbour can hear it; the review ran to {i + 3} pages in issue "
+        f"{20 + i} of the magazine, beside {i + 2} letters from readers who were born in harbour towns."
+        for i in range(30)
+    ]
+    parts.append("Quiet Harbour\nQuiet Harbour is a 1952 novel by Mara Tellen about a lighthouse keeper.")
+    parts.append(
+        "Mara Tellen\nShe grew up in Bergen, Norway, where she had been born in 1921, and taught school there."
+    )
+    random.Random(0).shuffle(parts)
+    return "\n\n".join(f"Passage {i}:\n{p}" for i, p in enumerate(parts, 1))
+
+
+def test_the_graph_follows_both_hops_by_their_titles_and_not_without_links(run_graph):
+    """No model: the question names the novel's passage, the novel's passage names the author's; the
+    reviews outrank both hops in every search, so only the links bring them in."""
+    question = "Where was the author of Quiet Harbour born?"
+    runs = {
+        on: run_graph(question, model=None, inputs={"texts": [harbour_library()]}, heading_links=on)
+        for on in (True, False)
+    }
+    for final in runs.values():
+        assert final["status"] == "evidence-only"
+    shown = {on: " ".join(e["text"] for e in final["evidence"]) for on, final in runs.items()}
+    assert "lighthouse keeper" in shown[True] and "Bergen" in shown[True]
+    assert "lighthouse keeper" not in shown[False] and "Bergen" not in shown[False]
+    import re
+
+    spent = [int(m.group(1)) for t in runs[True]["trace"] for m in [re.search(r"\((\d+) of 900 tokens", t)] if m]
+    assert spent and spent[0] <= 900  # the links take places within the same budget
