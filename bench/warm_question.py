@@ -12,6 +12,7 @@ interleaved so that every row sees the same load:
   retrieval path       the retrieve and process_context nodes for the default plan of an extractive
                        question: embed the question, hybrid search and fusion, the evidence budget and
                        its two bridge searches, the precision stage, the context processor
+  ... links off         the same with `heading_links` off (what following heading links costs)
   embed question       the product's path (one torch thread for a few texts)
   embed question, pool the same text on torch's default pool (one thread per core): the old path
 
@@ -92,8 +93,9 @@ def main(argv: list[str] | None = None) -> None:
     store = store_for(settings)
     embedder = store.embedder
     runtime = Runtime(context=settings)
+    unlinked = Runtime(context=settings.model_copy(update={"heading_links": False}))
 
-    def retrieval_path(q: str) -> None:
+    def retrieval_path(q: str, runtime: Runtime = runtime) -> None:
         """The retrieve node for the default plan of an extractive question (its evidence budget,
         bridge searches and the precision stage), then the context processor: the nodes themselves."""
         forget_query(q)
@@ -115,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     rows = {
         "evidence-only run (graph, no model)": evidence_only_run,
         "retrieval path": retrieval_path,
+        "retrieval path, heading links off": lambda q: retrieval_path(q, unlinked),
         "embed question (product: 1 thread)": lambda q: embedder.embed([q]),
         "embed question (torch's pool)": pool,
     }
