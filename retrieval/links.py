@@ -3,10 +3,10 @@
 A chunk is named by the heading lines of the paragraphs it holds: a paragraph of one or two heading
 lines (a document's or a section's title) names the paragraph after it, and a paragraph's own leading
 heading lines (at most two, as in "Passage 3:" then "Clark Gable") name that paragraph; a list, whose
-every line may look like a heading, names nothing. A question
-that names a heading ("the firm that owns Babycham") points at the passage titled Babycham; a chunk
-whose text names another chunk's heading ("... the daughter of Clark Gable") points at the passage
-titled Clark Gable, the second hop a bridge question does not name. This is the hyperlink a
+every line may look like a heading, names nothing. A question that names a heading ("the firm that
+owns Babycham") points at the passage titled Babycham; a chunk whose text names another chunk's
+heading ("... the daughter of Clark Gable") points at the passage titled Clark Gable, the second hop
+a bridge question does not name. This is the hyperlink a
 Wikipedia-like corpus, a library of titled files or a report's "see Goodwill" gives for free, found
 without a model; BM25 and the embedder miss it when the question's other words match a distractor
 better (bench/README.md, "Heading links").
@@ -77,11 +77,12 @@ class DocumentLinks:
         titled: dict[tuple[str, ...], dict[int, list[int]]] = {}  # name -> paragraph id -> its chunks
         bodies, carried = [], []
         for chunk in chunks:
+            own: set[tuple[str, ...]] = set()
             for pid in chunk.paragraph_ids:
                 for n in named.get(pid, []):
                     titled.setdefault(n, {}).setdefault(pid, []).append(chunk.index)
-            own = frozenset(n for pid in chunk.paragraph_ids for n in named.get(pid, []))
-            carried.append(own)
+                    own.add(n)
+            carried.append(frozenset(own))
             bodies.append(words(" ".join(body.get(pid, "") for pid in chunk.paragraph_ids)))
         names = {n: list(by_paragraph.values()) for n, by_paragraph in titled.items()}
         return cls(names, bodies, carried)

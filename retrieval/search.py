@@ -172,7 +172,7 @@ class Searcher:
         self, granularity: int, text: str | ScoredChunk, near: Sequence[ScoredChunk] = ()
     ) -> list[ScoredChunk]:
         """Heading links (retrieval/links.py): for each heading that `text` names (or, for a chunk, that
-        its text names, its own headings aside), the chunk it titles. Over the searched documents;
+        its text names, its own headings aside), the chunks of the passage it titles. Over the searched documents;
         above LINK_SCOPE_DOCS of them, over the documents of `near` (a ranking) only."""
         if isinstance(text, ScoredChunk):
             source = self._links_of(text.chunk.doc_id, granularity)

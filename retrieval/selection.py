@@ -65,8 +65,8 @@ def with_bridges(
     (1 - bridge_share) x budget, then, for each of its best `seeds` chunks, up to `per_seed` new
     chunks found by the question plus that chunk's text, then the first ranking again while room is
     left, all within `budget` tokens. `search(query)` returns a ranked list; `linked(question or
-    chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's lead the
-    first ranking, and a seed's lead its bridge search."""
+    chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's
+    lead the first ranking, and a seed's lead its bridge search."""
     ranked = search(question)
     if linked is not None:
         ranked = led_by(linked(question, ranked), ranked, question_links)
