@@ -20,6 +20,7 @@ from .documents import Document, ScoredChunk
 from .library import Library
 from .links import DocumentLinks, words
 from .manifest import Event, Manifest, Progress, document_members
+from .selection import key_of
 from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
@@ -185,7 +186,7 @@ class Searcher:
             scope = list(dict.fromkeys(r.chunk.doc_id for r in [*mentioned, *near]))
         # a name titles one passage or several ("Little Shop of Horrors", the film and the musical): it
         # points at the best ranked of them (in `near`; else the first), all its chunks when it is long
-        place = {(r.chunk.doc_id, r.chunk.index): i for i, r in enumerate(near)}
+        place = {key_of(r): i for i, r in enumerate(near)}
         named: dict[tuple[str, ...], tuple[int, list[Key]]] = {}
         for doc_id in scope:
             for name, passages in self._links_of(doc_id, granularity).mentions(said, skip).items():
@@ -218,7 +219,7 @@ class Searcher:
 
 
 def _is(hit: str | ScoredChunk, doc_id: str, index: int) -> bool:
-    return isinstance(hit, ScoredChunk) and (hit.chunk.doc_id, hit.chunk.index) == (doc_id, index)
+    return isinstance(hit, ScoredChunk) and key_of(hit) == (doc_id, index)
 
 
 def library_of_documents(store: IndexStore, documents: Sequence[Document]) -> Library:

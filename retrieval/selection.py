@@ -21,14 +21,19 @@ from collections.abc import Callable, Sequence
 from .documents import ScoredChunk
 
 
+def key_of(r: ScoredChunk) -> tuple[str, int]:
+    """A chunk's identity in a ranking: (document, chunk index)."""
+    return r.chunk.doc_id, r.chunk.index
+
+
 def within_budget(results: Sequence[ScoredChunk], budget: int, taken: Sequence[ScoredChunk] = ()) -> list[ScoredChunk]:
     """The chunks of `results`, in rank order, that fit `budget` tokens beside the `taken` ones
     (already shown, and not taken again)."""
-    seen = {(r.chunk.doc_id, r.chunk.index) for r in taken}
+    seen = set(map(key_of, taken))
     used = sum(r.chunk.n_tokens for r in taken)
     chosen = []
     for r in results:
-        key = (r.chunk.doc_id, r.chunk.index)
+        key = key_of(r)
         if key in seen or used + r.chunk.n_tokens > budget:
             continue
         chosen.append(r)
@@ -40,11 +45,11 @@ def within_budget(results: Sequence[ScoredChunk], budget: int, taken: Sequence[S
 def led_by(linked: Sequence[ScoredChunk], ranked: Sequence[ScoredChunk], limit: int | None = None) -> list[ScoredChunk]:
     """`ranked` led by (up to `limit` of) the `linked` chunks: those it ranks, in its order and
     with their scores, then the others in the order given."""
-    place = {(r.chunk.doc_id, r.chunk.index): i for i, r in enumerate(ranked)}
-    lead = sorted(linked, key=lambda r: place.get((r.chunk.doc_id, r.chunk.index), len(ranked)))[:limit]
-    lead = [ranked[place[k]] if k in place else r for r in lead for k in [(r.chunk.doc_id, r.chunk.index)]]
-    keys = {(r.chunk.doc_id, r.chunk.index) for r in lead}
-    return lead + [r for r in ranked if (r.chunk.doc_id, r.chunk.index) not in keys]
+    place = {key_of(r): i for i, r in enumerate(ranked)}
+    lead = sorted(linked, key=lambda r: place.get(key_of(r), len(ranked)))[:limit]
+    lead = [ranked[place[key_of(r)]] if key_of(r) in place else r for r in lead]  # a ranked chunk keeps its score
+    keys = set(map(key_of, lead))
+    return lead + [r for r in ranked if key_of(r) not in keys]
 
 
 # (the question or a seed chunk, the ranking it came with) -> the chunks it names by their headings
