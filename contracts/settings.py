@@ -271,6 +271,11 @@ class Settings(BaseModel):
     bridge_share: float = Field(
         ge=0, le=1, default=0.45, description="share of the evidence budget kept for bridge chunks (measured)"
     )
+    bridge_query: Literal["names", "text"] = Field(
+        default="names",
+        description="a bridge search's query: the question plus the proper names its seed chunk says that the "
+        "question does not ('names'), or plus the seed's whole text ('text'; measured in bench/README.md)",
+    )
     heading_links: bool = Field(
         default=True,
         description="with a budget: chunks whose heading (a title line) the question names lead the ranking, and "

@@ -48,6 +48,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
             settings.bridge_per_seed,
             settings.bridge_share,
             linked=(lambda said, near: searcher.named_in(g, said, near)) if settings.heading_links else None,
+            by_names=settings.bridge_query == "names",
         )
         picked = f"{sum(r.chunk.n_tokens for r in results)} of {budget} tokens"
     else:

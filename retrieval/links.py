@@ -12,9 +12,13 @@ without a model; BM25 and the embedder miss it when the question's other words m
 better (bench/README.md, "Heading links").
 
 Matching is exact on the heading's words, case kept ("Counterfeit" the band is not named by
-"counterfeit"), on word boundaries; a trailing parenthesis ("Elsa (Disney)") is not part of the name.
-A name in lower case only, or made only of stop words, names nothing. Hand-written: no library
-indexes a document's own titles for lookup in free text.
+"counterfeit"), on word boundaries; a trailing parenthesis ("Elsa (Disney)") is not part of the name,
+and a heading is also named by its short forms ("Rank Organisation" for "The Rank Organisation",
+"West Chicago" for "West Chicago, Illinois"). A name in lower case only, or made only of stop words,
+names nothing. Hand-written: no library indexes a document's own titles for lookup in free text.
+
+`names_in` reads the proper names a text says (capitalised runs): a bridge search asks for the names
+its seed adds to the question (retrieval/selection.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,14 @@ _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
 _STOP = frozenset("a an and are as at be by for from in is it of on or the to with".split())
 LEADING_HEADINGS = 2  # heading lines a paragraph may open with ("Passage 3:", then its title)
 MAX_NAME_WORDS = 12  # is_heading's limit
+# lower-case words a name may hold between capitalised ones ("University of Vienna", "Charles de Gaulle")
+_CONNECTORS = frozenset("of the de del della di da du la le van von der y and for".split())
+# capitalised at a sentence's start, and names nothing
+_NOT_NAMES = _STOP | frozenset(
+    "he she his her him its they their them this that these those there here after before during when where while "
+    "which who what however also but if although since then born".split()
+)
+_NAME_BREAK = re.compile(r"[,;:()\[\]\"“”!?\n]|\.\s")  # a name does not run across these
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -44,6 +56,39 @@ def name_of(heading: str) -> tuple[str, ...] | None:
     if len(joined) < 3 or joined == joined.lower() or all(w.lower() in _STOP for w in name):
         return None
     return name
+
+
+def names_in(text: str) -> list[str]:
+    """The proper names a text says, once each in order of appearance: runs of capitalised words,
+    joined by at most one lower-case connector between them ("Journal of Psychotherapy Integration");
+    a run of words that name nothing ("The", "In", "He") is not one. Hand-written: a regex-free
+    tokeniser with no model (spaCy's NER would need a model download)."""
+    found: dict[str, None] = {}
+    for segment in _NAME_BREAK.split(text):
+        run: list[str] = []
+        for word in [*_WORD.findall(segment), ""]:
+            if word[:1].isupper():
+                run.append(word)
+                continue
+            if word in _CONNECTORS and run and run[-1] not in _CONNECTORS:
+                run.append(word)
+                continue
+            while run and run[-1] in _CONNECTORS:
+                run.pop()
+            if run and not all(w.lower() in _NOT_NAMES for w in run):
+                found[" ".join(run)] = None
+            run = []
+    return list(found)
+
+
+def names_of(heading: str) -> list[tuple[str, ...]]:
+    """A heading's name and the shorter forms a text calls it by: without a leading article ("The
+    Rank Organisation" is "Rank Organisation"), and before a comma's qualifier ("West Chicago,
+    Illinois" is "West Chicago")."""
+    forms = [heading, heading.split(",", 1)[0]] if "," in heading else [heading]
+    names = [n for n in map(name_of, forms) if n]
+    names += [n[1:] for n in names if len(n) > 1 and n[0] in ("The", "A", "An") and name_of(" ".join(n[1:]))]
+    return list(dict.fromkeys(names))
 
 
 @dataclass(frozen=True)
@@ -71,7 +116,7 @@ class DocumentLinks:
                 body[p.id] = ""
                 continue
             lead = heads if heads < len(lines) and heads <= LEADING_HEADINGS else 0  # a list's lines are not titles
-            named[p.id] = [n for n in map(name_of, pending + lines[:lead]) if n]
+            named[p.id] = [n for line in pending + lines[:lead] for n in names_of(line)]
             body[p.id] = "\n".join(lines[lead:])
             pending = []
         titled: dict[tuple[str, ...], dict[int, list[int]]] = {}  # name -> paragraph id -> its chunks

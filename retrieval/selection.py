@@ -7,7 +7,9 @@ a budget holds more of the answer at the same number of words, since it adapts t
 
 Bridge expansion: a multi-hop question names its first hop only ("the director of film X"). The
 best first-pass chunks name the bridge ("X is directed by Y"), so searching again with the question
-plus each of those chunks finds the second hop ("Y was born in ...") without a model.
+plus the names each of those chunks says (Y among them) finds the second hop ("Y was born in ...")
+without a model. The names, not the chunk's whole text: its other words find passages like the seed
+rather than the next hop (bench/README.md, "Bridge queries").
 
 Heading links (retrieval/links.py), when given: the chunks whose heading the question names lead the
 first ranking, and the chunks whose heading a seed names lead its bridge search ("X is directed by
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .documents import ScoredChunk
+from .links import names_in, words
 
 
 def key_of(r: ScoredChunk) -> tuple[str, int]:
@@ -52,6 +55,14 @@ def led_by(linked: Sequence[ScoredChunk], ranked: Sequence[ScoredChunk], limit: 
     return lead + [r for r in ranked if key_of(r) not in keys]
 
 
+def bridge_query(question: str, seed: str) -> str:
+    """The second hop's query: the question plus the names `seed` says that the question does not,
+    or plus the seed's whole text when it says none."""
+    asked = {w.lower() for w in words(question)}
+    new = [n for n in names_in(seed) if not {w.lower() for w in words(n)} <= asked]
+    return f"{question}\n{'; '.join(new) if new else seed}"
+
+
 # (the question or a seed chunk, the ranking it came with) -> the chunks it names by their headings
 Linked = Callable[[str | ScoredChunk, list[ScoredChunk]], list[ScoredChunk]]
 
@@ -65,13 +76,16 @@ def with_bridges(
     bridge_share: float,
     linked: Linked | None = None,
     question_links: int = 3,
+    by_names: bool = True,
 ) -> tuple[list[ScoredChunk], int]:
     """(chunks, how many of them the bridge searches found): a first pass of `question` within
     (1 - bridge_share) x budget, then, for each of its best `seeds` chunks, up to `per_seed` new
-    chunks found by the question plus that chunk's text, then the first ranking again while room is
+    chunks found by a bridge search from it, then the first ranking again while room is
     left, all within `budget` tokens. `search(query)` returns a ranked list; `linked(question or
     chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's
-    lead the first ranking, and a seed's lead its bridge search."""
+    lead the first ranking, and a seed's lead its bridge search. A bridge search's query is
+    `bridge_query` (the question plus the seed's new names), or with `by_names=False` the question
+    plus the seed's whole text."""
     ranked = search(question)
     if linked is not None:
         ranked = led_by(linked(question, ranked), ranked, question_links)
@@ -80,7 +94,7 @@ def with_bridges(
     first = within_budget(ranked, int(budget * (1 - bridge_share)))
     chosen = list(first)
     for seed in first[:seeds]:
-        found = search(f"{question}\n{seed.chunk.text}")
+        found = search(bridge_query(question, seed.chunk.text) if by_names else f"{question}\n{seed.chunk.text}")
         if linked is not None:
             found = led_by(linked(seed, found), found)
         chosen += within_budget(found, budget, chosen)[:per_seed]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from longqa.retrieval import Searcher, document_from_text
 from longqa.retrieval.chunking import chunk_document
-from longqa.retrieval.links import DocumentLinks, name_of, words
+from longqa.retrieval.links import DocumentLinks, name_of, names_in, names_of, words
 from longqa.retrieval.selection import led_by, with_bridges
 from tests.test_selection import chunk
 
@@ -32,6 +32,31 @@ def test_a_heading_names_what_it_titles_and_nothing_generic():
     assert name_of("## Goodwill and intangible assets") == ("Goodwill", "and", "intangible", "assets")
     assert name_of("counterfeit") is None  # lower case only: an ordinary word, not a title
     assert name_of("The Of") is None and name_of("42") is None and name_of("Al") is None
+
+
+def test_a_heading_is_also_named_by_its_short_forms():
+    assert names_of("Clark Gable") == [("Clark", "Gable")]
+    assert names_of("The Rank Organisation") == [("The", "Rank", "Organisation"), ("Rank", "Organisation")]
+    assert names_of("West Chicago, Illinois") == [("West", "Chicago", "Illinois"), ("West", "Chicago")]
+    portland = names_of("Portland (community), Dodge County")
+    assert portland == [("Portland", "community", "Dodge", "County"), ("Portland",)]
+    assert names_of("The Of") == [] and names_of("A") == []  # a short form must name something itself
+
+
+def test_the_names_a_text_says():
+    text = (
+        "The Journal of Psychotherapy Integration is published by the American Psychological Association. "
+        "He was born in Paris, France; Charles de Gaulle met the Board of Directors of the (board)."
+    )
+    assert names_in(text) == [
+        "The Journal of Psychotherapy Integration",
+        "American Psychological Association",  # "He" opens a sentence and names nothing
+        "Paris",
+        "France",
+        "Charles de Gaulle",
+        "Board of Directors",  # a connector joins capitalised words, and never ends a name
+    ]
+    assert names_in("in lower case only, and The, In, He") == []
 
 
 def test_document_links_name_each_chunk_by_its_titles_and_keep_its_body_apart():
