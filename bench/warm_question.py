@@ -7,12 +7,13 @@ interleaved so that every row sees the same load:
 
   evidence-only run    `graph.invoke` on the document path with no model and the default strategy:
                        prepare, primary retrieval, local analyzer, organizer, the planned retrieval
-                       and the context processor (the question's embedding is dropped from the cache
-                       first, so every run embeds it)
+                       and the context processor (every cached query vector is dropped first, so
+                       each row embeds the question and its bridge queries itself)
   retrieval path       the retrieve and process_context nodes for the default plan of an extractive
                        question: embed the question, hybrid search and fusion, the evidence budget and
                        its two bridge searches, the precision stage, the context processor
   ... links off         the same with `heading_links` off (what following heading links costs)
+  ... by text           the same with `bridge_query="text"` (bridge searches by the seed's whole text)
   embed question       the product's path (one torch thread for a few texts)
   embed question, pool the same text on torch's default pool (one thread per core): the old path
 
@@ -94,11 +95,12 @@ def main(argv: list[str] | None = None) -> None:
     embedder = store.embedder
     runtime = Runtime(context=settings)
     unlinked = Runtime(context=settings.model_copy(update={"heading_links": False}))
+    by_text = Runtime(context=settings.model_copy(update={"bridge_query": "text"}))
 
     def retrieval_path(q: str, runtime: Runtime = runtime) -> None:
         """The retrieve node for the default plan of an extractive question (its evidence budget,
         bridge searches and the precision stage), then the context processor: the nodes themselves."""
-        forget_query(q)
+        forget_query()  # the question and its bridge queries: every row embeds them itself
         the_plan = sized_plan(plan(Analysis(backend="bench"), settings), overheads(q), settings)
         state = {"question": q, "library": prepared["library"], "doc_ids": prepared["doc_ids"], "sources": {}}
         task = _task(state, q, the_plan).arg
@@ -106,7 +108,7 @@ def main(argv: list[str] | None = None) -> None:
         process_context({**state, "plan": the_plan.model_dump(), "hits": hits}, runtime)
 
     def evidence_only_run(q: str) -> None:
-        forget_query(q)
+        forget_query()  # the question and its bridge queries: every row embeds them itself
         out = graph.invoke({"question": q, "documents": [str(path)]}, context=context)
         assert out["status"] == "evidence-only", out.get("error")
 
@@ -118,6 +120,7 @@ def main(argv: list[str] | None = None) -> None:
         "evidence-only run (graph, no model)": evidence_only_run,
         "retrieval path": retrieval_path,
         "retrieval path, heading links off": lambda q: retrieval_path(q, unlinked),
+        "retrieval path, bridge queries by text": lambda q: retrieval_path(q, by_text),
         "embed question (product: 1 thread)": lambda q: embedder.embed([q]),
         "embed question (torch's pool)": pool,
     }

@@ -51,7 +51,7 @@ from .oracle import is_oracle, oracle_settings
 
 log = logging.getLogger(__name__)
 
-CACHE_VERSION = 2  # 2: each run embeds its question itself (see forget_query)
+CACHE_VERSION = 3  # 2: each run embeds its question itself; 3: and its bridge and step queries (forget_query)
 RESULTS_FILE = "results.jsonl"
 # Settings fields that cannot change a run's result (where things live, how long to wait, which
 # variable holds the key) or that the key names on its own (strategy). Any other field, including
@@ -200,7 +200,7 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
     from longqa.graph.graph import graph
 
     run_settings = settings.model_copy(update={"strategy": strategy})
-    forget_query(item.question)
+    forget_query()  # the question, and the bridge and step queries an earlier run of it left cached
     t0 = time.perf_counter()
     final = graph.invoke({"question": item.question, "texts": [item.context]}, context=run_settings.model_dump())
     seconds = time.perf_counter() - t0

@@ -250,9 +250,10 @@ def query_vector(embedder, query: str) -> np.ndarray:
     return vector
 
 
-def forget_query(query: str) -> None:
-    """Drop `query`'s cached vectors, so its next search embeds it again (benchmarks and the
-    evaluation harness time each run as a lone run would be)."""
+def forget_query(query: str | None = None) -> None:
+    """Drop `query`'s cached vectors (every query's when None), so its next search embeds it again
+    (benchmarks and the evaluation harness time each run as a lone run would be: a run's bridge
+    queries too)."""
     with _query_lock:
-        for key in [k for k in _query_cache if k[1] == query]:
+        for key in [k for k in _query_cache if query is None or k[1] == query]:
             del _query_cache[key]
