@@ -61,8 +61,8 @@ def name_of(heading: str) -> tuple[str, ...] | None:
 def names_in(text: str) -> list[str]:
     """The proper names a text says, once each in order of appearance: runs of capitalised words,
     joined by at most one lower-case connector between them ("Journal of Psychotherapy Integration");
-    a run of words that name nothing ("The", "In", "He") is not one. Hand-written: a regex-free
-    tokeniser with no model (spaCy's NER would need a model download)."""
+    a run of words that name nothing ("The", "In", "He") is not one. Hand-written: the stack has no
+    name finder that runs without a model download (spaCy's NER needs one)."""
     found: dict[str, None] = {}
     for segment in _NAME_BREAK.split(text):
         run: list[str] = []
@@ -83,9 +83,10 @@ def names_in(text: str) -> list[str]:
 
 def names_of(heading: str) -> list[tuple[str, ...]]:
     """A heading's name and the shorter forms a text calls it by: without a leading article ("The
-    Rank Organisation" is "Rank Organisation"), and before a comma's qualifier ("West Chicago,
-    Illinois" is "West Chicago")."""
-    forms = [heading, heading.split(",", 1)[0]] if "," in heading else [heading]
+    Rank Organisation" is "Rank Organisation"), and before a comma's capitalised qualifier ("West
+    Chicago, Illinois" is "West Chicago"; "Revenue, by segment" has no short form)."""
+    head, _, qualifier = heading.partition(",")
+    forms = [heading, head] if qualifier.strip()[:1].isupper() else [heading]
     names = [n for n in map(name_of, forms) if n]
     names += [n[1:] for n in names if len(n) > 1 and n[0] in ("The", "A", "An") and name_of(" ".join(n[1:]))]
     return list(dict.fromkeys(names))

@@ -40,6 +40,7 @@ def test_a_heading_is_also_named_by_its_short_forms():
     assert names_of("West Chicago, Illinois") == [("West", "Chicago", "Illinois"), ("West", "Chicago")]
     portland = names_of("Portland (community), Dodge County")
     assert portland == [("Portland", "community", "Dodge", "County"), ("Portland",)]
+    assert names_of("Revenue, by segment") == [("Revenue", "by", "segment")]  # a qualifier names a place or a kind
     assert names_of("The Of") == [] and names_of("A") == []  # a short form must name something itself
 
 
