@@ -55,11 +55,11 @@ def led_by(linked: Sequence[ScoredChunk], ranked: Sequence[ScoredChunk], limit: 
     return lead + [r for r in ranked if key_of(r) not in keys]
 
 
-def bridge_query(question: str, seed: str) -> str:
+def bridge_query(question: str, seed: str, by_names: bool = True) -> str:
     """The second hop's query: the question plus the names `seed` says that the question does not,
-    or plus the seed's whole text when it says none."""
+    or plus the seed's whole text when it says none (or when not `by_names`)."""
     asked = {w.lower() for w in words(question)}
-    new = [n for n in names_in(seed) if not {w.lower() for w in words(n)} <= asked]
+    new = [n for n in names_in(seed) if not {w.lower() for w in words(n)} <= asked] if by_names else []
     return f"{question}\n{'; '.join(new) if new else seed}"
 
 
@@ -84,8 +84,8 @@ def with_bridges(
     left, all within `budget` tokens. `search(query)` returns a ranked list; `linked(question or
     chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's
     lead the first ranking, and a seed's lead its bridge search. A bridge search's query is
-    `bridge_query` (the question plus the seed's new names), or with `by_names=False` the question
-    plus the seed's whole text."""
+    `bridge_query(question, seed, by_names)`: the question plus the seed's new names, or with
+    `by_names=False` plus its whole text."""
     ranked = search(question)
     if linked is not None:
         ranked = led_by(linked(question, ranked), ranked, question_links)
@@ -94,7 +94,7 @@ def with_bridges(
     first = within_budget(ranked, int(budget * (1 - bridge_share)))
     chosen = list(first)
     for seed in first[:seeds]:
-        found = search(bridge_query(question, seed.chunk.text) if by_names else f"{question}\n{seed.chunk.text}")
+        found = search(bridge_query(question, seed.chunk.text, by_names))
         if linked is not None:
             found = led_by(linked(seed, found), found)
         chosen += within_budget(found, budget, chosen)[:per_seed]
