@@ -17,6 +17,7 @@ from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.budget import cut_to, fit, prompt_tokens
 from longqa.llm.calls import LLMError
+from longqa.llm.citations import split_sources
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.prompts import generation, longrag, self_route
@@ -31,15 +32,13 @@ _FIXED = fixed_text(
     self_route.UNANSWERABLE_CLAUSE,
 )
 _HEADERS = re.compile(generation.ECHO_HEADERS)
-_SOURCES = re.compile(r"^\s*sources?\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evidence], bool]:
-    """(answer text, cited passages, whether the model named them). Unknown ids are ignored;
-    when none is named, every passage shown is cited."""
-    match = _SOURCES.search(reply)
-    answer = (reply[: match.start()] if match else reply).strip()
-    ids = set(re.findall(r"[EP]\d+", match.group(1))) if match else set()
+    """(answer text, cited passages, whether the model named them): the source lists are taken off
+    the answer wherever the model wrote them (llm/citations.py). Unknown ids are ignored; when none
+    is named, every passage shown is cited."""
+    answer, ids = split_sources(reply)
     cited = [e for e in evidence if e["id"] in ids]
     return answer, (cited or evidence), bool(cited)
 
