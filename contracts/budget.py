@@ -9,6 +9,8 @@ prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model an
   beside enough evidence is turned off, with the reason; a budget that cannot hold the generator's
   prompt and one chunk is an `OverBudget` error naming both numbers.
 - `allowance` / `generator_share`: what a node may spend now, keeping the generator's smallest share.
+- `counted_by`: within it, prompts are sized by the model server's own count where it can give one
+  (llama.cpp), so the budget holds whatever the model's tokenizer (the node wrapper applies it).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from longqa.llm.budget import Overheads, calibration, spent
+from longqa.llm.budget import Overheads, calibration, counted_by, spent
 
 from .plan import Plan
 from .settings import Settings
@@ -27,6 +29,18 @@ SAFETY = 0.05  # of the budget kept back: the first call's prompt is sized by ou
 NOTE_TOKENS = 64
 ANALYZE_SHARE = 0.35  # the most of the budget the LLM analyzer (question + primary chunks) may read
 GLOBAL_INFO_TOKENS = 128
+
+
+__all__ = [
+    "OverBudget",
+    "allowance",
+    "counted_by",
+    "evidence_tokens",
+    "generator_share",
+    "left",
+    "sized_plan",
+    "usable",
+]
 
 
 class OverBudget(ValueError):

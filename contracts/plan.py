@@ -42,6 +42,7 @@ class Plan(BaseModel):
     filter: bool = Field(default=False, description="LongRAG's CoT-guided filter over the passages")
     fallback: bool = Field(default=False, description="Self-Route: read the long context when unanswerable")
     allow_unanswerable: bool = Field(default=True, description="the generator may answer 'unanswerable'")
+    ground: bool = Field(default=False, description="check the answer against its cited passages (nodes/ground.py)")
     max_hops: int = Field(default=4, description="most retrievals a step-wise run makes")
     question_budget: int | None = Field(
         default=None, description="input tokens all model calls of the question may spend (None: no limit)"
@@ -147,6 +148,9 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     without a model, a split or step-wise workflow becomes one direct retrieval."""
     strategy = strategy or settings.strategy
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
+    if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
+        reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
+        the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
     if not settings.has_llm and the_plan.workflow in ("split", "stepwise"):
         # splitting and reasoning need a model; k per sub-question / per hop would be too few for
         # the one retrieval that replaces them, and bridge expansion stands in for the next hops

@@ -187,6 +187,13 @@ class Settings(BaseModel):
         default_factory=_env_choice("LONGQA_STRATEGY", "adaptive-precise", STRATEGIES),
         description="preset plan; adaptive ones use the analyzer + organizer",
     )
+    grounding: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description=(
+            "check each answer against the passages it cites (nodes/ground.py); an unsupported answer is "
+            "treated as 'unanswerable'. auto = on for the adaptive strategies, off for the papers' baselines"
+        ),
+    )
     analyzer: Literal["auto", "llm", "local"] = Field(
         default_factory=_env_choice("LONGQA_ANALYZER", "local", ("auto", "llm", "local")),
         description=(

@@ -70,6 +70,16 @@ class Verdict(TypedDict):
     parsed: bool
 
 
+class Grounding(TypedDict):
+    """The grounding check of an answer (nodes/ground.py): is it supported by its cited passages?"""
+
+    answer: str  # the answer checked (kept when the run declines it)
+    verdict: Literal["supported", "unsupported", "unsure"]
+    share: float  # of the answer's content words found in the cited passages
+    method: Literal["lexical", "model"]  # who decided: the words, or the model asked where they were unsure
+    missing: list[str]  # the answer's numbers and words the passages do not hold
+
+
 class Step(TypedDict):
     hop: int
     query: str
@@ -141,6 +151,7 @@ class OutputState(TypedDict, total=False):
     plan / analysis: the organizer's plan and the analyzer's characterisation, as data;
     route: the nodes in the order they ran; usage: one record per model call attempt; totals: their sum
     and cost (input + 4 x output) against the question budget; model: which model answered;
+    grounding: the check of the answer against its cited passages (an unsupported one is declined);
     error: why the run ended without an answer; skipped: files of a folder that could not be read;
     trace: one line per decision; long_context_selection: what the long-context reader chose to read;
     messages: the conversation, with this turn's answer and its sources as an AI message.
@@ -157,6 +168,7 @@ class OutputState(TypedDict, total=False):
     usage: Ledger
     totals: Usage
     model: str | None
+    grounding: Grounding | None
     error: str | None
     skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed
     long_context_selection: str | None  # the long-context reader's spans and how they were chosen (its trace line)

@@ -12,8 +12,9 @@ process_context ←────────────────────�
   │       └─ (joint: cot judged them) ─────────────┤
   ├─────────────────────────────────────────────────┴─ extract (the survivors) ─┐
   └──────────────────────────────────────────────────────────────────────────────┴→ generate
-generate → self_route ─┬─ respond → END
-                       └─ long_context → respond
+generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond → END
+          └──────────────────────┘              └─ long_context ─┬─ (plan.ground) ground → respond
+                                                                  └─ respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
 raises ends the run — each router sends a `failed` run to `respond`. The turn's entry node starts
@@ -30,12 +31,14 @@ from langgraph.types import Send
 from longqa.contracts.plan import Plan, is_adaptive, plan_of
 from longqa.contracts.settings import RunContext, Settings, settings_of
 from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State, turn_start
+from longqa.contracts.verdicts import is_unanswerable
 from longqa.graph.node import as_node, ended
 from longqa.nodes.analyze import analyze
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
 from longqa.nodes.filter import filter_chunk, judgements
 from longqa.nodes.generate import generate
+from longqa.nodes.ground import ground
 from longqa.nodes.long_context import long_context
 from longqa.nodes.organize import organize
 from longqa.nodes.prepare import prepare
@@ -85,6 +88,9 @@ AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context"
 AFTER_CONTEXT = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "evidence only": "respond"}
 AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
+AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
+AFTER_LONG_CONTEXT = {"check grounding": "ground", "done": "respond", "failed": "respond"}
+AFTER_GROUND = {"Self-Route decides": "self_route", "after the long context": "respond", "failed": "respond"}
 AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond", "failed": "respond"}
 FAILED = "failed"
 
@@ -183,6 +189,33 @@ def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer", "fa
     return after_filter(state)
 
 
+def after_generate(state: State) -> Literal["check grounding", "Self-Route decides", "failed"]:
+    """A plan that grounds its answers checks them first (nodes/ground.py); the papers' baselines do
+    not, and a decline has nothing to check."""
+    if ended(state):
+        return FAILED
+    return "check grounding" if _checks(state) else "Self-Route decides"
+
+
+def _checks(state: State) -> bool:
+    return plan_of(state).ground and bool(state.get("answer")) and not is_unanswerable(state.get("answer"))
+
+
+def after_long_context(state: State) -> Literal["check grounding", "done", "failed"]:
+    """The long context's answer is checked too, where the plan grounds its answers."""
+    if ended(state):
+        return FAILED
+    return "check grounding" if _checks(state) else "done"
+
+
+def after_ground(state: State) -> Literal["Self-Route decides", "after the long context", "failed"]:
+    """A checked RAG answer goes to Self-Route's decision; the long context's answer ends the run
+    (respond declines it if it is unsupported)."""
+    if ended(state):
+        return FAILED
+    return "after the long context" if "long_context" in (state.get("route") or []) else "Self-Route decides"
+
+
 def after_self_route(state: State) -> Literal["fallback: long context", "answered", "failed"]:
     """Self-Route: an answer from retrieval ends the run; "unanswerable" reads the long context when
     the plan and the question budget allow it (self_route decided)."""
@@ -208,6 +241,7 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
         "cot": cot,
         "filter": filter_chunk,
         "generate": generate,
+        "ground": ground,
         "self_route": self_route,
         "long_context": long_context,
         "respond": respond,
@@ -229,9 +263,10 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
     builder.add_conditional_edges("extract", then("generate"), {"generate": "generate", FAILED: "respond"})
     builder.add_conditional_edges("cot", after_cot, AFTER_COT)
     builder.add_conditional_edges("filter", after_filter, AFTER_FILTER)
-    builder.add_conditional_edges("generate", then("self_route"), {"self_route": "self_route", FAILED: "respond"})
+    builder.add_conditional_edges("generate", after_generate, AFTER_GENERATE)
+    builder.add_conditional_edges("ground", after_ground, AFTER_GROUND)
     builder.add_conditional_edges("self_route", after_self_route, AFTER_SELF_ROUTE)
-    builder.add_edge("long_context", "respond")
+    builder.add_conditional_edges("long_context", after_long_context, AFTER_LONG_CONTEXT)
     builder.add_edge("respond", END)
     return builder
 

@@ -5,7 +5,8 @@ only its own update:
   the usage of every model call it made kept on the ledger (a model node's driver hands them over
   on the exception, llm/model_node.py), and `failed` set, which every router reads to go to
   `respond`;
-- a model node's calls get the run's deadline from the driver itself;
+- a model node's calls get the run's deadline from the driver itself, and its prompts are sized by
+  the model server's own count where it can give one;
 - the turn's first node (`starts_turn`) also resets every working field of the state, derived from
   its schema (contracts/state.py `turn_start`): a thread's turn starts clean, and a new field is
   reset without being listed.
@@ -20,10 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
-from langgraph.runtime import Runtime
+from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Overwrite
 
-from longqa.contracts.settings import Settings, SettingsError
+from longqa.contracts.budget import counted_by
+from longqa.contracts.settings import Settings, SettingsError, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +63,18 @@ def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) ->
     if isinstance(node, RunnableLambda):  # a model node: its driver, both ways (llm/model_node.py)
         sync, awaited = node.func, node.afunc
 
+        # its prompts are sized by the model's own count where its server can give one (llm/budget.py)
         def run(state: Any) -> dict:
             try:
-                return done(sync(state))
+                with counted_by(settings_of(get_runtime())):
+                    return done(sync(state))
             except Exception as e:
                 return done(failure(name, e))
 
         async def arun(state: Any) -> dict:
             try:
-                return done(await awaited(state))
+                with counted_by(settings_of(get_runtime())):
+                    return done(await awaited(state))
             except Exception as e:
                 return done(failure(name, e))
 

@@ -2,21 +2,29 @@
 holds besides its evidence (`Overheads`), what the ledger has spent (`spent`), how the model's own
 counts compare with ours (`calibration`), and a prompt cut to a number of tokens (`fit`).
 
-Counts are the offline counter's (retrieval/tokens.py) plus MESSAGE_TOKENS per chat message for the
-template around it; a server that counts more than we do is caught by `calibration` after its first
-reply. The plan that divides a question's budget among its calls is `longqa.contracts.budget`.
+Where the model's server can count (llama.cpp: its chat template applied, then its own tokenizer), a
+prompt's size is the server's count, so a call is sized by exactly what it will be charged, whatever
+the model's tokenizer; the node driver turns that on for a node's work (`counted_by`). Elsewhere
+counts are the offline counter's (retrieval/tokens.py) plus MESSAGE_TOKENS per chat message for the
+template around it, and a server that counts more than we do is caught by `calibration` after its
+first reply. The plan that divides a question's budget among its calls is `longqa.contracts.budget`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextlib
+import contextvars
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
 
 from longqa.prompts import generation, longrag, okralong, self_route
 from longqa.retrieval.tokens import default_counter
+
+from .endpoint import templated_tokens
+from .models import ModelSpec, speaks_openai
 
 MESSAGE_TOKENS = 8  # a chat template's tokens around one message (role markers, turn ends), generously
 
@@ -37,11 +45,35 @@ class Overheads(BaseModel):
     per_passage: int  # the label and source line around each passage shown
 
 
+# the base URL of the server that counts this node's prompts (None: our own count), set by `counted_by`
+_SERVER: contextvars.ContextVar[str | None] = contextvars.ContextVar("longqa_counting_server", default=None)
+
+
+@contextlib.contextmanager
+def counted_by(spec: ModelSpec | None) -> Iterator[None]:
+    """Within this block, prompts are sized by the model's server where it can count them."""
+    url = spec.base_url if spec is not None and spec.base_url and speaks_openai(spec) else None
+    token = _SERVER.set(url)
+    try:
+        yield
+    finally:
+        _SERVER.reset(token)
+
+
+def served_tokens(messages: Sequence[BaseMessage]) -> int | None:
+    """The input tokens the counting server (`counted_by`) will charge for `messages`, or None."""
+    url = _SERVER.get()
+    return templated_tokens(url, list(messages)) if url else None
+
+
 def prompt_tokens(messages: Sequence[BaseMessage] | str) -> int:
-    """A prompt's input tokens as a server would count them: its text plus each message's framing."""
-    if isinstance(messages, str):
-        return default_counter().count(messages) + MESSAGE_TOKENS
-    text = [m.content if isinstance(m.content, str) else str(m.content) for m in messages]
+    """A prompt's input tokens: the server's own count where it can give one (`counted_by`), else
+    ours, its text plus each message's framing."""
+    as_messages = [HumanMessage(messages)] if isinstance(messages, str) else list(messages)
+    served = served_tokens(as_messages)
+    if served is not None:
+        return served
+    text = [m.content if isinstance(m.content, str) else str(m.content) for m in as_messages]
     return sum(default_counter().count_many(text)) + MESSAGE_TOKENS * len(text)
 
 

@@ -32,6 +32,7 @@ from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt
+from .budget import served_tokens
 from .errors import (
     context_numbers,
     cut_structured_reply,
@@ -49,7 +50,8 @@ log = logging.getLogger(__name__)
 class LLMError(RuntimeError):
     """The model could not answer: the node degrades or the run ends with this message in its
     output. `usage` holds the records of every attempt (they cost tokens too); `kind` is
-    "timeout", "deadline", "context_length" or "error"; for a context-length error `prompt_tokens` and
+    "timeout", "deadline", "context_length", "budget" (not sent: the question budget cannot pay for
+    it) or "error"; for a context-length error `prompt_tokens` and
     `context_size` are the server's numbers when it said them."""
 
     def __init__(
@@ -233,6 +235,13 @@ def _setup(
     except Exception as e:  # providers raise many types: all end this call
         raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
     default_counter()  # loaded here (a file read), not on the event loop when a reply is counted
+    cost = served_tokens(messages) if allowance is not None else None
+    if cost is not None and cost > allowance:  # never send a call the question budget cannot pay for
+        raise LLMError(
+            f"{node}: not sent: the prompt costs {cost} input tokens by the model's own count and the "
+            f"question budget leaves {allowance}",
+            kind="budget",
+        )
     kwargs: dict[str, Any] = {"max_tokens": max_tokens}
     if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
         kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}

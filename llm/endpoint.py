@@ -1,7 +1,8 @@
 """What an OpenAI-compatible server can tell about itself beyond the chat API: its own token count
-(llama.cpp's `POST /tokenize`) and its context size (llama.cpp's `GET /props`). Other servers do
-not have these routes; a route that fails once is not asked again for that server. Hand-written
-because no client library wraps llama.cpp's extra routes."""
+(llama.cpp's `POST /tokenize`), the prompt its chat template makes of a call's messages (`POST
+/apply-template`) and its context size (`GET /props`). Other servers do not have these routes; a
+route that fails once is not asked again for that server. Hand-written because no client library
+wraps llama.cpp's extra routes."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import logging
 import threading
 
 import httpx
+from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,21 @@ def count_tokens(base_url: str, text: str) -> int | None:
     data = _request(base_url, "POST", "/tokenize", json={"content": text, "add_special": True})
     tokens = (data or {}).get("tokens")
     return len(tokens) if isinstance(tokens, list) else None
+
+
+def templated_tokens(base_url: str, messages: list[BaseMessage]) -> int | None:
+    """The input tokens the server will charge for `messages`: its chat template applied (system
+    prompt and role markers included), then counted by its own tokenizer; None where it cannot say."""
+    turns = convert_to_openai_messages(messages)
+    return _templated_tokens(base_url, tuple((t["role"], str(t.get("content") or "")) for t in turns))
+
+
+@functools.lru_cache(maxsize=256)  # a node sizes a prompt, then the call layer checks the same one
+def _templated_tokens(base_url: str, turns: tuple[tuple[str, str], ...]) -> int | None:
+    messages = [{"role": role, "content": content} for role, content in turns]
+    data = _request(base_url, "POST", "/apply-template", json={"messages": messages})
+    prompt = (data or {}).get("prompt")
+    return count_tokens(base_url, prompt) if isinstance(prompt, str) else None
 
 
 @functools.lru_cache(maxsize=64)

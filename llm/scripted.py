@@ -14,7 +14,8 @@ Contract per prompt kind (recognised by the longest literal run of its template 
 - joint_filter: the cot's thought, and "cite" lists each passage sharing >= 2 content words with
   the question;
 - generator / long context: the best-overlapping sentence, or "unanswerable" when none shares
-  >= 2 content words (only where the prompt allows that answer), plus "Sources: E<n>".
+  >= 2 content words (only where the prompt allows that answer), plus "Sources: E<n>";
+- grounding: {"supported": true} when at least half the answer's content words are in the passages.
 `replies` overrides any kind with a fixed string or a function of the prompt text.
 """
 
@@ -32,7 +33,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from longqa.prompts import longrag, okralong, self_route
+from longqa.prompts import grounding, longrag, okralong, self_route
 from longqa.retrieval.bm25 import bm25_tokens
 
 LABEL = "scripted (offline test model, not a real LLM)"
@@ -56,6 +57,7 @@ KIND_MARKERS: list[tuple[str, str]] = [
         ("joint_filter", longrag.JOINT_FILTER),
         ("cot", longrag.COT),
         ("extractor", longrag.EXTRACTOR),
+        ("grounding", grounding.SUPPORT),
         ("long_context", self_route.LONG_CONTEXT),
         ("generator", longrag.GENERATOR),
     ]
@@ -192,6 +194,12 @@ class ScriptedChatModel(BaseChatModel):
     def _generator(self, text: str, messages: list[BaseMessage]) -> str:
         question = _section(text, "Question:").split("\n")[0].strip()
         return self._answer(question, text.split("Question:")[0], "unanswerable" in text)
+
+    def _grounding(self, text: str, messages: list[BaseMessage]) -> str:
+        passages = _section(text, "Passages:", "\nQuestion:")
+        answer = _words(_section(text, "\nAnswer:", "\n\nReply with JSON"))
+        found = len(answer & _words(passages))
+        return json.dumps({"supported": bool(answer) and 2 * found >= len(answer)})
 
     def _long_context(self, text: str, messages: list[BaseMessage]) -> str:
         question = _section(text, "Question:", " Answer:").strip()

@@ -1,6 +1,8 @@
 """respond: close the run — status, usage totals (cost = input + 4 x output, OkraLong's weighting)
 and an AI message with the answer and its citations for chat callers. Without a model the run is
-evidence-only: the passages are returned with citations and `answer` stays None."""
+evidence-only: the passages are returned with citations and `answer` stays None. An answer the
+grounding check found unsupported by its passages (nodes/ground.py) is declined here, whatever route
+led to it: the run answers that the documents do not say, with the passages it read."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.settings import Settings, SettingsError, settings_of
 from longqa.contracts.state import State, Usage
-from longqa.contracts.verdicts import is_unanswerable
+from longqa.contracts.verdicts import is_unanswerable, is_unsupported
 from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
 
 
@@ -38,6 +40,9 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     except SettingsError:  # prepare already ended the run with this error: report it, model-less
         has_llm, scripted, model = False, False, None
     answer = state.get("answer")
+    unsupported = is_unsupported(state)
+    if unsupported:  # an answer its passages do not support is not sent out: the documents do not say
+        answer = "unanswerable"
     if state.get("status") == "error" and not answer:
         status = "error"
     elif not has_llm:
@@ -56,6 +61,12 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         )
     elif status == "error":
         body = f"Error: {state.get('error') or 'no answer was produced'}"
+    elif unsupported:
+        declined = state["grounding"]["answer"]
+        body = (
+            f'unanswerable: the documents do not say. The model answered "{declined}", which the passages it '
+            "cites do not support."
+        )
     else:
         body = answer or ""
     if scripted and status in ("answered", "unanswerable"):
@@ -64,6 +75,7 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         body += "\n\nSources:\n" + "\n".join(_cite(e) for e in citations)
     model = f"{model} - {SCRIPTED_LABEL}" if scripted else model
     return {
+        "answer": answer,
         "status": status,
         "citations": citations,
         "totals": usage_totals(state.get("usage") or [], (state.get("plan") or {}).get("question_budget")),

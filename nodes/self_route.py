@@ -1,7 +1,9 @@
 """self_route: Self-Route's routing step (Li et al. 2024, §4). A RAG answer is accepted unless it
-is "unanswerable"; then, if the plan allows the fallback (Self-Route, OkraLong's precise mode),
-the question goes to the long-context step once. The decision is written to the state for the
-router; it never loops: long_context always ends."""
+is "unanswerable" — or, our addition, the grounding check found it unsupported by its passages
+(nodes/ground.py); then, if the plan allows the fallback (Self-Route, OkraLong's precise mode), the
+question goes to the long-context step once (an unsupported answer that no fallback replaces is
+declined by `respond`). The decision is written to the state for the router; it never
+loops: the long-context reader runs at most once."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from longqa.contracts.budget import left
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
-from longqa.contracts.verdicts import is_unanswerable, needs_long_context
+from longqa.contracts.verdicts import declined, is_unsupported, needs_long_context
 from longqa.retrieval.tokens import default_counter
 
 
@@ -22,16 +24,17 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
     # a long context that reads no more than retrieval found would only repeat it
     shown = sum(default_counter().count_many([e["text"] for e in state.get("evidence") or []]))
     smallest = plan.overheads.long_context + max(plan.granularity, shown + 1) if plan.overheads else 0
+    why = "unsupported by its passages" if is_unsupported(state) else "unanswerable"
     if fallback and rest is not None and rest < smallest:
         fallback = False
         decision = (
-            f"unanswerable from retrieval; the question budget leaves {rest} input tokens, too few for a long "
+            f"{why} from retrieval; the question budget leaves {rest} input tokens, too few for a long "
             f"context larger than the {shown} tokens retrieval found ({smallest} with its prompt): no fallback"
         )
     elif fallback:
-        decision = "unanswerable from retrieval: falling back to the long context"
-    elif is_unanswerable(state.get("answer")):
-        decision = "unanswerable, and the plan has no long-context fallback"
+        decision = f"{why} from retrieval: falling back to the long context"
+    elif declined(state):
+        decision = f"{why}, and the plan has no long-context fallback"
     else:
         decision = "answered from retrieval" if state.get("answer") else "no answer"
     return {"fallback": fallback, "trace": [f"self_route: {decision}"]}

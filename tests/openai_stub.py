@@ -13,7 +13,11 @@ Endpoints:
   chunk with empty `choices` and `usage`, then `data: [DONE]`).
 - `GET /v1/models`: one model, `stub-model`.
 - With `llama_routes=True`, llama.cpp's extra routes: `POST /tokenize` (the stub's count, as a list
-  of token ids) and `GET /props` (`default_generation_settings.n_ctx` = `context_size`).
+  of token ids), `POST /apply-template` (the prompt its chat template makes of `messages`) and
+  `GET /props` (`default_generation_settings.n_ctx` = `context_size`).
+- `template`: words the stub's chat template adds around the messages (as a real template adds a
+  system prompt and role markers), counted in `usage` like the messages: a server whose count our
+  own tokenizer cannot know in advance.
 
 Like a real server it honours the request's cap: a reply longer than `max_completion_tokens` (or
 `max_tokens`) words is cut there and ends with `finish_reason: "length"`.
@@ -85,13 +89,14 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
-def scripted_reply_fn() -> ReplyFn:
-    """A reply_fn answering like `ScriptedChatModel` (one instance per stub; it is thread-safe)."""
+def scripted_reply_fn(replies: dict | None = None) -> ReplyFn:
+    """A reply_fn answering like `ScriptedChatModel` (one instance per stub; it is thread-safe);
+    `replies` overrides prompt kinds as the scripted model's own `replies` do."""
     from langchain_core.messages import convert_to_messages
 
     from longqa.llm.scripted import ScriptedChatModel
 
-    model = ScriptedChatModel()
+    model = ScriptedChatModel(replies=replies or {})
 
     def reply(messages: list[dict]) -> str:
         lc_messages = convert_to_messages(
@@ -182,6 +187,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if self.path.rstrip("/") == "/apply-template" and self.server.stub.llama_routes:
+            messages = json.loads(raw or b"{}").get("messages") or []
+            self._send_json(200, {"prompt": self.server.stub.templated(messages)})
+            return
         if self.path.rstrip("/") == "/tokenize" and self.server.stub.llama_routes:
             content = json.loads(raw or b"{}").get("content", "")
             self._send_json(200, {"tokens": list(range(self.server.stub.count_fn(content)))})
@@ -220,6 +229,7 @@ class OpenAIStub:
         usage_override: dict | None = None,
         tool_fn: Callable[[dict], dict | None] | None = None,
         trickle_s: float = 0.0,
+        template: str = "",
     ):
         self.reply_fn = reply_fn or scripted_reply_fn()
         self.count_fn = count_fn
@@ -235,6 +245,7 @@ class OpenAIStub:
         self.usage_override = usage_override
         self.tool_fn = tool_fn
         self.trickle_s = trickle_s
+        self.template = template
         self._lock = threading.Lock()
         self._requests: list[dict] = []
         self._headers: list[dict[str, str]] = []
@@ -305,6 +316,10 @@ class OpenAIStub:
         with self._lock:
             return [dict(t) for t in self._timings]
 
+    def templated(self, messages: list[dict]) -> str:
+        """The prompt the model reads: the chat template's words, then the messages."""
+        return (self.template + "\n" if self.template else "") + prompt_text(messages)
+
     def prompts(self) -> list[str]:
         return [prompt_text(b.get("messages") or []) for b in self.requests]
 
@@ -356,7 +371,7 @@ class OpenAIStub:
             timing["status"] = 400
             handler._error(400, "openai-stub: response_format is not supported", "invalid_request_error")
             return
-        prompt_tokens = self.count_fn(prompt_text(messages))
+        prompt_tokens = self.count_fn(self.templated(messages))
         if self.context_size and prompt_tokens + (cap or 0) > self.context_size:
             timing["status"] = 400
             handler._error(

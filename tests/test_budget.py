@@ -15,10 +15,11 @@ from longqa.contracts.settings import Settings
 from longqa.llm.budget import calibration, fit, overheads, spent
 from longqa.retrieval.tokens import default_counter
 from tests.openai_stub import OpenAIStub
+from tests.replies import cited_answer
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
 BRIDGE_Q = "Where was the lighthouse keeper of Port Verrin born?"
-ANSWER = "Amelie Kortsen\nSources: E1"
+ANSWER = cited_answer("Amelie Kortsen")  # cites the passage that says it, as the grounding check wants
 
 
 def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
@@ -75,7 +76,7 @@ def test_the_long_context_fallback_is_refused_when_the_budget_is_spent(run_graph
     # with room left, the fallback reads at most what is left
     name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": "unanswerable"})
     out = run_graph(KEEPER_Q, model=name, question_budget=6000)
-    assert out["route"][-2:] == ["long_context", "respond"] and spent(out["usage"]) <= 6000
+    assert out["route"][-3:] == ["long_context", "ground", "respond"] and spent(out["usage"]) <= 6000
 
 
 def test_a_budget_too_small_for_any_route_is_a_clear_error(run_graph, scripted):
@@ -254,3 +255,58 @@ def test_a_structured_reply_cut_at_its_cap_is_a_truncated_reply_with_the_servers
     assert cot["outcome"] == "truncated" and cot["estimated"] is False and cot["output_tokens"] == 6
     assert any(line.startswith("cot:") and "keeping all" in line for line in out["trace"]), out["trace"]
     assert out["status"] == "answered"
+
+
+def _uneven_count(text: str) -> int:
+    """A tokenizer unlike ours, and unevenly so: names, numbers and long words cost more."""
+    words = text.split()
+    return len(words) + sum(w[:1].isupper() or any(c.isdigit() for c in w) or len(w) > 8 for w in words)
+
+
+TEMPLATE = "You are a helpful assistant created to answer questions. " * 6  # ~50 words a call, unseen by us
+
+
+@pytest.mark.parametrize(("qtype", "replies"), [("multi-bridge", {"reasoner": reason_never_done}), ("extractive", {})])
+@pytest.mark.parametrize("budget", [1900, 1000])
+def test_the_budget_holds_with_the_servers_own_count_whatever_its_tokenizer(
+    graph_home, report, monkeypatch, qtype, replies, budget
+):
+    """Issue 35: a real model's tokenizer and chat template are not ours. Where the server can count
+    (llama.cpp's /apply-template and /tokenize), every prompt is sized by its count: no question
+    spends more than its budget, and no call is sent that the budget cannot pay for."""
+    from longqa.graph.graph import graph
+    from tests.openai_stub import scripted_reply_fn
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    reply_fn = scripted_reply_fn({"analyzer": analyzer_reply(qtype), "generator": ANSWER, **replies})
+    with OpenAIStub(reply_fn=reply_fn, count_fn=_uneven_count, template=TEMPLATE, llama_routes=True) as stub:
+        out = graph.invoke(
+            {"question": BRIDGE_Q, "texts": [report]},
+            context=_stub_settings(stub, graph_home, analyzer="llm", question_budget=budget, strategy="adaptive"),
+        )
+        charged = [_uneven_count(stub.templated(body["messages"])) for body in stub.requests]
+    records = out["usage"]
+    assert records and all(not r["estimated"] for r in records)
+    assert [r["input_tokens"] for r in records] == charged  # the ledger is what the server charged
+    assert [r["counted_tokens"] for r in records] == charged  # and each prompt was sized by that count
+    assert spent(records) <= budget, [(r["node"], r["input_tokens"]) for r in records]
+    assert out["status"] in ("answered", "unanswerable"), out.get("error")
+
+
+def test_a_call_the_budget_cannot_pay_for_is_not_sent(monkeypatch):
+    from langchain_core.messages import HumanMessage
+
+    from longqa.llm.budget import counted_by
+    from longqa.llm.calls import LLMError, call_llm
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    messages = [HumanMessage("Who keeps the lighthouse of Port Verrin? " * 20)]
+    with OpenAIStub(count_fn=_uneven_count, template=TEMPLATE, llama_routes=True) as stub:
+        settings = Settings(model="openai:stub-model", base_url=stub.base_url)
+        cost = _uneven_count(stub.templated([{"role": "user", "content": messages[0].content}]))
+        with counted_by(settings), pytest.raises(LLMError, match=f"not sent: the prompt costs {cost}") as refused:
+            call_llm(settings, "generate", messages, max_tokens=8, allowance=cost - 1)
+        assert refused.value.kind == "budget" and refused.value.usage == [] and stub.requests == []
+        with counted_by(settings):
+            reply = call_llm(settings, "generate", messages, max_tokens=8, allowance=cost)
+        assert reply.usage[0]["input_tokens"] == cost

@@ -13,9 +13,10 @@ from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval.tokens import default_counter
 from longqa.services.stores import store_for
+from tests.replies import cited_answer
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
-ANSWER = "Amelie Kortsen\nSources: E1"
+ANSWER = cited_answer("Amelie Kortsen")  # cites the passage that says it, as the grounding check wants
 REASON_NEXT = (
     "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: Where was Amelie Kortsen born? ### Answer: None"
 )
@@ -113,7 +114,7 @@ def test_filter_checks_run_concurrently(run_graph, scripted):
 @pytest.mark.parametrize(("max_hops", "expected"), [(2, 2), (None, 4)])
 def test_reasoner_stops_at_max_hops(run_graph, scripted, max_hops, expected):
     name, model = scripted(
-        {"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_NEXT, "generator": "Haldane\nSources: E1"}
+        {"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_NEXT, "generator": cited_answer("Haldane")}
     )
     settings = {"max_hops": max_hops} if max_hops else {}
     out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, question_budget=0, **settings)
@@ -131,7 +132,10 @@ def test_reasoner_stops_at_max_hops(run_graph, scripted, max_hops, expected):
 
 def test_reasoner_answer_ends_the_loop_and_skips_the_generator(run_graph, scripted):
     name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": REASON_DONE})
-    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, max_hops=4)
+    # the scripted reasoner answers at the first hop whatever it read: no grounding check here
+    # (tests/test_grounding.py holds a draft to its passages)
+    q = "Where was the lighthouse keeper of Port Verrin born?"
+    out = run_graph(q, model=name, max_hops=4, grounding="off")
     assert out["route"].count("reason_step") == 1
     assert out["answer"] == "Haldane" and out["status"] == "answered"
     assert model.calls == ["analyzer", "reasoner"]
@@ -149,7 +153,7 @@ def test_filter_keeps_everything_when_no_chunk_passes(run_graph, scripted):
         {
             "analyzer": analyzer_reply("extractive"),
             "filter": '{"status": false}',
-            "generator": lambda p: prompts.append(p) or ANSWER,
+            "generator": lambda p: prompts.append(p) or ANSWER(p),
         }
     )
     out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
@@ -166,7 +170,7 @@ def test_filter_keeps_only_the_chunks_that_pass(run_graph, scripted):
         return json.dumps({"status": "lighthouse" in article_of(prompt)})
 
     name, _ = scripted(
-        {"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": lambda p: prompts.append(p) or ANSWER}
+        {"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": lambda p: prompts.append(p) or ANSWER(p)}
     )
     out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
     passing = [e["id"] for e in out["evidence"] if "lighthouse" in e["text"]]
@@ -199,8 +203,9 @@ def test_long_context_fallback(run_graph, scripted, strategy, reply, falls_back)
     route = out["route"]
     assert route[-1] == "respond"
     assert route.count("generate") == 1
-    if falls_back:
-        assert route[-3:] == ["self_route", "long_context", "respond"]
+    if falls_back:  # the adaptive strategies check the long context's answer too
+        checked = ["ground"] if strategy.startswith("adaptive") else []
+        assert route[-3 - len(checked) :] == ["self_route", "long_context", *checked, "respond"]
         assert model.calls.count("long_context") == 1
         assert out["answer"] == "Amelie Kortsen" and out["status"] == "answered"
         assert out["citations"] and all(c["id"].startswith("L") for c in out["citations"])
@@ -208,7 +213,7 @@ def test_long_context_fallback(run_graph, scripted, strategy, reply, falls_back)
     else:
         assert "long_context" not in route and "long_context" not in model.calls
         assert route[-2:] == ["self_route", "respond"]
-        if "Amelie" in reply:
+        if reply is ANSWER:
             assert out["status"] == "answered"
         else:
             assert out["answer"] == "unanswerable" and out["status"] == "unanswerable"

@@ -187,7 +187,17 @@ def test_reported_usage_is_taken_as_is(run_graph, scripted):
 # -- sync and async -----------------------------------------------------------------------------
 
 
-MODEL_NODES = {"analyze", "split_question", "reason_step", "extract", "cot", "filter", "generate", "long_context"}
+MODEL_NODES = {
+    "analyze",
+    "split_question",
+    "reason_step",
+    "extract",
+    "cot",
+    "filter",
+    "generate",
+    "long_context",
+    "ground",
+}
 
 
 def test_every_node_runs_sync_or_awaits_only_the_model():
@@ -293,6 +303,7 @@ def test_a_thread_starts_each_turn_afresh(graph_home, report):
         "cot",
         *["filter"] * n,
         "generate",
+        "ground",
         "self_route",
         "respond",
     ]

@@ -18,9 +18,10 @@ from longqa.llm.scripted import KIND_MARKERS
 from longqa.nodes.analyze import parse_analysis
 from longqa.nodes.reason_step import parse_step
 from longqa.nodes.split_question import parse_sub_questions
+from tests.replies import cited_answer
 
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
-ANSWER = "Amelie Kortsen\nSources: E1"
+ANSWER = cited_answer("Amelie Kortsen")  # cites the passage that says it, as the grounding check wants
 KINDS = [kind for kind, _ in KIND_MARKERS]
 
 
@@ -96,7 +97,7 @@ def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
         {
             "analyzer": analyzer_reply("extractive"),
             "filter": "I am not sure, maybe?",
-            "generator": lambda p: prompts.append(p) or ANSWER,
+            "generator": lambda p: prompts.append(p) or ANSWER(p),
         }
     )
     graph = build_graph().compile(checkpointer=InMemorySaver())
@@ -140,7 +141,7 @@ def test_parse_sub_questions():
 @pytest.mark.parametrize("reply", ["", "   \n\n", "-\n*\n1.\n??"], ids=["empty", "blank", "bullets-only"])
 def test_garbled_split_falls_back_to_the_question(run_graph, scripted, reply):
     question = "Which bridge is longer, the Verrin Bridge or the Osterby Bridge?"
-    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": reply, "generator": ANSWER})
+    name, _ = scripted({"analyzer": analyzer_reply("multi-source"), "splitter": reply})  # answers from its passages
     out = run_graph(question, model=name)
     assert out["route"].count("retrieve") == 1
     assert f"split_question: 1 sub-question(s): {question}" in out["trace"]

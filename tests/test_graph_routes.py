@@ -8,10 +8,13 @@ import re
 
 import pytest
 
+from tests.replies import cited_answer
+
 ADAPTIVE_HEAD = ["prepare", "retrieve_primary", "analyze", "organize"]
-TAIL = ["generate", "self_route", "respond"]
+TAIL = ["generate", "self_route", "respond"]  # the papers' baselines
+GROUNDED_TAIL = ["generate", "ground", "self_route", "respond"]  # the adaptive strategies check their answers
 KEEPER_Q = "Who is the lighthouse keeper of Port Verrin?"
-ANSWER = "Amelie Kortsen\nSources: E1"
+ANSWER = cited_answer("Amelie Kortsen")  # cites the passage that says it, as the grounding check wants
 
 
 def analyzer_reply(qtype: str, evidence: str = "yes", pattern: str = "same") -> str:
@@ -31,6 +34,10 @@ REASON_NEXT = (
 REASON_DONE = (
     "### Evidence: Amelie Kortsen was born in Haldane. ### Next-Query: None ### Answer: The answer is: Haldane"
 )
+# the keeper question answered at the first hop, from the passage the first hop finds
+REASON_DONE_KEEPER = (
+    "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: None ### Answer: The answer is: Amelie Kortsen"
+)
 
 
 def answer_on_second_hop(prompt: str) -> str:
@@ -45,7 +52,7 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("extractive", "yes", "same"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *GROUNDED_TAIL],
         150,
     ),
     (
@@ -53,7 +60,7 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("extractive", "no", "exact"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *GROUNDED_TAIL],
         256,
     ),
     (
@@ -61,7 +68,7 @@ ADAPTIVE_CASES = [
         "adaptive",
         ("extractive", "yes", "semantic"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "cot", *filters(out), *GROUNDED_TAIL],
         150,
     ),
     (
@@ -69,7 +76,7 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("arithmetic", "yes", "exact"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL],
         150,
     ),
     (
@@ -77,7 +84,7 @@ ADAPTIVE_CASES = [
         "adaptive",
         ("arithmetic", "no", "semantic"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL],
         256,
     ),
     (
@@ -85,7 +92,7 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("summarizing", "yes", "semantic"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *GROUNDED_TAIL],
         150,
     ),
     (
@@ -93,7 +100,7 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("summarizing", "no", "semantic"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "extract", *GROUNDED_TAIL],
         400,
     ),
     (
@@ -109,7 +116,7 @@ ADAPTIVE_CASES = [
             "process_context",
             "cot",
             *filters(out),
-            *TAIL,
+            *GROUNDED_TAIL,
         ],
         150,
     ),
@@ -127,7 +134,7 @@ ADAPTIVE_CASES = [
             "process_context",
             "cot",
             *filters(out),
-            *TAIL,
+            *GROUNDED_TAIL,
         ],
         256,
     ),
@@ -136,8 +143,8 @@ ADAPTIVE_CASES = [
         "multi-bridge-hop1",
         "adaptive-precise",
         ("multi-bridge", "yes", "same"),
-        {"reasoner": REASON_DONE},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", *TAIL],
+        {"reasoner": REASON_DONE_KEEPER},
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", *GROUNDED_TAIL],
         150,
     ),
     (
@@ -145,7 +152,15 @@ ADAPTIVE_CASES = [
         "adaptive-precise",
         ("multi-bridge", "no", "exact"),
         {"reasoner": answer_on_second_hop},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "retrieve", "reason_step", "process_context", *TAIL],
+        lambda out: [
+            *ADAPTIVE_HEAD,
+            "retrieve",
+            "reason_step",
+            "retrieve",
+            "reason_step",
+            "process_context",
+            *GROUNDED_TAIL,
+        ],
         256,
     ),
     # no answer and no next query: the loop ends, the extractor and the generator take over
@@ -154,7 +169,7 @@ ADAPTIVE_CASES = [
         "adaptive",
         ("multi-bridge", "yes", "same"),
         {"reasoner": "### Evidence: nothing useful ### Next-Query: None ### Answer: None"},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", "extract", *TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "reason_step", "process_context", "extract", *GROUNDED_TAIL],
         150,
     ),
 ]
@@ -168,7 +183,8 @@ ADAPTIVE_CASES = [
 @pytest.mark.parametrize("selection", ["budget", "k"])
 def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected, granularity, selection):
     qtype, evidence, pattern = forced
-    name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), "generator": ANSWER, **replies})
+    # the scripted generator answers from the passages it is shown, so the grounding check accepts it
+    name, model = scripted({"analyzer": analyzer_reply(qtype, evidence, pattern), **replies})
     # OkraLong's routes as the paper draws them: no question budget (tests/test_budget.py has its own)
     out = run_graph(KEEPER_Q, model=name, strategy=strategy, selection=selection, question_budget=0)
     if selection == "budget":  # the granularity grows with absent evidence under OkraLong's fixed k only
@@ -258,7 +274,7 @@ def test_the_evidence_budget_reaches_the_retrieval(run_graph, scripted):
 def test_scripted_extractor_quotes_the_document_not_the_question(run_graph, scripted):
     prompts: list[str] = []
     name, model = scripted(
-        {"analyzer": analyzer_reply("summarizing"), "generator": lambda p: prompts.append(p) or ANSWER}
+        {"analyzer": analyzer_reply("summarizing"), "generator": lambda p: prompts.append(p) or ANSWER(p)}
     )
     out = run_graph(KEEPER_Q, model=name)
     assert "extractor" in model.calls

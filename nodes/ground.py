@@ -1,0 +1,83 @@
+"""ground: is the answer supported by the passages it cites? (Our addition to the three papers,
+issue 34: a model that never declines would otherwise send invented answers out with citations.)
+
+First the lexical check (llm/grounding.py: the answer's numbers, names and content words in the
+cited passages, no model). Where it is unsure, one short structured yes/no call asks the model,
+when the question budget can pay for it. The verdict goes to the state; `self_route` treats an
+unsupported answer as Self-Route treats "unanswerable": the long-context fallback where the plan
+allows it, else the honest answer that the documents do not say, with the evidence."""
+
+from __future__ import annotations
+
+from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+
+from longqa.contracts.budget import allowance
+from longqa.contracts.plan import plan_of
+from longqa.contracts.settings import Settings, settings_of
+from longqa.contracts.state import Evidence, Grounding, State
+from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.budget import fit
+from longqa.llm.calls import LLMError
+from longqa.llm.grounding import lexical_support
+from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.parsing import parse_bool
+from longqa.prompts import grounding
+
+SUPPORT_SCHEMA = {
+    "type": "object",
+    "properties": {"supported": {"type": "boolean"}},
+    "required": ["supported"],
+    "additionalProperties": False,
+}
+SUPPORT_MAX_TOKENS = 12
+
+
+def support_prompt(question: str, answer: str, passages: list[Evidence]) -> str:
+    blocks = "\n\n".join(f"[{e['id']}] {e['text']}" for e in passages)
+    return grounding.SUPPORT.format(passages=blocks, question=question, answer=answer)
+
+
+@model_node
+def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
+    settings = settings_of(runtime)
+    plan = plan_of(state)
+    answer = state.get("answer")
+    if not plan.ground or not answer or is_unanswerable(answer) or state.get("status") == "error":
+        return {"grounding": None}
+    cited: list[Evidence] = state.get("citations") or []
+    computed = bool((state.get("analysis") or {}).get("question_type") == "arithmetic")
+    found = lexical_support(answer, [e["text"] for e in cited], state["question"], computed=computed)
+    verdict = Grounding(
+        answer=answer, verdict=found.verdict, share=round(found.share, 3), method="lexical", missing=found.missing[:12]
+    )
+    trace = f"ground: {found.verdict} by its words ({found.share:.0%} of {found.checked} found in the cited passages)"
+    if found.verdict != "unsure" or not cited:
+        return {"grounding": verdict, "trace": [trace]}
+    cap, scale = allowance(plan.question_budget, state.get("usage"))
+    passages = cited
+    if cap is not None:
+        passages, _ = fit(cited, lambda kept: support_prompt(state["question"], answer, kept), cap, _score, scale)
+        if not passages:
+            return {"grounding": verdict, "trace": [trace + "; the question budget leaves no room to ask the model"]}
+    try:
+        reply = yield ask(
+            settings,
+            "ground",
+            [HumanMessage(support_prompt(state["question"], answer, passages))],
+            max_tokens=SUPPORT_MAX_TOKENS,
+            schema=SUPPORT_SCHEMA,
+            allowance=cap,
+        )
+    except LLMError as e:
+        return {"grounding": verdict, "trace": [trace, f"ground: the model was not asked ({e}): the words decide"]}
+    supported = parse_bool(reply.text, key="supported")
+    if supported is None:
+        return {"grounding": verdict, "trace": [trace, f"ground: unreadable verdict {reply.text[:60]!r}"]}
+    label = "supported" if supported else "unsupported"
+    verdict = {**verdict, "verdict": label, "method": "model"}
+    return {"grounding": verdict, "trace": [trace, f"ground: the model judges the answer {label} by its passages"]}
+
+
+def _score(e: Evidence) -> float:
+    return e["score"]
