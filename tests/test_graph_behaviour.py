@@ -169,9 +169,8 @@ def test_filter_keeps_only_the_chunks_that_pass(run_graph, scripted):
     def judge(prompt: str) -> str:
         return json.dumps({"status": "lighthouse" in article_of(prompt)})
 
-    name, _ = scripted(
-        {"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": lambda p: prompts.append(p) or ANSWER(p)}
-    )
+    replies = {"analyzer": analyzer_reply("extractive"), "filter": judge}
+    name, _ = scripted({**replies, "generator": lambda p: prompts.append(p) or ANSWER(p)})
     out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
     passing = [e["id"] for e in out["evidence"] if "lighthouse" in e["text"]]
     assert 1 <= len(passing) < len(out["evidence"]), "the fixture needs passing and failing passages"
