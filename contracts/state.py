@@ -59,9 +59,10 @@ class Evidence(TypedDict):
 
 
 class Shown(Evidence):
-    """A passage or long-context span put in front of the model, and by which node."""
+    """A passage, chunk or long-context span put in front of the model, and by which node: every
+    model call that reads the documents says what it read (a step-wise hop's chunks included)."""
 
-    reader: Literal["generate", "long_context"]
+    reader: Literal["analyze", "reason_step", "cot", "filter", "extract", "generate", "ground", "long_context"]
 
 
 class Verdict(TypedDict):
@@ -315,8 +316,28 @@ def evidence_from_document(document: Document, id: str, sources: Mapping[str, st
     )
 
 
-def shown_by(reader: Literal["generate", "long_context"], evidence: list[Evidence]) -> list[Shown]:
+def shown_by(reader: str, evidence: list[Evidence]) -> list[Shown]:
+    """The passages one model call read, labelled with the node that read them."""
     return [Shown(**e, reader=reader) for e in evidence]
+
+
+def shown_hits(reader: str, hits: list[Hit], label: str) -> list[Shown]:
+    """Retrieved chunks one model call read (the analyzer's primary chunks, a hop's chunks), as
+    passages labelled `label`.1, `label`.2, ..."""
+    return [
+        Shown(
+            id=f"{label}.{i}",
+            doc_id=h["doc_id"],
+            source=h["source"],
+            start=h["start"],
+            end=h["end"],
+            text=h["text"],
+            score=h["score"],
+            query=h["query"],
+            reader=reader,
+        )
+        for i, h in enumerate(hits, 1)
+    ]
 
 
 def _empty(annotation: Any) -> Any:

@@ -18,7 +18,7 @@ _DECLINES = re.compile(
     r"(?:say|mention|state|contain|provide|specify|include|give|indicate|tell|answer|have)"
     r"|\b(?:cannot|can ?not|can't|could not|couldn't|unable to) (?:be )?(?:determine|determined|answer|answered|"
     r"find|found|tell|say|infer|inferred|know|known|identify|identified)"
-    rf"|\bno (?:relevant |specific |such |explicit )?(?:information|mention|data|details?|answer|indication)"
+    rf"|\bno (?:relevant |specific |such |explicit )?(?:information|mention|data|details?|indication)"
     r"|\b(?:not enough|insufficient) (?:information|context|evidence|data)"
     r"|\bi (?:do not|don't) know\b|\bthere is no (?:way|record)",
     re.IGNORECASE,

@@ -84,4 +84,5 @@ def oracle_settings(item: EvalItem, uid: str, settings: Settings) -> Settings | 
     register_model(name, lambda: model)
     # the first retrieval is the question itself; then one hop per gold step, and one to stop
     hops = max(settings.max_hops, len(oracle["queries"]) + 1)
-    return settings.model_copy(update={"model": name, "analyzer": "llm", "max_hops": hops})
+    # retrieval only: nothing it "answers" is an answer to ground
+    return settings.model_copy(update={"model": name, "analyzer": "llm", "max_hops": hops, "grounding": "off"})

@@ -207,7 +207,9 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
     plan = final.get("plan") or {}
     route = list(final.get("route") or [])
     read = final.get("shown") if settings.has_llm else final.get("evidence")
-    passages = [_passage(e, whole=e["text"] == item.context) for e in read or []]
+    # every passage any model call read (each hop, the analyzer's, the filter's...), each span once
+    distinct = {(e["doc_id"], e["start"], e["end"]): e for e in read or []}
+    passages = [_passage(e, whole=e["text"] == item.context) for e in distinct.values()]
     tokens, words = _evidence_size(passages, item.context)
     analysis = final.get("analysis") or {}
     return {

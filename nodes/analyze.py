@@ -18,7 +18,7 @@ from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
 from longqa.contracts.budget import ANALYZE_SHARE
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import State
+from longqa.contracts.state import State, shown_hits
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
@@ -120,6 +120,7 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
                 allowance=cap,
             )
             analysis = parse_analysis(reply.text)
+            update["shown"] = shown_hits("analyze", shown, "primary")
         except LLMError as e:
             analysis = analyze_local(question, hits)
             analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + (

@@ -21,7 +21,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Evidence, State, Verdict
+from longqa.contracts.state import Evidence, State, Verdict, shown_by
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
@@ -95,6 +95,7 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if not joint:
         return {
             "cot": reply.text.strip(),
+            "shown": shown_by("cot", shown),
             "trace": [f"cot: {len(reply.text.split())} words{cut}; checking {len(shown)} passage(s){left_out}"],
         }
     thought, cited = parse_joint(reply.text, {e["id"] for e in shown})
@@ -106,5 +107,6 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     return {
         "cot": thought or reply.text.strip(),
         "verdicts": verdicts,
+        "shown": shown_by("cot", shown),
         "trace": [f"cot: joint CoT + filter, {len(thought.split())} words{cut}; {note}{left_out}"],
     }

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Evidence, State
+from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import kept_evidence
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
@@ -71,6 +71,7 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     read_from = f" ({'; '.join(notes)})" if notes else ""
     return {
         "global_info": reply.text.strip() or None,
+        "shown": shown_by("extract", paragraphs),
         "trace": [
             f"extract: I_g of {len(reply.text.split())} words{cut} from {len(paragraphs)} paragraph(s){read_from}"
         ],

@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import FilterTask, State, Verdict
+from longqa.contracts.state import FilterTask, State, Verdict, shown_by
 from longqa.llm.budget import prompt_tokens
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
@@ -77,7 +77,7 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> ModelSteps:
         }
     keep = parse_bool(reply.text)
     verdict = Verdict(evidence_id=evidence["id"], keep=True if keep is None else keep, parsed=keep is not None)
-    out = {"verdicts": [verdict]}
+    out = {"verdicts": [verdict], "shown": shown_by("filter", [evidence])}
     if keep is None:
         out["trace"] = [f"filter {evidence['id']}: unparseable verdict {reply.text[:80]!r}; kept (safe default)"]
     return out

@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.budget import allowance
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Evidence, Grounding, State
+from longqa.contracts.state import Evidence, Grounding, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
@@ -76,7 +76,11 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         return {"grounding": verdict, "trace": [trace, f"ground: unreadable verdict {reply.text[:60]!r}"]}
     label = "supported" if supported else "unsupported"
     verdict = {**verdict, "verdict": label, "method": "model"}
-    return {"grounding": verdict, "trace": [trace, f"ground: the model judges the answer {label} by its passages"]}
+    return {
+        "grounding": verdict,
+        "shown": shown_by("ground", passages),
+        "trace": [trace, f"ground: the model judges the answer {label} by its passages"],
+    }
 
 
 def _score(e: Evidence) -> float:

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.budget import NOTE_TOKENS, allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Hit, State, Step
+from longqa.contracts.state import Hit, State, Step, shown_hits
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
@@ -126,5 +126,6 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         "hops": hop,
         "steps": [step],
         "draft": answer,
+        "shown": shown_hits("reason_step", hits, f"hop{hop}"),
         "trace": [f"reason_step: hop {hop}: {note}"],
     }

@@ -115,8 +115,12 @@ def test_shown_holds_the_passages_the_filter_kept_as_the_generator_saw_them(run_
     out = run_graph(KEEPER_Q, model=name, strategy="longrag")
     kept = [e for e in out["evidence"] if "keeper" in e["text"].lower()]
     assert 0 < len(kept) < len(out["evidence"]), "the filter dropped some passages"
-    assert [{k: v for k, v in s.items() if k != "reader"} for s in out["shown"]] == kept
-    assert {s["reader"] for s in out["shown"]} == {"generate"}
+    generated = [s for s in out["shown"] if s["reader"] == "generate"]
+    assert [{k: v for k, v in s.items() if k != "reader"} for s in generated] == kept
+    # every call that read the passages says so: the CoT read them all, each filter call its own, the
+    # extractor the paragraphs of those kept
+    assert {s["reader"] for s in out["shown"]} == {"cot", "filter", "extract", "generate"}
+    assert sorted(s["id"] for s in out["shown"] if s["reader"] == "filter") == sorted(e["id"] for e in out["evidence"])
     (prompt,) = prompts
     for passage in out["evidence"]:
         assert (passage["text"] in prompt) == (passage in kept)
