@@ -93,6 +93,11 @@ def add_eval_parser(subparsers: Any) -> None:
         help="shared data directory (default $LONGQA_SHARED_DATA or ../shared/data)",
     )
     c.add_argument("--file", type=Path, default=None, help="TAT-QA / papers source file (instead of --data-dir)")
+    c.add_argument(
+        "--unanswerable",
+        action="store_true",
+        help="ask each question over another item's document (one without its answer): gold 'unanswerable'",
+    )
     c.set_defaults(func=cmd_convert)
 
 
@@ -112,6 +117,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
     except (OSError, ValueError, KeyError) as e:
         print(f"longqa convert: error: {type(e).__name__}: {e}", file=sys.stderr)
         return 2
+    if args.unanswerable:
+        from .converters import unanswerable
+
+        records = unanswerable(records)
     n = write_jsonl(records, args.out)
     words = [r["length"] for r in records]
     mean = sum(words) / len(words) if words else 0

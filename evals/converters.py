@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from . import long_contexts as lc
 from .longbench import record
+from .metrics import normalize_answer
 
 HOTPOTQA_LABELS = {"bridge": "multi-bridge", "comparison": "multi-source"}
 TATQA_LABELS = {"arithmetic": "arithmetic", "count": "arithmetic", "span": "extractive", "multi-span": "extractive"}
@@ -183,6 +184,30 @@ def convert_papers(
                 )
             )
     return lc.select(records, n, seed)
+
+
+def unanswerable(records: list[dict]) -> list[dict]:
+    """Each question asked over the next record's document (the last over the first), where none of
+    its gold answers occurs in that document: a question the document cannot answer. The gold answer
+    becomes "unanswerable"; the record keeps `original_answers` and `unanswerable: true`."""
+    out = []
+    for i, asked in enumerate(records):
+        other = records[(i + 1) % len(records)]
+        if other["_id"] == asked["_id"] or any(
+            normalize_answer(a) and normalize_answer(a) in normalize_answer(other["context"]) for a in asked["answers"]
+        ):
+            continue
+        out.append(
+            {
+                **{k: v for k, v in other.items() if k not in ("_id", "input", "answers", "supporting")},
+                "_id": f"{asked['_id']}/over/{other['_id']}",
+                "input": asked["input"],
+                "answers": ["unanswerable"],
+                "original_answers": asked["answers"],
+                "unanswerable": True,
+            }
+        )
+    return out
 
 
 def convert(

@@ -66,6 +66,7 @@ def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: boo
         "estimated_usage": bool(totals.get("estimated")),
         "seconds": record.get("seconds", 0.0),
         "long_context": bool(record.get("long_context")),
+        "declined": record.get("status") == "unanswerable",
         "workflow": record.get("workflow"),
         "question_type": record.get("question_type"),
         "label": item.extra.get("label") or None,
@@ -154,6 +155,7 @@ def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[d
                         100.0 * sum(r["evidence_tokens"] for r, _ in both) / lc_evidence if lc_evidence else None
                     ),
                     "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
+                    "declined_pct": 100.0 * sum(r.get("declined", False) for r in runs) / n,
                     "answered_from_retrieval_pct": (
                         100.0 * sum(not r["long_context"] for r in fallback_runs) / len(fallback_runs)
                         if fallback_runs

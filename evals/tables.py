@@ -177,6 +177,7 @@ def markdown(report: dict[str, Any]) -> str:
         "strategy",
         "read long context %",
         "answered from retrieval %",
+        "declined %",
         "workflows",
         "analyzer question types",
         "agrees with label %",
@@ -190,6 +191,7 @@ def markdown(report: dict[str, Any]) -> str:
                     r["strategy"],
                     _f(r["long_context_pct"]),
                     _f(r["answered_from_retrieval_pct"]),
+                    _f(r.get("declined_pct")),
                     _counts(r["workflows"]),
                     _counts(r["question_types"]),
                     _f(r["label_agreement_pct"]),
@@ -201,8 +203,9 @@ def markdown(report: dict[str, Any]) -> str:
     out += [
         "",
         '"answered from retrieval": of the runs that produced an answer, those that did not go on to the '
-        "long context (Self-Route's answerable share). Labels are the datasets' own types mapped to OkraLong's "
-        "classes (evals/converters.py).",
+        'long context (Self-Route\'s answerable share). "declined": runs that ended unanswerable (the model '
+        "declined, or the grounding check found its answer unsupported). Labels are the datasets' own types "
+        "mapped to OkraLong's classes (evals/converters.py).",
         "",
     ]
     if report["retrieval_only"] and not report.get("oracle"):

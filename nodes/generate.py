@@ -137,6 +137,8 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
     answer, cited, named = split_citations(text, kept)
+    if not answer:
+        return _failed(f"generate: the reply names sources but gives no answer ({text[:80]!r})", kept, shown, trace)
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
     trace.append(

@@ -54,13 +54,16 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     else:
         status = "error"
     citations = state.get("citations") or ([] if has_llm else state.get("evidence") or [])
+    # a run never ends in error without saying why
+    empty = "no answer was produced (the model's reply was empty)"
+    error = state.get("error") or (empty if status == "error" else None)
     if status == "evidence-only":
         body = (
             f"Evidence only (no LLM configured): {len(citations)} passage(s) retrieved for the question; "
             "no answer was generated."
         )
     elif status == "error":
-        body = f"Error: {state.get('error') or 'no answer was produced'}"
+        body = f"Error: {error}"
     elif unsupported:
         declined = state["grounding"]["answer"]
         body = (
@@ -76,6 +79,7 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     model = f"{model} - {SCRIPTED_LABEL}" if scripted else model
     return {
         "answer": answer,
+        "error": error,
         "status": status,
         "citations": citations,
         "totals": usage_totals(state.get("usage") or [], (state.get("plan") or {}).get("question_budget")),
