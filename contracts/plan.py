@@ -43,6 +43,10 @@ class Plan(BaseModel):
     fallback: bool = Field(default=False, description="Self-Route: read the long context when unanswerable")
     allow_unanswerable: bool = Field(default=True, description="the generator may answer 'unanswerable'")
     ground: bool = Field(default=False, description="check the answer against its cited passages (nodes/ground.py)")
+    calculate: bool = Field(
+        default=False,
+        description="arithmetic: the model writes the expression, Python computes it (nodes/calculate.py)",
+    )
     max_hops: int = Field(default=4, description="most retrievals a step-wise run makes")
     question_budget: int | None = Field(
         default=None, description="input tokens all model calls of the question may spend (None: no limit)"
@@ -148,6 +152,12 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     without a model, a split or step-wise workflow becomes one direct retrieval."""
     strategy = strategy or settings.strategy
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
+    if the_plan.workflow != "long_context" and (
+        settings.calculator == "on"
+        or (settings.calculator == "auto" and is_adaptive(strategy) and analysis.question_type == "arithmetic")
+    ):
+        reason = "calculator: the model writes the arithmetic, Python computes it"
+        the_plan = the_plan.model_copy(update={"calculate": True, "reasons": [*the_plan.reasons, reason]})
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})

@@ -187,6 +187,21 @@ class Settings(BaseModel):
         default_factory=_env_choice("LONGQA_STRATEGY", "adaptive-precise", STRATEGIES),
         description="preset plan; adaptive ones use the analyzer + organizer",
     )
+    stepwise_answer: Literal["reasoner", "passages", "both"] = Field(
+        default="reasoner",
+        description=(
+            "step-wise route: 'reasoner' = the reasoner's answer is final and the generator (when the hops end "
+            "without one) reads its notes and the hops' passages; 'passages' = the generator always answers "
+            "from the hops' passages alone; 'both' = the generator always answers, from passages and notes"
+        ),
+    )
+    calculator: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description=(
+            "arithmetic questions: the model writes the expression over the passages' numbers and Python "
+            "computes it (nodes/calculate.py). auto = on for arithmetic questions of the adaptive strategies"
+        ),
+    )
     grounding: Literal["auto", "on", "off"] = Field(
         default="auto",
         description=(

@@ -62,7 +62,9 @@ class Shown(Evidence):
     """A passage, chunk or long-context span put in front of the model, and by which node: every
     model call that reads the documents says what it read (a step-wise hop's chunks included)."""
 
-    reader: Literal["analyze", "reason_step", "cot", "filter", "extract", "generate", "ground", "long_context"]
+    reader: Literal[
+        "analyze", "reason_step", "cot", "filter", "extract", "calculate", "generate", "ground", "long_context"
+    ]
 
 
 class Verdict(TypedDict):
@@ -77,8 +79,17 @@ class Grounding(TypedDict):
     answer: str  # the answer checked (kept when the run declines it)
     verdict: Literal["supported", "unsupported", "unsure"]
     share: float  # of the answer's content words found in the cited passages
-    method: Literal["lexical", "model"]  # who decided: the words, or the model asked where they were unsure
+    # who decided: the words, the model asked where they were unsure, or the calculator's cited operands
+    method: Literal["lexical", "model", "computed"]
     missing: list[str]  # the answer's numbers and words the passages do not hold
+
+
+class Calculation(TypedDict):
+    """The calculator's work (nodes/calculate.py): the model's expression, its value, the answer."""
+
+    expression: str
+    value: float
+    answer: str
 
 
 class Step(TypedDict):
@@ -152,6 +163,7 @@ class OutputState(TypedDict, total=False):
     plan / analysis: the organizer's plan and the analyzer's characterisation, as data;
     route: the nodes in the order they ran; usage: one record per model call attempt; totals: their sum
     and cost (input + 4 x output) against the question budget; model: which model answered;
+    calculation: the expression the model wrote and Python computed, for an arithmetic answer;
     grounding: the check of the answer against its cited passages (an unsupported one is declined);
     error: why the run ended without an answer; skipped: files of a folder that could not be read;
     trace: one line per decision; long_context_selection: what the long-context reader chose to read;
@@ -169,6 +181,7 @@ class OutputState(TypedDict, total=False):
     usage: Ledger
     totals: Usage
     model: str | None
+    calculation: Calculation | None
     grounding: Grounding | None
     error: str | None
     skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed

@@ -8,6 +8,7 @@ organize ─┬─ Send(retrieve) for the question ─────────�
           ├─ Send(retrieve) ⇄ reason_step (≤ max_hops) ───────┤        (stepwise)
           └─ long_context                                    │        (lc)
 process_context ←──────────────────────────────────────────────┘
+  ├─ (plan.calculate) calculate: the model's expression, computed ─┐ (a result: the answer, to generate)
   ├─ cot ─┬─ (per-chunk) Send(filter) per passage ─┐
   │       └─ (joint: cot judged them) ─────────────┤
   ├─────────────────────────────────────────────────┴─ extract (the survivors) ─┐
@@ -34,6 +35,7 @@ from longqa.contracts.state import FilterTask, InputState, OutputState, Retrieve
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.graph.node import as_node, ended
 from longqa.nodes.analyze import analyze
+from longqa.nodes.calculate import calculate
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
 from longqa.nodes.filter import filter_chunk, judgements
@@ -85,7 +87,14 @@ AFTER_ORGANIZE = {
 AFTER_SPLIT = {"per sub-question": "retrieve", "failed": "respond"}
 AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "error": "respond"}
 AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context", "failed": "respond"}
-AFTER_CONTEXT = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "evidence only": "respond"}
+AFTER_CONTEXT = {
+    "calculate": "calculate",
+    "CoT filter": "cot",
+    "extract I_g": "extract",
+    "answer": "generate",
+    "evidence only": "respond",
+}
+AFTER_CALCULATE = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
@@ -157,11 +166,26 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "f
     return [_task(state, next_query, plan, hop=state.get("hops", 0), share=plan.max_hops)]
 
 
-def after_context(state: State, runtime) -> Literal["CoT filter", "extract I_g", "answer", "evidence only"]:
-    """The perspectives run one after the other: the filter first, so the extractor reads only what
-    survived it."""
+def after_context(
+    state: State, runtime
+) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "evidence only"]:
+    """An arithmetic plan asks for the calculation first; the perspectives run one after the other:
+    the filter first, so the extractor reads only what survived it."""
     if state.get("error") or not settings_of(runtime).has_llm:
         return "evidence only"
+    if plan_of(state).calculate and not state.get("draft"):
+        return "calculate"
+    return _perspectives(state)
+
+
+def after_calculate(state: State) -> Literal["CoT filter", "extract I_g", "answer", "failed"]:
+    """A computed answer goes to the generator as a draft; without one the perspectives run as planned."""
+    if ended(state):
+        return FAILED
+    return _perspectives(state)
+
+
+def _perspectives(state: State) -> Literal["CoT filter", "extract I_g", "answer"]:
     plan = plan_of(state)
     if state.get("draft"):
         return "answer"
@@ -240,6 +264,7 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
         "extract": extract,
         "cot": cot,
         "filter": filter_chunk,
+        "calculate": calculate,
         "generate": generate,
         "ground": ground,
         "self_route": self_route,
@@ -260,6 +285,7 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
     builder.add_conditional_edges("retrieve", after_retrieve, AFTER_RETRIEVE)
     builder.add_conditional_edges("reason_step", after_reason, AFTER_REASON)
     builder.add_conditional_edges("process_context", after_context, AFTER_CONTEXT)
+    builder.add_conditional_edges("calculate", after_calculate, AFTER_CALCULATE)
     builder.add_conditional_edges("extract", then("generate"), {"generate": "generate", FAILED: "respond"})
     builder.add_conditional_edges("cot", after_cot, AFTER_COT)
     builder.add_conditional_edges("filter", after_filter, AFTER_FILTER)

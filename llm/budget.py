@@ -87,6 +87,7 @@ def overheads(question: str, history: Sequence[str] = ()) -> Overheads:
         count(longrag.GENERATOR)
         + count(generation.EVIDENCE_HEADER)
         + count(generation.CITE_INSTRUCTION)
+        + count(generation.DATA_NOTE)
         + count(self_route.UNANSWERABLE_CLAUSE)
         + count(generation.GLOBAL_INFO_HEADER)
         + count(generation.REASONING_HEADER)

@@ -15,7 +15,8 @@ Contract per prompt kind (recognised by the longest literal run of its template 
   the question;
 - generator / long context: the best-overlapping sentence, or "unanswerable" when none shares
   >= 2 content words (only where the prompt allows that answer), plus "Sources: E<n>";
-- grounding: {"supported": true} when at least half the answer's content words are in the passages.
+- grounding: {"supported": true} when at least half the answer's content words are in the passages;
+- calculator: {"expression": "none"} (a test scripts the expression it wants).
 `replies` overrides any kind with a fixed string or a function of the prompt text.
 """
 
@@ -33,7 +34,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
 
-from longqa.prompts import grounding, longrag, okralong, self_route
+from longqa.prompts import arithmetic, grounding, longrag, okralong, self_route
 from longqa.retrieval.bm25 import bm25_tokens
 
 LABEL = "scripted (offline test model, not a real LLM)"
@@ -58,6 +59,7 @@ KIND_MARKERS: list[tuple[str, str]] = [
         ("cot", longrag.COT),
         ("extractor", longrag.EXTRACTOR),
         ("grounding", grounding.SUPPORT),
+        ("calculator", arithmetic.EXPRESSION),
         ("long_context", self_route.LONG_CONTEXT),
         ("generator", longrag.GENERATOR),
     ]
@@ -194,6 +196,9 @@ class ScriptedChatModel(BaseChatModel):
     def _generator(self, text: str, messages: list[BaseMessage]) -> str:
         question = _section(text, "Question:").split("\n")[0].strip()
         return self._answer(question, text.split("Question:")[0], "unanswerable" in text)
+
+    def _calculator(self, text: str, messages: list[BaseMessage]) -> str:
+        return json.dumps({"expression": "none", "sources": []})
 
     def _grounding(self, text: str, messages: list[BaseMessage]) -> str:
         passages = _section(text, "Passages:", "\nQuestion:")

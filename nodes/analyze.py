@@ -23,6 +23,7 @@ from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_dict
+from longqa.llm.passages import as_data
 from longqa.prompts import okralong
 
 # table 8's dictionary, constrained where the server can (llama.cpp, vLLM, OpenAI)
@@ -87,7 +88,9 @@ def parse_analysis(reply: str) -> Analysis:
 def _messages(hits: list, question: str) -> list:
     return [
         SystemMessage(okralong.ANALYZER_SYSTEM),
-        HumanMessage(okralong.ANALYZER_USER.format(context="\n\n".join(h["text"] for h in hits), question=question)),
+        HumanMessage(
+            okralong.ANALYZER_USER.format(context="\n\n".join(as_data(h["text"]) for h in hits), question=question)
+        ),
     ]
 
 

@@ -26,6 +26,7 @@ from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_dict
+from longqa.llm.passages import as_data
 from longqa.prompts import longrag
 
 
@@ -47,9 +48,9 @@ _LABEL = re.compile(r"\b[EP]\d+\b")
 
 def cot_prompt(evidence: list[Evidence], question: str, joint: bool) -> str:
     if joint:  # labelled, so the reply can name them
-        content = "\n\n".join(f"[{e['id']}] {e['text']}" for e in evidence)
+        content = "\n\n".join(f"[{e['id']}] {as_data(e['text'])}" for e in evidence)
         return longrag.JOINT_FILTER.format(content=content, question=question)
-    return longrag.COT.format(content="\n\n".join(e["text"] for e in evidence), question=question)
+    return longrag.COT.format(content="\n\n".join(as_data(e["text"]) for e in evidence), question=question)
 
 
 def parse_joint(reply: str, labels: set[str]) -> tuple[str, set[str] | None]:

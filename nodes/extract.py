@@ -17,6 +17,7 @@ from longqa.contracts.verdicts import kept_evidence
 from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.passages import as_data
 from longqa.prompts import longrag
 
 
@@ -30,7 +31,7 @@ def surviving(paragraphs: list[Evidence], kept: list[Evidence]) -> list[Evidence
 
 
 def extract_prompt(paragraphs: list[Evidence], question: str) -> str:
-    return longrag.EXTRACTOR.format(content="\n\n".join(p["text"] for p in paragraphs), question=question)
+    return longrag.EXTRACTOR.format(content="\n\n".join(as_data(p["text"]) for p in paragraphs), question=question)
 
 
 @model_node

@@ -19,6 +19,7 @@ from longqa.llm.budget import prompt_tokens
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_bool
+from longqa.llm.passages import as_data
 from longqa.prompts import longrag
 
 # table 17's {"status": True/False}, constrained where the server can (llama.cpp, vLLM, OpenAI)
@@ -31,7 +32,7 @@ VERDICT_SCHEMA = {
 
 
 def filter_prompt(task: FilterTask) -> str:
-    return longrag.FILTER.format(content=task["evidence"]["text"], question=task["question"], cot=task["cot"])
+    return longrag.FILTER.format(content=as_data(task["evidence"]["text"]), question=task["question"], cot=task["cot"])
 
 
 def judgements(state: State) -> list[FilterTask]:

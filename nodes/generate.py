@@ -20,6 +20,7 @@ from longqa.llm.calls import LLMError
 from longqa.llm.citations import split_sources
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
+from longqa.llm.passages import as_data, source_name
 from longqa.prompts import generation, longrag, self_route
 
 _FIXED = fixed_text(
@@ -29,6 +30,7 @@ _FIXED = fixed_text(
     generation.EVIDENCE_HEADER,
     generation.REASONING_HEADER,
     generation.CITE_INSTRUCTION,
+    generation.DATA_NOTE,
     self_route.UNANSWERABLE_CLAUSE,
 )
 _HEADERS = re.compile(generation.ECHO_HEADERS)
@@ -59,9 +61,10 @@ def build_prompt(
     if steps:
         lines = "\n".join(f"- {s['evidence']}" for s in steps if s["evidence"])
         parts.append(generation.REASONING_HEADER.format(steps=lines))
-    blocks = "\n\n".join(f"[{e['id']}] ({e['source']})\n{e['text']}" for e in evidence)
+    blocks = "\n\n".join(f"[{e['id']}] ({source_name(e['source'])})\n{as_data(e['text'])}" for e in evidence)
     parts.append(generation.EVIDENCE_HEADER.format(evidence=blocks))
     extra = (" " + self_route.UNANSWERABLE_CLAUSE if allow_unanswerable else "") + "\n" + generation.CITE_INSTRUCTION
+    extra += " " + generation.DATA_NOTE
     return longrag.GENERATOR.format(content="".join(parts), extra=extra, question=question)
 
 
@@ -75,21 +78,26 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     evidence = state.get("evidence") or []
-    if state.get("draft"):
+    # the step-wise reasoner's answer is final unless the generator is to answer from the hops' passages
+    reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
+    if state.get("draft") and (reasoner_decides or state.get("calculation")):
+        computed = state.get("calculation")
         return {
             "answer": state["draft"],
-            "citations": evidence,
-            "trace": ["generate: the step-wise reasoner's answer"],
+            "citations": (state.get("citations") if computed else None) or evidence,
+            "trace": ["generate: the calculator's answer" if computed else "generate: the step-wise reasoner's answer"],
         }
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
     trace = [note] if note else []
+
+    steps = [] if settings.stepwise_answer == "passages" else state.get("steps") or []
 
     def render(passages: list[Evidence]) -> str:
         return build_prompt(
             state["question"],
             passages,
             state.get("global_info"),
-            state.get("steps") or [],
+            steps,
             plan.allow_unanswerable,
             state.get("history"),
         )
@@ -97,7 +105,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     cap, scale = allowance(plan.question_budget, state.get("usage"))
     if cap is not None:  # what is left of the question budget: the best passages that fit it
         fitting, size = fit(kept, render, cap, lambda e: e["score"], scale)
-        notes = state.get("steps") or state.get("global_info")  # an answer may come from these alone
+        notes = steps or state.get("global_info")  # an answer may come from these alone
         if kept and not fitting and not notes:  # one passage larger than what is left (a whole table): its start
             best = max(kept, key=lambda e: e["score"])
             # the tokens left beside the prompt with this passage's label and no text

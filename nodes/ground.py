@@ -22,6 +22,7 @@ from longqa.llm.calls import LLMError
 from longqa.llm.grounding import lexical_support
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import parse_bool
+from longqa.llm.passages import as_data
 from longqa.prompts import grounding
 
 SUPPORT_SCHEMA = {
@@ -34,7 +35,7 @@ SUPPORT_MAX_TOKENS = 12
 
 
 def support_prompt(question: str, answer: str, passages: list[Evidence]) -> str:
-    blocks = "\n\n".join(f"[{e['id']}] {e['text']}" for e in passages)
+    blocks = "\n\n".join(f"[{e['id']}] {as_data(e['text'])}" for e in passages)
     return grounding.SUPPORT.format(passages=blocks, question=question, answer=answer)
 
 
@@ -46,6 +47,13 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if not plan.ground or not answer or is_unanswerable(answer) or state.get("status") == "error":
         return {"grounding": None}
     cited: list[Evidence] = state.get("citations") or []
+    calculation = state.get("calculation")
+    if calculation and calculation["answer"] == answer:  # its operands were checked in the cited passages
+        verdict = Grounding(answer=answer, verdict="supported", share=1.0, method="computed", missing=[])
+        return {
+            "grounding": verdict,
+            "trace": [f"ground: computed from the cited passages' numbers ({calculation['expression']})"],
+        }
     computed = bool((state.get("analysis") or {}).get("question_type") == "arithmetic")
     found = lexical_support(answer, [e["text"] for e in cited], state["question"], computed=computed)
     verdict = Grounding(

@@ -20,6 +20,7 @@ from longqa.llm.endpoint import count_tokens
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.models import context_window, speaks_openai
 from longqa.llm.parsing import fixed_text, read_answer
+from longqa.llm.passages import as_data
 from longqa.prompts import self_route
 from longqa.retrieval.tokens import default_counter
 from longqa.services.stores import searcher_for
@@ -138,7 +139,7 @@ def _shrunk(budget: int, counted: int, room: int) -> int:
 
 
 def _prompt(spans: list[Evidence], question: str) -> str:
-    context = "\n\n".join(f"Passage {i}:\n{s['text']}" for i, s in enumerate(spans, 1))
+    context = "\n\n".join(f"Passage {i}:\n{as_data(s['text'])}" for i, s in enumerate(spans, 1))
     return self_route.LONG_CONTEXT.format(context=context, question=question)
 
 

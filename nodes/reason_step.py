@@ -17,6 +17,7 @@ from longqa.llm.budget import fit
 from longqa.llm.calls import LLMError
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
+from longqa.llm.passages import as_data
 from longqa.prompts import okralong
 from longqa.retrieval.tokens import default_counter
 
@@ -58,7 +59,7 @@ def _score(hit: Hit) -> float:
 def reasoner_messages(hits: list[Hit], earlier: str, question: str) -> list:
     """Table 10's prompt: the notes of the earlier hops, then this hop's chunks in document order."""
     ordered = sorted(hits, key=lambda h: (h["doc_id"], h["start"]))
-    context = (earlier + "\n" + "\n".join(h["text"] for h in ordered)).strip()
+    context = (earlier + "\n" + "\n".join(as_data(h["text"]) for h in ordered)).strip()
     return [
         SystemMessage(okralong.REASONER_SYSTEM),
         HumanMessage(okralong.REASONER_DEMO_USER),

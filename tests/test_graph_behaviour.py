@@ -280,3 +280,24 @@ def test_long_context_sends_the_whole_document_when_it_fits(run_graph, scripted,
     assert [(s["id"], s["start"], s["end"]) for s in out["citations"]] == [("L1", 0, len(report))]
     assert any("whole document" in line for line in out["trace"])
     assert out["answer"] == "Amelie Kortsen"
+
+
+@pytest.mark.parametrize(
+    ("reading", "generator_runs", "notes_shown"),
+    [("reasoner", False, None), ("passages", True, False), ("both", True, True)],
+)
+def test_who_answers_a_step_wise_question(run_graph, scripted, reading, generator_runs, notes_shown):
+    """stepwise_answer: the reasoner's answer is final, or the generator answers from the hops'
+    passages (with or without the reasoner's notes); chosen by measurement (evals/README.md)."""
+    prompts: list[str] = []
+    answer = cited_answer("Amelie Kortsen")
+    reasoner = "### Evidence: The keeper is Amelie Kortsen. ### Next-Query: None ### Answer: Amelie Kortsen"
+    replies = {"analyzer": analyzer_reply("multi-bridge"), "reasoner": reasoner}
+    name, model = scripted({**replies, "generator": lambda p: prompts.append(p) or answer(p)})
+    out = run_graph(KEEPER_Q, model=name, question_budget=0, stepwise_answer=reading)
+    assert ("generator" in model.calls) == generator_runs
+    assert out["answer"] == "Amelie Kortsen" and out["status"] == "answered"
+    if generator_runs:
+        (prompt,) = prompts
+        assert ("Reasoning steps so far" in prompt) == notes_shown
+        assert "The lighthouse keeper of Port Verrin is Amelie Kortsen." in prompt  # the hop's passage

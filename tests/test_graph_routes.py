@@ -74,9 +74,9 @@ ADAPTIVE_CASES = [
     (
         "arithmetic-yes",
         "adaptive-precise",
-        ("arithmetic", "yes", "exact"),
+        ("arithmetic", "yes", "exact"),  # the calculator asks first; no expression: the generator answers
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "calculate", *GROUNDED_TAIL],
         150,
     ),
     (
@@ -84,7 +84,7 @@ ADAPTIVE_CASES = [
         "adaptive",
         ("arithmetic", "no", "semantic"),
         {},
-        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL],
+        lambda out: [*ADAPTIVE_HEAD, "retrieve", "process_context", "calculate", *GROUNDED_TAIL],
         256,
     ),
     (
