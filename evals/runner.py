@@ -227,6 +227,9 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
         "long_context": "long_context" in route,
         "lc_how": final.get("long_context_selection"),
         "passages": passages,
+        # what the answer cites (its grounding is scored against these, evals/scoring.py)
+        "cited": [_passage(e, whole=e["text"] == item.context) for e in final.get("citations") or []],
+        "grounding": (final.get("grounding") or {}).get("verdict"),
         "evidence_tokens": tokens,
         "evidence_words": words,
     }

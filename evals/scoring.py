@@ -47,6 +47,15 @@ def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: boo
     found = units_found(passages, item.supporting) if item.supporting else []
     prediction = record.get("answer") or ""
     totals = record.get("totals") or {}
+    answered = record.get("status") == "answered" and bool(prediction)
+    cited = passage_texts(record.get("cited") or [], item.context)
+    # an answer is supported by its citations when its own words are there, or a gold answer is
+    supported = (
+        any(contains_answer(p, [prediction]) for p in cited)
+        or (checkable and any(contains_answer(p, item.answers) for p in cited))
+        if answered and "cited" in record
+        else None
+    )
     return {
         "id": item.id,
         "dataset": item.dataset,
@@ -67,6 +76,7 @@ def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: boo
         "seconds": record.get("seconds", 0.0),
         "long_context": bool(record.get("long_context")),
         "declined": record.get("status") == "unanswerable",
+        "supported_by_citations": supported,
         "workflow": record.get("workflow"),
         "question_type": record.get("question_type"),
         "label": item.extra.get("label") or None,
@@ -156,6 +166,7 @@ def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[d
                     ),
                     "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
                     "declined_pct": 100.0 * sum(r.get("declined", False) for r in runs) / n,
+                    "supported_pct": _rate([r.get("supported_by_citations") for r in runs])[0],
                     "answered_from_retrieval_pct": (
                         100.0 * sum(not r["long_context"] for r in fallback_runs) / len(fallback_runs)
                         if fallback_runs

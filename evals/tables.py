@@ -178,6 +178,7 @@ def markdown(report: dict[str, Any]) -> str:
         "read long context %",
         "answered from retrieval %",
         "declined %",
+        "answers supported by citations %",
         "workflows",
         "analyzer question types",
         "agrees with label %",
@@ -192,6 +193,7 @@ def markdown(report: dict[str, Any]) -> str:
                     _f(r["long_context_pct"]),
                     _f(r["answered_from_retrieval_pct"]),
                     _f(r.get("declined_pct")),
+                    _f(r.get("supported_pct")),
                     _counts(r["workflows"]),
                     _counts(r["question_types"]),
                     _f(r["label_agreement_pct"]),
@@ -204,8 +206,9 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         '"answered from retrieval": of the runs that produced an answer, those that did not go on to the '
         'long context (Self-Route\'s answerable share). "declined": runs that ended unanswerable (the model '
-        "declined, or the grounding check found its answer unsupported). Labels are the datasets' own types "
-        "mapped to OkraLong's classes (evals/converters.py).",
+        'declined, or the grounding check found its answer unsupported); "supported by citations": of the '
+        "answers given, those whose cited passages contain the answer's own text or a gold answer. Labels are "
+        "the datasets' own types mapped to OkraLong's classes (evals/converters.py).",
         "",
     ]
     if report["retrieval_only"] and not report.get("oracle"):

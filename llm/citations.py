@@ -27,6 +27,7 @@ _SOURCES_LINE = re.compile(r"^\s*sources?\s*[:\-–—].*", re.IGNORECASE | re.M
 _BRACKETED = re.compile(rf"[\[(]\s*(?P<ids>{_ID}(?:\s*[,;]\s*{_ID})*)\s*[\])]")
 _ID_RE = re.compile(_ID)
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
+_ANSWER_LABEL = re.compile(r"^\s*(?:final\s+)?answer\s*:\s*", re.IGNORECASE)
 
 
 def split_sources(reply: str) -> tuple[str, list[str]]:
@@ -44,4 +45,5 @@ def split_sources(reply: str) -> tuple[str, list[str]]:
         text = text[: line.start()]
     text = _BRACKETED.sub(take, _LABELLED.sub(take, text))
     answer = _SPACE_BEFORE_PUNCT.sub(r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+    answer = _ANSWER_LABEL.sub("", answer, count=1).strip()  # the form the generator is asked for
     return answer, list(dict.fromkeys(ids))

@@ -6,9 +6,12 @@ HISTORY_HEADER = "Conversation so far:\n{history}\n\n"
 GLOBAL_INFO_HEADER = "Global information (extracted from the source paragraphs):\n{global_info}\n\n"
 EVIDENCE_HEADER = "Retrieved passages:\n{evidence}"
 REASONING_HEADER = "Reasoning steps so far:\n{steps}\n\n"
+# measured with Qwen2.5-Coder-0.5B-Instruct on 3 HotpotQA items (rag): the earlier wording ('After the
+# answer, on a new last line, write "Sources:" ...') got a bare "Sources: E1, E3" and no answer on 1 of 3;
+# this form answered all 3
 CITE_INSTRUCTION = (
-    'After the answer, on a new last line, write "Sources:" followed by the ids of the passages '
-    'you used, e.g. "Sources: E1, E3".'
+    "Reply in exactly this form:\nAnswer: <the answer, in a few words>\n"
+    "Sources: <the ids of the passages you used, e.g. E1, E3>"
 )
 
 # our addition: passages are data (llm/passages.py makes text that imitates this prompt harmless)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 #   bash scripts/dev.sh demo   - set up, then run the main job on the bundled sample document
-#   bash scripts/dev.sh test   - set up (and install Debian's postgresql where missing), then lint
-#                                (ruff check, ruff format --check) and run the test suite
+#   bash scripts/dev.sh test   - set up (install Debian's postgresql where missing, and build the real-model
+#                                tier's llama.cpp server and its two Qwen models where missing, cached
+#                                outside the repository), then lint (ruff check, ruff format --check) and
+#                                run the test suite
 #   bash scripts/dev.sh local-model [start|install|status|stop] - a real tiny model behind llama.cpp's
 #                                OpenAI-compatible server, installed outside the repository (scripts/local_model.sh)
 # Set-up creates .venv and installs torch==2.13.0 (CPU build) *before* anything that depends on
@@ -39,6 +41,15 @@ postgres() {
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 }
 
+# The real-model tier (tests/test_real_model.py) runs the instruct models the README offers behind llama.cpp's
+# server: built and downloaded once per machine (scripts/local_model.sh; ~14 CPU-minutes the first time).
+local_models() {
+  local m
+  for m in qwen-0.5b qwen-1.5b; do
+    LONGQA_LOCAL_MODEL=$m bash scripts/local_model.sh install
+  done
+}
+
 case "${1:-}" in
   demo)
     setup
@@ -50,6 +61,7 @@ case "${1:-}" in
   test)
     setup
     postgres
+    local_models
     shift
     .venv/bin/ruff check .
     .venv/bin/ruff format --check .

