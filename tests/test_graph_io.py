@@ -201,6 +201,7 @@ MODEL_NODES = {
     "generate",
     "long_context",
     "ground",
+    "calculate",
 }
 
 
