@@ -97,6 +97,13 @@ class BoundedReader:
                 else:
                     worker.stop()
 
+    def start(self) -> BoundedReader:
+        """Start a worker now: it imports the readers while the caller walks folders and opens
+        the library, so the first file does not wait for it."""
+        if self.limits.isolated and self._idle.empty():
+            self._idle.put(_Worker(self.limits.memory_mb))
+        return self
+
     def close(self) -> None:
         """Stop the idle workers (a busy one stops when its read returns)."""
         while True:
@@ -159,7 +166,7 @@ def reader_for(limits: ReadLimits) -> BoundedReader:
     """The process-wide reader for these limits (its workers are kept between runs)."""
     with _readers_lock:
         if limits not in _readers:
-            _readers[limits] = BoundedReader(limits)
+            _readers[limits] = BoundedReader(limits).start()
         return _readers[limits]
 
 
