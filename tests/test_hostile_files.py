@@ -188,9 +188,10 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path):
     (folder / "evil\nadded: forged.md").write_text("A file whose name holds a newline.", "utf-8")
     (folder / "bomb.docx").write_bytes(b"PK\x03\x04 not really a zip")
     (folder / "bad\rname\x1b[31m.docx").write_bytes(b"not a zip either")
+    build.sparse_text(folder / "big.txt", 2)  # over the --set max_file_mb=1
     home = tmp_path / "home"
     done = subprocess.run(
-        [sys.executable, "-m", "longqa.cli", "--home", str(home), "index", str(folder), "-q"],
+        [sys.executable, "-m", "longqa.cli", "--home", str(home), "index", str(folder), "-q", "--set", "max_file_mb=1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -201,4 +202,7 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path):
     assert any(line.endswith("docs/evil\\nadded: forged.md") and line.startswith("added: ") for line in lines), lines
     assert any(line.startswith("skipped: ") and "bad\\rname\\x1b[31m.docx: " in line for line in lines), lines
     assert not any("\r" in line or "\x1b" in line for line in lines)
+    assert any(
+        line.startswith("skipped: ") and "big.txt: too large (2,097,152 bytes > 1,048,576" in line for line in lines
+    )
     assert printable_name("a\nb\u2028c\x9bd") == "a\\nb\\u2028c\\x9bd"
