@@ -18,7 +18,9 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
 from longqa.retrieval import IndexSettings
+from longqa.retrieval.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOUT_S, ReadLimits
 from longqa.retrieval.config import default_home
+from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
 from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
 
 Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive", "adaptive-precise"]
@@ -34,6 +36,9 @@ SERVER_LOCKED = (
     "base_url",
     "api_key_env",
     "max_words",
+    "read_timeout_s",
+    "read_memory_mb",
+    "max_file_mb",
     "inline_keep_s",
     "postgres_uri",
 )
@@ -337,6 +342,23 @@ class Settings(BaseModel):
         default_factory=_env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
         description="refuse documents longer than this many words",
     )
+    read_timeout_s: float = Field(
+        default_factory=_env_float("LONGQA_READ_TIMEOUT_S", DEFAULT_READ_TIMEOUT_S),
+        gt=0,
+        le=86_400,
+        description="a file that takes longer to read is skipped with its reason (LONGQA_READ_TIMEOUT_S, seconds)",
+    )
+    read_memory_mb: int = Field(
+        default_factory=_env_int("LONGQA_READ_MEMORY_MB", DEFAULT_READ_MEMORY_MB, lowest=64),
+        ge=64,
+        description="a file whose reading needs more memory is skipped with its reason (LONGQA_READ_MEMORY_MB)",
+    )
+    max_file_mb: float = Field(
+        default_factory=_env_float("LONGQA_MAX_FILE_MB", DEFAULT_MAX_FILE_MB),
+        gt=0,
+        description="a larger file is skipped (found in a folder) or refused (named) before it is read "
+        "(LONGQA_MAX_FILE_MB)",
+    )
     inline_keep_s: float = Field(
         default_factory=_env_float("LONGQA_INLINE_KEEP_S", 86_400.0, lowest=0),
         ge=0,
@@ -373,6 +395,14 @@ class Settings(BaseModel):
             max_words=self.max_words,
             chunking=self.chunking,
         )
+
+    def read_limits(self) -> ReadLimits:
+        """The ceiling on reading one file."""
+        return ReadLimits(timeout_s=self.read_timeout_s, memory_mb=self.read_memory_mb, max_bytes=self.max_file_bytes)
+
+    @property
+    def max_file_bytes(self) -> int:
+        return int(self.max_file_mb * (1 << 20))
 
     @property
     def has_llm(self) -> bool:

@@ -104,8 +104,15 @@ def _scope(args: argparse.Namespace) -> dict:
     return {"collection": args.collection, "include": args.include or [], "exclude": args.exclude or []}
 
 
+def _index_settings(args: argparse.Namespace) -> Settings:
+    """Settings from `--set` (e.g. read_timeout_s, read_memory_mb, max_file_mb) and `--home`."""
+    values = dict(args.overrides)
+    check_names(values)
+    return Settings(**{**values, **({"home": args.home} if args.home else {})})
+
+
 def cmd_index(args: argparse.Namespace) -> int:
-    settings = Settings(**({"home": args.home} if args.home else {}))
+    settings = _index_settings(args)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
         opened = index_library({"documents": args.paths, **_scope(args)}, settings, args.granularity, progress)
@@ -127,7 +134,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    settings = Settings(**({"home": args.home} if args.home else {}))
+    settings = _index_settings(args)
     opened = open_library({"documents": args.paths, **_scope(args)}, settings)
     searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
     with EmbeddingProgress("embedding", not args.quiet) as progress:
@@ -215,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_scope_arguments(p, collection=False)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_set_argument(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
@@ -233,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    add_set_argument(p)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from .loaders import SUPPORTED_SUFFIXES, DocumentError, printable_name
 
-DEFAULT_MAX_FILE_BYTES = 512 * 1024 * 1024  # a larger file is skipped before anything reads it
+DEFAULT_MAX_FILE_MB = 256  # a larger file is skipped before anything reads it
+DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_FILE_MB << 20
 
 
 @dataclass(frozen=True)
@@ -129,10 +130,23 @@ def _reason_to_skip(file: Path, max_file_bytes: int) -> str:
     if not file.is_file():
         return "not a regular file"
     if st.st_size > max_file_bytes:
-        return f"too large ({st.st_size:,} bytes > {max_file_bytes:,})"
+        return _too_large_reason(st.st_size, max_file_bytes)
     if not os.access(file, os.R_OK):
         return "unreadable (permission denied)"
     return ""
+
+
+def too_large(file: Path, max_file_bytes: int) -> str:
+    """Why a file is too large to read, or "" (also when it cannot be stat'ed: the loader says why)."""
+    try:
+        size = file.stat().st_size
+    except (OSError, RuntimeError):
+        return ""
+    return _too_large_reason(size, max_file_bytes) if size > max_file_bytes and file.is_file() else ""
+
+
+def _too_large_reason(size: int, max_file_bytes: int) -> str:
+    return f"too large ({size:,} bytes > {max_file_bytes:,}; the max_file_mb limit)"
 
 
 def skipped_from(error: DocumentError) -> Skipped:

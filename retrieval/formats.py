@@ -7,11 +7,12 @@ an encrypted one, missing parts and zip bombs each raise `DocumentError` with th
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import unquote
 from xml.etree import ElementTree
@@ -21,6 +22,11 @@ from .loaders import DocumentError, html_to_text
 ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
 ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word
 MAX_ZIP_MEMBERS = 20_000
+DOCX_BASE_PARAGRAPHS = 50_000
+DOCX_BASE_ELEMENTS = 1_000_000
+DOCX_ELEMENTS_PER_WORD = 10
+MAX_PACKAGE_BYTES = 8 << 20  # an EPUB's package document (its manifest and spine) is parsed whole
+MAX_SPINE_ITEMS = 10_000  # a book of 10,000 chapters is already odd; a million (49 KB zipped) is a bomb
 _READ_BLOCK = 1 << 20
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _FONT_OBFUSCATION = {"http://www.idpf.org/2008/embedding", "http://ns.adobe.com/pdf/enc#RC"}
@@ -83,9 +89,11 @@ class _Budget:
     def __init__(self, path: Path, kind: str, limit: int):
         self.path, self.kind, self.limit, self.left = path, kind, limit, limit
 
-    def read(self, archive: zipfile.ZipFile, name: str, keep: bool = True) -> bytes:
+    def read(
+        self, archive: zipfile.ZipFile, name: str, keep: bool = True, feed: Callable[[bytes], None] | None = None
+    ) -> bytes:
         """One member, read in blocks so a bomb is stopped at the limit, not after it is inflated
-        (keep=False: only check that it reads, and count it)."""
+        (keep=False: only check that it reads, and count it; `feed` is given each block)."""
         try:
             info = archive.getinfo(name)
         except KeyError:
@@ -101,6 +109,8 @@ class _Budget:
                         )
                     if keep:
                         blocks.append(block)
+                    if feed is not None:
+                        feed(block)
         except DocumentError:
             raise
         except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as e:  # bad CRC, truncated, bad data
@@ -153,8 +163,10 @@ def read_docx(path: Path, max_words: int) -> str:
         # python-docx inflates every part; reading each once first turns a bad CRC or bad deflate
         # data into a reason naming the part, and holds the bytes read to the limit
         budget = _Budget(path, "DOCX", limit)
+        counter = _ElementCounter(path, max_words)
         for name in archive.namelist():
-            budget.read(archive, name, keep=False)
+            is_xml = name.lower().endswith((".xml", ".rels"))
+            budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
     document = _open_docx(path)
     blocks: list[str] = []
     words = 0
@@ -169,6 +181,61 @@ def read_docx(path: Path, max_words: int) -> str:
     except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:  # malformed XML python-docx trips on
         raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
     return "\n\n".join(blocks)
+
+
+def docx_element_limits(max_words: int) -> tuple[int, int]:
+    """The most paragraphs and XML elements a .docx may hold: tied to the word limit, generous
+    for Word's markup (a real document has a paragraph every few dozen words, and a handful of
+    elements a word), far below a bomb's millions of empty paragraphs."""
+    return DOCX_BASE_PARAGRAPHS + max_words // 4, DOCX_BASE_ELEMENTS + DOCX_ELEMENTS_PER_WORD * max_words
+
+
+class _ElementCounter:
+    """Counts the elements and paragraphs of a .docx's XML parts as they inflate, with expat
+    (which builds no tree), so a part of millions of empty paragraphs is refused before
+    python-docx builds its whole tree. A part expat cannot parse is left to python-docx to name."""
+
+    def __init__(self, path: Path, max_words: int):
+        self.path = path
+        self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
+        self.paragraphs = self.elements = 0
+
+    def part(self, name: str) -> Callable[[bytes], None]:
+        from xml.parsers import expat
+
+        parser = expat.ParserCreate(namespace_separator=" ")
+        parser.StartElementHandler = self._start
+        parser.EntityDeclHandler = self._entity
+        broken = False
+
+        def feed(block: bytes) -> None:
+            nonlocal broken
+            if not broken:
+                try:
+                    parser.Parse(block, False)
+                except expat.ExpatError:
+                    broken = True
+
+        return feed
+
+    def _start(self, tag: str, _attributes: object) -> None:
+        self.elements += 1
+        if tag.endswith(" p") or tag == "p":
+            self.paragraphs += 1
+            if self.paragraphs > self.max_paragraphs:
+                raise self._refused("paragraphs", self.max_paragraphs)
+        if self.elements > self.max_elements:
+            raise self._refused("XML elements", self.max_elements)
+
+    def _entity(self, *_args: object) -> None:
+        raise DocumentError(self.path, "corrupt DOCX: a part declares XML entities (refused)")
+
+    def _refused(self, what: str, limit: int) -> DocumentError:
+        return DocumentError(
+            self.path,
+            f"too many {what} in the DOCX (more than {limit:,}: a bomb?); "
+            "raise LONGQA_MAX_WORDS to allow a longer document",
+        )
 
 
 def _open_docx(path: Path):
@@ -187,15 +254,18 @@ def _open_docx(path: Path):
         raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
 
 
-def _docx_blocks(element, parent) -> Iterator[str]:
-    """Text blocks of a body (or of a content control inside it), in document order."""
+def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -> Iterator[str]:
+    """Text blocks of a body (or of a content control inside it), in document order. `levels`
+    caches each style's heading level: python-docx looks a style up in milliseconds (it scans
+    every style), which made a 30,000-paragraph document take minutes."""
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    levels = {} if levels is None else levels
     for child in element.iterchildren():
         name = _local(child.tag)
         if name == "p":
-            text = _docx_paragraph(Paragraph(child, parent))
+            text = _docx_paragraph(Paragraph(child, parent), levels)
             if text:
                 yield text
         elif name == "tbl":
@@ -203,14 +273,17 @@ def _docx_blocks(element, parent) -> Iterator[str]:
             if table:
                 yield table
         elif name in ("sdt", "sdtContent", "customXml"):  # content controls wrap ordinary blocks
-            yield from _docx_blocks(child, parent)
+            yield from _docx_blocks(child, parent, levels)
 
 
-def _docx_paragraph(paragraph) -> str:
+def _docx_paragraph(paragraph, levels: dict[str | None, int]) -> str:
     text = "\n".join(" ".join(line.split()) for line in paragraph.text.split("\n")).strip()
     if not text:
         return ""
-    level = _heading_level(paragraph)
+    style_id = paragraph._p.style  # the pStyle id, None for the default style
+    if style_id not in levels:
+        levels[style_id] = _heading_level(paragraph)
+    level = levels[style_id]
     return f"{'#' * level} {' '.join(text.split())}" if level else text
 
 
@@ -265,6 +338,7 @@ def read_epub(path: Path, max_words: int) -> str:
         budget = _Budget(path, "EPUB", zip_byte_limit(max_words))
         _check_mimetype(path, archive, budget)
         opf_name = _rootfile(path, archive, budget)
+        _refuse_large_package(path, archive, opf_name)
         chapters = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
         _refuse_drm(path, archive, budget, {name for name, _ in chapters})
         texts: list[str] = []
@@ -301,6 +375,18 @@ def _rootfile(path: Path, archive: zipfile.ZipFile, budget: _Budget) -> str:
     raise DocumentError(path, f"corrupt EPUB: {name} names no package document (rootfile)")
 
 
+def _refuse_large_package(path: Path, archive: zipfile.ZipFile, opf_name: str) -> None:
+    """zipfile stops a member at its declared size (a member that lies fails its CRC), so the
+    declared size bounds what parsing the package document costs."""
+    with contextlib.suppress(KeyError):  # a missing part: the budget's read names it
+        size = archive.getinfo(opf_name).file_size
+        if size > MAX_PACKAGE_BYTES:
+            raise DocumentError(
+                path,
+                f"too large an EPUB package document ('{opf_name}': {size:,} bytes > {MAX_PACKAGE_BYTES:,})",
+            )
+
+
 def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[str, str]]:
     """(zip member, media type) of each spine item that is a text document, in reading order."""
     base = posixpath.dirname(opf_name)
@@ -311,6 +397,8 @@ def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[st
             name = posixpath.normpath(posixpath.join(base, href)).lstrip("/")
             manifest[el.get("id", "")] = (name, el.get("media-type", ""))
     idrefs = [el.get("idref", "") for el in opf.iter() if _local(el.tag) == "itemref"]
+    if len(idrefs) > MAX_SPINE_ITEMS:
+        raise DocumentError(path, f"too many spine items in the EPUB ({len(idrefs):,} > {MAX_SPINE_ITEMS:,})")
     if not idrefs:
         raise DocumentError(path, f"corrupt EPUB: the package document '{opf_name}' has no spine")
     chapters = []
@@ -320,6 +408,7 @@ def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[st
         name, media_type = manifest[idref]
         if media_type in _HTML_TYPES or name.lower().endswith((".xhtml", ".html", ".htm")):
             chapters.append((name, media_type))
+    chapters = list(dict.fromkeys(chapters))  # a chapter the spine names again is read once
     if not chapters:
         raise DocumentError(path, "EPUB's spine holds no XHTML chapters")
     return chapters

@@ -37,6 +37,7 @@ MIN_EVIDENCE_BYTES = 64  # non-ASCII bytes needed before a detected legacy encod
 MAX_CHAOS = 0.2  # charset-normalizer's "mess" above which a decoding is refused as likely mojibake
 # C0 controls but tab, newline, form feed and carriage return; DEL; C1 controls
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # in a name: tab and newline too
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _READ_BLOCK = 1 << 20
 
@@ -45,7 +46,7 @@ class DocumentError(ValueError):
     """A document that cannot be loaded. The message names the file and the reason."""
 
     def __init__(self, source: str | Path, reason: str):
-        self.source = str(source)
+        self.source = printable_name(source)
         self.reason = reason
         super().__init__(f"{source}: {reason}")
 
@@ -56,7 +57,15 @@ def clean_text(text: str) -> str:
 
 
 def printable_name(name: str | Path) -> str:
-    """A file name as text that serialises: bytes that are not UTF-8 are shown as U+FFFD."""
+    """A file name as text that serialises and prints on one line: bytes that are not UTF-8 are
+    shown as U+FFFD, control characters escaped as Python writes them (a newline in a file name
+    must not forge an output line)."""
+    text = utf8_name(name)
+    return _ANY_CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if _ANY_CONTROL.search(text) else text
+
+
+def utf8_name(name: str | Path) -> str:
+    """A file name as valid UTF-8 text (undecodable bytes as U+FFFD), otherwise as it is: a key, not a display."""
     return str(name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
@@ -124,22 +133,24 @@ def document_from_text(
 
 def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
     """Stream the file in blocks, counting words as we go, so a huge file is refused before it
-    is held in memory; then decode as UTF-8, else Windows-1252 (logged), else refuse."""
+    is held in memory (and a NUL byte, a binary or sparse file, at the block it is in); then decode
+    as UTF-8, else Windows-1252 (logged), else refuse. Linear in the file's size: each block is
+    looked at once, however long its runs without spaces."""
     blocks: list[bytes] = []
     words = 0
+    wide = False  # UTF-16/32 text has NUL bytes
+    in_word = False  # the previous block ended inside a word: a word split across blocks counts once
     with path.open("rb") as f:
-        first = True
-        carry = b""
         while block := f.read(_READ_BLOCK):
-            if first:
+            if not blocks:
                 _refuse_binary(path, block)
-                first = False
+                wide = block.startswith(tuple(bom for bom, enc in _BOMS if enc != "utf-8-sig"))
+            if not wide and (nul := block.find(0)) >= 0:
+                offset = sum(map(len, blocks)) + nul
+                raise DocumentError(path, f"binary file (a NUL byte at offset {offset:,}); expected text")
             blocks.append(block)
-            # count words on whole-word boundaries so a word split across blocks counts once
-            data = carry + block
-            cut = max(data.rfind(b" "), data.rfind(b"\n"))
-            words += len(data[: cut + 1].split()) if cut >= 0 else 0
-            carry = data[cut + 1 :] if cut >= 0 else data
+            words += len(block.split()) - (in_word and not block[:1].isspace())
+            in_word = not block[-1:].isspace()
             if words > max_words:
                 raise DocumentError(
                     path,
@@ -198,7 +209,7 @@ def _decode_legacy(path: Path, raw: bytes, utf8_error: UnicodeDecodeError) -> tu
             f"undecodable bytes: not UTF-8 ({utf8_error.reason} at byte {utf8_error.start}) "
             f"nor clean {FALLBACK_ENCODING}{problem}; save it as UTF-8",
         )
-    log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", path, utf8_error.start, match.encoding)
+    log.warning("%s: not valid UTF-8 (byte %d); decoded as %s", printable_name(path), utf8_error.start, match.encoding)
     return str(match), match.encoding
 
 

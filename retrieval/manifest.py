@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from .documents import Document
 from .folders import Skipped
-from .loaders import load_document, printable_name
+from .loaders import load_document, utf8_name
 
 LIBRARY_FORMAT = 1
 
@@ -120,9 +120,16 @@ def valid_name(name: str) -> bool:
     return bool(name) and len(name) <= 128 and all(ch.isalnum() or ch in "-_." for ch in name) and name[0] != "."
 
 
-def file_members(files: Iterable[Path], max_words: int, name: Callable[[Path], str] = str) -> list[Member]:
-    """Members for files on disk, keyed by their resolved path (printable: a manifest is JSON) and
-    shown as `name(file)`. A file that cannot be resolved or stat'ed is left to the loader's error."""
+def file_members(
+    files: Iterable[Path],
+    max_words: int,
+    name: Callable[[Path], str] = str,
+    read: Callable[..., Document] = load_document,
+) -> list[Member]:
+    """Members for files on disk, keyed by their resolved path (valid UTF-8: a manifest is JSON),
+    shown as `name(file)` and loaded by `read(path, max_words=...)` (a `BoundedReader`'s, to hold
+    each file to a time and memory ceiling). A file that cannot be resolved or stat'ed is left to
+    the loader's error."""
     members = []
     for file in files:
         path = _resolved(file)
@@ -131,14 +138,14 @@ def file_members(files: Iterable[Path], max_words: int, name: Callable[[Path], s
             stat = (st.st_size, st.st_mtime_ns)
         except OSError:  # a symlink loop, a vanished file: load() says which
             stat = None
-        load = functools.partial(load_document, path, max_words=max_words)
+        load = functools.partial(read, path, max_words=max_words)
         members.append(Member(file_key(file), name(file), load, stat))
     return members
 
 
 def file_key(file: Path) -> str:
-    """A file's key in a manifest: its resolved path, printable (a manifest is JSON)."""
-    return printable_name(_resolved(file))
+    """A file's key in a manifest: its resolved path as valid UTF-8 (a manifest is JSON)."""
+    return utf8_name(_resolved(file))
 
 
 def _resolved(file: Path) -> Path:

@@ -14,6 +14,7 @@ from typing import Any
 
 from longqa.contracts.settings import Settings, running_as_server
 from longqa.retrieval import DocumentError, document_from_text
+from longqa.retrieval.bounded import reader_for
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
 from longqa.retrieval.library import Library, forget_unused
 from longqa.retrieval.loaders import printable_name
@@ -136,7 +137,8 @@ def index_library(
     if not found.files and not found.folders and not documents:
         raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
     library = library_for(store, name or _input_name(state, found, documents))
-    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings))
+    reader = reader_for(settings.read_limits())  # each file read under a time and memory ceiling
+    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), reader.load)
     name_of = {m.key: m.source for m in members}
     update = library.update(members + document_members(documents), granularities, progress=progress)
     named = {shown_name(str(f), settings) for f in found.named}
@@ -163,7 +165,7 @@ def index_library(
 
 def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:
     include, exclude = _patterns(state, "include"), _patterns(state, "exclude")
-    found = collect_files([allowed_path(p, settings) for p in _paths(state)], include, exclude)
+    found = collect_files([allowed_path(p, settings) for p in _paths(state)], include, exclude, settings.max_file_bytes)
     if settings.documents_root is not None:  # a link inside a folder may point anywhere: never read past the root
         root = Path(settings.documents_root).expanduser().resolve()
         outside = [f for f in found.files if f not in found.named and not _resolves_under(f, root)]

@@ -1,0 +1,241 @@
+"""Read each file under a time and memory ceiling, so one hostile file (a decompression bomb, a
+quadratic parse, a reader that hangs) is skipped with its reason and never stops or starves a run.
+
+Files are read in worker processes: each limits its own address space (`RLIMIT_AS`) to what it
+had when it started plus `memory_mb`, and a read that takes longer than `timeout_s` has its worker
+killed and replaced. Workers are kept between files, so the common case pays one round trip on a
+socket per file. Hand-written: `concurrent.futures.ProcessPoolExecutor` cannot kill one stuck task
+without breaking the whole pool, and `multiprocessing` re-imports the parent's `__main__` (a
+server, a script on stdin) in each worker; a worker here is `python -m longqa.retrieval.bounded`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from .documents import Document, Paragraph
+from .folders import DEFAULT_MAX_FILE_BYTES, too_large
+from .loaders import SUPPORTED_SUFFIXES, DocumentError, load_document, printable_name
+
+DEFAULT_READ_TIMEOUT_S = 60.0
+DEFAULT_READ_MEMORY_MB = 2048
+# plain text this small is read in-process: its reader is linear, so it is bounded by its size
+IN_PROCESS_TEXT_BYTES = 1 << 20
+_TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind == "text"}
+_PRELOAD = ("longqa.retrieval.formats", "bs4", "docx", "pypdf", "charset_normalizer")  # imported before a read
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """The ceiling on reading one file. `isolated=False` reads in this process, with no ceiling
+    (for measuring what the isolation costs)."""
+
+    timeout_s: float = DEFAULT_READ_TIMEOUT_S
+    memory_mb: int = DEFAULT_READ_MEMORY_MB
+    max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    isolated: bool = True
+
+
+class _Worker:
+    """One reader process and the parent's end of its socket."""
+
+    def __init__(self, memory_mb: int):
+        parent, child = socket.socketpair()
+        with child:
+            command = [sys.executable, "-m", __name__, str(child.fileno()), str(memory_mb)]
+            self.process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL)
+        self.conn = Connection(parent.detach())
+        self.healthy = True  # False from a request sent until its answer is read: else it is stopped
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        if self.alive():
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(5)
+
+
+class BoundedReader:
+    """Loads documents in a small pool of worker processes, each read held to `limits`. Safe to
+    share between threads: each read takes a worker of its own."""
+
+    def __init__(self, limits: ReadLimits = ReadLimits(), workers: int = 2):
+        self.limits = limits
+        self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
+        self._slots = threading.BoundedSemaphore(max(1, workers))
+
+    def load(self, path: str | Path, max_words: int) -> Document:
+        """The document, or `DocumentError` with the loader's reason, or that the read ran past
+        the time or memory ceiling, or that it is larger than `limits.max_bytes`."""
+        if reason := too_large(Path(path), self.limits.max_bytes):
+            raise DocumentError(path, reason)
+        if not self.limits.isolated or _small_text(Path(path)):
+            return load_document(path, max_words=max_words)
+        with self._slots:
+            worker = self._take()
+            try:
+                return self._ask(worker, Path(path), max_words)
+            finally:
+                # a worker killed, out of memory or interrupted mid-read (its late answer would be
+                # taken for the next file's) is stopped; the next read starts a fresh one
+                if worker.healthy:
+                    self._idle.put(worker)
+                else:
+                    worker.stop()
+
+    def start(self) -> BoundedReader:
+        """Start a worker now: it imports the readers while the caller walks folders and opens
+        the library, so the first file does not wait for it."""
+        if self.limits.isolated and self._idle.empty():
+            self._idle.put(_Worker(self.limits.memory_mb))
+        return self
+
+    def close(self) -> None:
+        """Stop the idle workers (a busy one stops when its read returns)."""
+        while True:
+            try:
+                self._idle.get_nowait().stop()
+            except queue.Empty:
+                return
+
+    def _take(self) -> _Worker:
+        while True:
+            try:
+                worker = self._idle.get_nowait()
+            except queue.Empty:
+                return _Worker(self.limits.memory_mb)
+            if worker.alive():
+                return worker
+            worker.stop()
+
+    def _ask(self, worker: _Worker, path: Path, max_words: int) -> Document:
+        shown = printable_name(path)
+        worker.healthy = False
+        try:
+            worker.conn.send((path, max_words))
+            if not worker.conn.poll(self.limits.timeout_s):
+                raise DocumentError(
+                    shown, f"reading timed out (took longer than {self.limits.timeout_s:g} s: the read_timeout_s limit)"
+                )
+            kind, value = worker.conn.recv()
+        except (EOFError, OSError):  # the worker died: killed by the kernel, a crash in a C library
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                worker.process.wait(5)
+            code = worker.process.returncode
+            died = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
+            raise DocumentError(shown, f"the reader crashed ({died}); the file may be malformed") from None
+        if kind == "memory":  # after a MemoryError its heap may be in any state: it is not kept
+            raise DocumentError(
+                shown,
+                f"reading ran out of memory (needs more than {self.limits.memory_mb:,} MB: the read_memory_mb limit)",
+            )
+        worker.healthy = True
+        if kind == "ok":
+            return _document(value)
+        raise DocumentError(value[0], value[1])
+
+
+_readers: dict[ReadLimits, BoundedReader] = {}
+_readers_lock = threading.Lock()
+
+
+def _small_text(path: Path) -> bool:
+    if path.suffix.lower() not in _TEXT_SUFFIXES:
+        return False
+    try:
+        return path.is_file() and path.stat().st_size <= IN_PROCESS_TEXT_BYTES  # not a FIFO, not /dev/zero
+    except (OSError, RuntimeError):
+        return False
+
+
+def reader_for(limits: ReadLimits) -> BoundedReader:
+    """The process-wide reader for these limits (its workers are kept between runs)."""
+    with _readers_lock:
+        if limits not in _readers:
+            _readers[limits] = BoundedReader(limits).start()
+        return _readers[limits]
+
+
+def _serve(conn: Connection, memory_mb: int) -> None:
+    """A worker: read the files it is sent, one at a time, under its address-space limit."""
+    import importlib
+
+    for module in _PRELOAD:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
+    _limit_memory(memory_mb)
+    while True:
+        try:
+            path, max_words = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            document = load_document(path, max_words=max_words)
+            result: tuple = ("ok", _wire(document))
+        except DocumentError as e:
+            result = ("error", (e.source, e.reason))
+        except MemoryError:
+            result = ("memory", None)
+        except RecursionError:
+            result = ("error", (printable_name(path), "nested too deeply to read"))
+        except Exception as e:  # a reader's bug must cost one file, never the worker's next files
+            result = ("error", (printable_name(path), f"cannot be read ({type(e).__name__})"))
+        try:
+            conn.send(result)
+        except MemoryError:
+            conn.send(("memory", None))
+
+
+def _limit_memory(memory_mb: int) -> None:
+    try:
+        import resource
+    except ImportError:  # not POSIX: the time limit still holds
+        return
+    try:  # what the worker holds already (the interpreter, the readers imported) is not the file's
+        with open("/proc/self/statm") as f:
+            base = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        base = 0
+    limit = base + (memory_mb << 20)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def _wire(document: Document) -> tuple:
+    """A Document as plain values: pickled faster than the pydantic models."""
+    paragraphs = [(p.start, p.end, p.is_table) for p in document.paragraphs]
+    return document.doc_id, document.source, document.text, paragraphs, document.encoding
+
+
+def _document(wire: tuple) -> Document:
+    doc_id, source, text, paragraphs, encoding = wire
+    return Document.model_construct(
+        doc_id=doc_id,
+        source=source,
+        text=text,
+        paragraphs=[
+            Paragraph.model_construct(id=i, start=s, end=e, is_table=t) for i, (s, e, t) in enumerate(paragraphs)
+        ],
+        encoding=encoding,
+    )
+
+
+if __name__ == "__main__":  # a worker: python -m longqa.retrieval.bounded FD MEMORY_MB
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _serve(Connection(int(sys.argv[1])), int(sys.argv[2]))

@@ -1,0 +1,208 @@
+"""Hostile files in a folder: each one small on disk and built to stop or starve a reader (issue
+29, "bounded work per file"). Every case indexes a folder of ordinary files plus one hostile file
+and checks that the run ends within a bound, that this process's resident memory grows by less
+than a bound while it runs, that the ordinary files are indexed, and that the hostile one is
+skipped with its reason. The fixtures are built at test time under tmp_path (sparse files by
+truncate). The older hostile cases (path traversal, zip bombs, billion laughs, cyclic PDFs, FIFOs,
+/dev/zero links) are in tests/test_hostile.py and tests/test_formats.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from longqa.graph.index_graph import graph as index_graph
+from longqa.retrieval import DocumentError
+from longqa.retrieval.bounded import BoundedReader, ReadLimits
+from longqa.retrieval.loaders import load_document, printable_name
+
+from . import hostile_builders as build
+
+RUN_SECONDS = 90  # the whole index run of a folder holding one hostile file, embedding included
+RSS_GROWTH_MB = 300  # this process's resident memory during that run, over what it held before
+TIMEOUT_S = 4.0  # read_timeout_s for these runs: the quadratic HTML must hit it, nothing ordinary may
+ORDINARY = {
+    "a_notes.md": "The harbor master logs every ship that enters the harbor before noon.",
+    "b_report.txt": "Cargo volumes rose by a fifth in the second quarter, led by grain.",
+    "z_after.html": "<html><body><h1>After</h1><p>Read after the hostile file, by a fresh worker.</p></body></html>",
+}
+
+
+class PeakRss:
+    """Samples this process's resident set size while a block runs: its peak over the start."""
+
+    def __init__(self) -> None:
+        self.peak = self.start = _rss_bytes()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss_bytes())
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.peak = max(self.peak, _rss_bytes())
+
+    @property
+    def growth_mb(self) -> float:
+        return (self.peak - self.start) / (1 << 20)
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads /proc for memory")
+
+
+def _folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in ORDINARY.items():
+        (folder / name).write_text(text, "utf-8")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def warm_home(tmp_path_factory) -> Path:
+    """A home whose embedder is loaded (a first run), so memory growth measures the reading."""
+    home = tmp_path_factory.mktemp("hostile-files-home")
+    folder = _folder(tmp_path_factory.mktemp("warm"))
+    out = index_graph.invoke({"documents": [str(folder)]}, context={"home": str(home)})
+    assert out["error"] is None and len(out["doc_ids"]) == 3
+    return home
+
+
+def _index(home: Path, folder: Path, **settings) -> tuple[dict, float, PeakRss]:
+    context = {"home": str(home), "read_timeout_s": TIMEOUT_S, "read_memory_mb": 512, **settings}
+    with PeakRss() as rss:
+        t0 = time.perf_counter()
+        out = index_graph.invoke({"documents": [str(folder)]}, context=context)
+        seconds = time.perf_counter() - t0
+    return out, seconds, rss
+
+
+def _sparse_text_with_long_head(path: Path) -> Path:
+    path.write_bytes(b"A text head of many lines.\n" * 100_000)  # past the first block the reader sniffs
+    with path.open("r+b") as f:
+        f.truncate(100 << 20)
+    return path
+
+
+# (file name, builder, what the skip's reason says, settings for the run)
+CASES: list[tuple[str, Callable[[Path], Path], str, dict]] = [
+    ("bomb.docx", build.docx_bomb, "too many paragraphs in the DOCX", {}),
+    (
+        "runs.docx",
+        lambda p: build.docx_bomb(p, 30, b"<w:r/>"),
+        "too many XML elements in the DOCX",
+        {"max_words": 1000},
+    ),
+    ("spine.epub", build.epub_spine_bomb, "too large an EPUB package document", {}),
+    ("spine-small.epub", lambda p: build.epub_spine_bomb(p, 20_000), "too many spine items in the EPUB", {}),
+    ("sparse.txt", build.sparse_text, "too large (524,288,000 bytes", {}),
+    ("sparse-under-limit.txt", _sparse_text_with_long_head, "binary file (a NUL byte at offset 2,700,000", {}),
+    ("huge.md", lambda p: build.long_run_text(p, 40), "ran out of memory", {"read_memory_mb": 64}),
+]
+
+
+@pytest.mark.parametrize(("name", "builder", "reason", "settings"), CASES, ids=[c[0] for c in CASES])
+def test_a_hostile_file_is_skipped_with_its_reason_and_the_folder_indexed(
+    tmp_path, warm_home, name, builder, reason, settings
+):
+    folder = _folder(tmp_path)
+    builder(folder / name)
+    out, seconds, rss = _index(warm_home, folder, **settings)
+    assert out["error"] is None, out["error"]
+    assert len(out["doc_ids"]) == len(ORDINARY), out
+    skipped = [s for s in out["skipped"] if name in s]
+    assert len(skipped) == 1 and reason in skipped[0], out["skipped"]
+    assert seconds < RUN_SECONDS, f"{name}: {seconds:.1f} s"
+    assert rss.growth_mb < RSS_GROWTH_MB, f"{name}: +{rss.growth_mb:.0f} MB"
+
+
+def test_a_quadratic_html_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_home):
+    """3.8 MB of unclosed `<div><p>x</p>`: every reader is under the time ceiling, so this HTML
+    is read (a linear HTML reader) or skipped when the ceiling kills its worker, never a hang."""
+    folder = _folder(tmp_path)
+    build.quadratic_html(folder / "nested.html")
+    out, seconds, rss = _index(warm_home, folder)
+    assert out["error"] is None, out["error"]
+    skipped = [s for s in out["skipped"] if "nested.html" in s]
+    assert len(out["doc_ids"]) == len(ORDINARY) + (0 if skipped else 1), out
+    assert not skipped or "reading timed out (took longer than 4 s" in skipped[0], skipped
+    assert seconds < RUN_SECONDS and rss.growth_mb < RSS_GROWTH_MB, (seconds, rss.growth_mb)
+
+
+def test_plain_text_reading_is_linear_on_a_run_without_spaces(tmp_path):
+    """One 32 MB word: the reader looks at each block once (it used to rescan the growing word
+    at every block), so eight times the text costs about eight times the time, not sixty-four."""
+    small, large = build.long_run_text(tmp_path / "small.txt", 4), build.long_run_text(tmp_path / "large.txt", 32)
+    times = []
+    for path in (small, large):
+        t0 = time.perf_counter()
+        document = load_document(path)
+        times.append(time.perf_counter() - t0)
+        assert len(document.text) == path.stat().st_size and len(document.paragraphs) == 1
+    assert times[1] < 30 * max(times[0], 0.05), times  # quadratic would be ~64x; linear ~8x
+
+
+def test_a_reader_over_its_time_limit_is_killed_and_the_next_file_read(tmp_path):
+    reader = BoundedReader(ReadLimits(timeout_s=1.0, memory_mb=256))
+    slow = build.quadratic_html(tmp_path / "slow.html", 1.0)
+    fine = tmp_path / "fine.html"
+    fine.write_text("<p>Fine.</p>", "utf-8")
+    try:
+        t0 = time.perf_counter()
+        with pytest.raises(DocumentError, match="reading timed out"):
+            reader.load(slow, max_words=1000)
+        assert time.perf_counter() - t0 < 10
+        assert reader.load(fine, max_words=1000).text == "Fine."
+    finally:
+        reader.close()
+
+
+def test_a_file_named_directly_is_refused_by_the_same_ceiling(tmp_path):
+    reader = BoundedReader(ReadLimits(max_bytes=1 << 20))
+    huge = build.sparse_text(tmp_path / "named.txt", 2)
+    with pytest.raises(DocumentError, match=r"too large \(2,097,152 bytes > 1,048,576; the max_file_mb limit\)"):
+        reader.load(huge, max_words=1000)
+
+
+def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path):
+    folder = _folder(tmp_path)
+    (folder / "evil\nadded: forged.md").write_text("A file whose name holds a newline.", "utf-8")
+    (folder / "bomb.docx").write_bytes(b"PK\x03\x04 not really a zip")
+    (folder / "bad\rname\x1b[31m.docx").write_bytes(b"not a zip either")
+    build.sparse_text(folder / "big.txt", 2)  # over the --set max_file_mb=1
+    home = tmp_path / "home"
+    done = subprocess.run(
+        [sys.executable, "-m", "longqa.cli", "--home", str(home), "index", str(folder), "-q", "--set", "max_file_mb=1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert not any(line.startswith("added: forged") for line in lines), lines
+    assert any(line.endswith("docs/evil\\nadded: forged.md") and line.startswith("added: ") for line in lines), lines
+    assert any(line.startswith("skipped: ") and "bad\\rname\\x1b[31m.docx: " in line for line in lines), lines
+    assert not any("\r" in line or "\x1b" in line for line in lines)
+    assert any(
+        line.startswith("skipped: ") and "big.txt: too large (2,097,152 bytes > 1,048,576" in line for line in lines
+    )
+    assert printable_name("a\nb\u2028c\x9bd") == "a\\nb\\u2028c\\x9bd"
