@@ -1,4 +1,6 @@
-"""The dense embedder: the bundled all-MiniLM-L6-v2 through sentence-transformers, CPU, offline."""
+"""The dense embedder: the bundled all-MiniLM-L6-v2, CPU, offline. By default through ONNX Runtime
+(retrieval/onnx_embedder.py: no torch import, the same vectors), else through sentence-transformers
+(`LONGQA_EMBEDDER_BACKEND=torch`, or where the ONNX export cannot be made)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .onnx_embedder import OnnxEmbedder
 from .tokens import embedder_model_path
 
 log = logging.getLogger(__name__)
@@ -113,13 +117,37 @@ def describe(model_path: str | Path) -> tuple[str, int] | None:
         return None
 
 
+BACKENDS = ("onnx", "torch")
+
+
+def configured_backend() -> str:
+    """LONGQA_EMBEDDER_BACKEND: `onnx` (the default) or `torch`."""
+    choice = os.environ.get("LONGQA_EMBEDDER_BACKEND", "onnx").strip().lower() or "onnx"
+    if choice not in BACKENDS:
+        raise ValueError(f"LONGQA_EMBEDDER_BACKEND={choice!r}: expected one of {', '.join(BACKENDS)}")
+    return choice
+
+
 @functools.cache
-def _load(path: str, batch_size: int) -> Embedder:
+def _load(path: str, batch_size: int, backend: str) -> Embedder | OnnxEmbedder:
+    if backend == "onnx":
+        from .onnx_export import OnnxUnavailable, exported_model
+
+        try:
+            onnx_file = exported_model(path)
+        except OnnxUnavailable as e:
+            log.warning("embedding through sentence-transformers: %s", e)
+        else:
+            log.info("loading embedder from %s (ONNX Runtime)", onnx_file)
+            return OnnxEmbedder(path, onnx_file, batch_size=batch_size)
     log.info("loading embedder from %s", path)
     return Embedder(path, batch_size=batch_size)
 
 
-def get_embedder(model_path: str | Path | None = None, batch_size: int = 64) -> Embedder:
-    """The process-wide embedder (loading takes ~1 s; the model is shared by every index)."""
+def get_embedder(
+    model_path: str | Path | None = None, batch_size: int = 64, backend: str | None = None
+) -> Embedder | OnnxEmbedder:
+    """The process-wide embedder of `backend` (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime,
+    exporting the model on first use); the model is shared by every index."""
     with _lock:
-        return _load(str(model_path or embedder_model_path()), batch_size)
+        return _load(str(model_path or embedder_model_path()), batch_size, backend or configured_backend())
