@@ -57,14 +57,15 @@ class Embedder:
         self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
         self.calls = 0  # texts embedded so far; tests use it to prove the cache avoids re-embedding
 
-    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None, pool: bool = False) -> np.ndarray:
         """Embed `texts`; `progress(n)` is called after each batch with the number just done. At most
-        SMALL_BATCH texts (a query) run on one torch thread, larger batches on torch's whole pool."""
+        SMALL_BATCH texts (a query) run on one torch thread, larger batches (and any with `pool`:
+        indexing) on torch's whole pool."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
         # the lock makes this the only forward pass, so the thread count it sets is its own
-        with self._lock, torch_threads(1 if len(texts) <= SMALL_BATCH else None):
+        with self._lock, torch_threads(1 if len(texts) <= SMALL_BATCH and not pool else None):
             for i in range(0, len(texts), self.batch_size * 8):
                 batch = texts[i : i + self.batch_size * 8]
                 out.append(

@@ -52,13 +52,14 @@ class OnnxEmbedder:
                 self._sessions[threads] = session
             return session
 
-    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None, pool: bool = False) -> np.ndarray:
         """Embed `texts` (in order); `progress(n)` is called after each group of batches. Texts are
-        batched by length, so a batch pads to few positions (vectors do not depend on the padding)."""
+        batched by length, so a batch pads to few positions (vectors do not depend on the padding).
+        At most SMALL_BATCH texts (a query) run on one thread, unless `pool` (indexing) asks for all."""
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        session = self._session(1 if len(texts) <= SMALL_BATCH else 0)
+        session = self._session(1 if len(texts) <= SMALL_BATCH and not pool else 0)
         encodings = self._tokenizer.encode_batch([str(t).strip() for t in texts])
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         done_since_report = 0
