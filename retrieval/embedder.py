@@ -152,3 +152,25 @@ def get_embedder(
     exporting the model on first use); the model is shared by every index."""
     with _lock:
         return _load(str(model_path or embedder_model_path()), batch_size, backend or configured_backend())
+
+
+def preload_in_background() -> None:
+    """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
+    a fresh process (`longqa ask`). Only where the export already exists (an export is never started
+    here); a failure is left to the question's own load, which reports it."""
+    if configured_backend() != "onnx":
+        return
+    from .onnx_export import OnnxUnavailable, exported_model
+
+    try:
+        exported_model(embedder_model_path(), export=False)
+    except (OnnxUnavailable, OSError, ImportError):
+        return
+
+    def load() -> None:
+        try:
+            get_embedder().embed(["warm up"])  # the one-thread session a question uses, its kernels run once
+        except Exception:  # noqa: BLE001 - the question's own load reports it
+            log.debug("preloading the embedder failed", exc_info=True)
+
+    threading.Thread(target=load, name="longqa-embedder-preload", daemon=True).start()
