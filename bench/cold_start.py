@@ -83,6 +83,7 @@ for i in range(n):
         out[variant].append(time.perf_counter() - t)
         assert result["status"] == "evidence-only", result
 out["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+out["torch"] = "torch" in sys.modules
 print("RESULT " + json.dumps(out))
 """
 
@@ -134,7 +135,8 @@ def main(argv: list[str] | None = None) -> None:
             [str(DOC), str(args.questions), json.dumps(QUESTIONS)],
             {**env, "LONGQA_EMBEDDER_BACKEND": backend},
         )
-        warm[backend] = {variant: stats(seconds) for variant, seconds in result.items()} | {"peak_rss_mib": rss}
+        loaded = {"peak_rss_mib": rss, "torch": result.pop("torch")}
+        warm[backend] = {v: stats(seconds) for v, seconds in result.items()} | loaded
     same = citations["torch"] == citations["onnx"]
     rows = []
     for backend in BACKENDS:
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
                     f"{s['median_ms']:.1f} ms",
                     f"{s['p95_ms']:.1f} ms",
                     f"{warm[backend]['peak_rss_mib']:,.0f}",
-                    "yes" if backend == "torch" else "no",
+                    "yes" if warm[backend]["torch"] else "no",
                 ]
             )
     info = {"machine": machine(), "cold": cold, "warm": warm, "same_citations": same, "loadavg": load}
