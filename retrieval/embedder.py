@@ -9,6 +9,7 @@ import functools
 import json
 import logging
 import os
+import shutil
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -136,11 +137,24 @@ def _load(path: str, batch_size: int, backend: str) -> Embedder | OnnxEmbedder:
 
         try:
             onnx_file = exported_model(path)
-        except OnnxUnavailable as e:
+        except (OnnxUnavailable, OSError) as e:
             log.warning("embedding through sentence-transformers: %s", e)
-        else:
-            log.info("loading embedder from %s (ONNX Runtime)", onnx_file)
-            return OnnxEmbedder(path, onnx_file, batch_size=batch_size)
+            onnx_file = None
+        try:
+            if onnx_file is not None:
+                log.info("loading embedder from %s (ONNX Runtime)", onnx_file)
+                embedder = OnnxEmbedder(path, onnx_file, batch_size=batch_size)
+                embedder.embed(["probe"])  # a damaged file fails here, not in the middle of a question
+                return embedder
+        except Exception as e:  # noqa: BLE001 - onnxruntime's load errors are untyped (a truncated or damaged file)
+            log.warning(
+                "the ONNX export %s cannot be loaded (%s: %s); it is removed (the next process exports it again) "
+                "and this one embeds through sentence-transformers",
+                onnx_file.parent,
+                type(e).__name__,
+                str(e)[:200],
+            )
+            shutil.rmtree(onnx_file.parent, ignore_errors=True)
     log.info("loading embedder from %s", path)
     return Embedder(path, batch_size=batch_size)
 
@@ -169,7 +183,7 @@ def preload_in_background() -> None:
 
     def load() -> None:
         try:
-            get_embedder().embed(["warm up"])  # the one-thread session a question uses, its kernels run once
+            get_embedder()  # loads the one-thread session a question uses and runs it once
         except Exception:  # noqa: BLE001 - the question's own load reports it
             log.debug("preloading the embedder failed", exc_info=True)
 

@@ -180,3 +180,23 @@ def test_the_graph_is_compiled_once_per_process(tmp_path):
     after = compiled_graph.cache_info()
     assert after.misses == before.misses and after.hits == before.hits + 3
     close_checkpointers()
+
+
+def test_a_damaged_export_falls_back_to_torch_and_is_removed(backends, tmp_path, monkeypatch, caplog):
+    """A truncated model.onnx in the cache (a full disk, a killed copy) never fails a question: this
+    process embeds through sentence-transformers, with the same vectors, and the broken export is removed."""
+    import shutil
+
+    from longqa.retrieval import embedder as embedder_module
+
+    path = embedder_model_path()
+    source = export_dir(path)
+    monkeypatch.setenv("LONGQA_ONNX_DIR", str(tmp_path / "onnx"))
+    copy = export_dir(path)
+    shutil.copytree(source, copy)
+    (copy / "model.onnx").write_bytes((copy / "model.onnx").read_bytes()[:4096])
+    with caplog.at_level("WARNING"):
+        loaded = embedder_module._load(str(path), 13, "onnx")  # its own cache entry
+    assert isinstance(loaded, Embedder)
+    assert "cannot be loaded" in caplog.text and not copy.exists()
+    assert np.abs(loaded.embed(QUERIES) - backends[1].embed(QUERIES)).max() < 1e-4
