@@ -172,13 +172,13 @@ def preload_in_background() -> None:
     """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
     a fresh process (`longqa ask`). Only where the export already exists (an export is never started
     here); a failure is left to the question's own load, which reports it."""
-    if configured_backend() != "onnx":
-        return
     from .onnx_export import OnnxUnavailable, exported_model
 
     try:
+        if configured_backend() != "onnx":
+            return
         exported_model(embedder_model_path(), export=False)
-    except (OnnxUnavailable, OSError, ImportError):
+    except (ValueError, OnnxUnavailable, OSError, ImportError):  # a bad setting: the question's load reports it
         return
 
     def load() -> None:
