@@ -164,5 +164,8 @@ if __name__ == "__main__":  # scripts/dev.sh setup: export now rather than on th
     from .tokens import embedder_model_path
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    path = exported_model(embedder_model_path())
+    try:
+        path = exported_model(embedder_model_path())
+    except OnnxUnavailable as e:
+        raise SystemExit(f"longqa: {e}; questions will embed through sentence-transformers") from None
     print(f"ONNX embedder: {path} ({json.loads((path.parent / 'verified.json').read_text())})")
