@@ -7,7 +7,8 @@ torch's or Chroma's native allocations), model loading timed apart from indexing
   encode     bare `SentenceTransformer.encode` of longqa's own 150-token chunk texts (the floor:
              chunking done before the clock starts), batch 64, normalised
   longqa     `IndexStore.index(document, 150)` into a fresh home: chunking, token counts, BM25
-             tokens, embedding, Chroma writes, manifest
+             tokens, embedding (through ONNX Runtime, the default since issue #32), Chroma writes, manifest
+  longqa-torch  the same with the sentence-transformers (torch) embedder, the path before issue #32
   langchain  RecursiveCharacterTextSplitter (chunk_size = longqa's mean chunk length in characters,
              no overlap) + langchain_chroma.Chroma.from_documents with HuggingFaceEmbeddings of the
              same local model + BM25Retriever + EnsembleRetriever(weights 0.5/0.5)
@@ -34,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
 
-METHODS = ("encode", "longqa", "langchain")
+METHODS = ("encode", "longqa", "longqa-torch", "langchain")
 GRANULARITY = 150
 
 
@@ -67,10 +68,12 @@ def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
         t0 = time.perf_counter()
         model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         n_chunks, chars = len(texts), sum(map(len, texts))
-    elif method == "longqa":
+    elif method in ("longqa", "longqa-torch"):
         from longqa.retrieval import IndexSettings, IndexStore, document_from_text
+        from longqa.retrieval.embedder import get_embedder
 
-        store = IndexStore(IndexSettings(home=home))
+        backend = "torch" if method == "longqa-torch" else "onnx"
+        store = IndexStore(IndexSettings(home=home), embedder=get_embedder(backend=backend))
         store.embedder  # noqa: B018 - load the model before the clock
         load_s, rss_load = time.perf_counter() - t0, _rss_mib()
         document = document_from_text(text)

@@ -12,9 +12,8 @@ import difflib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator, model_validator
 
 from longqa.retrieval import IndexSettings
@@ -22,6 +21,9 @@ from longqa.retrieval.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOU
 from longqa.retrieval.config import default_home
 from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
 from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
+
+if TYPE_CHECKING:  # an annotation only: `import longqa.cli` does not import langgraph (~1 s) before it needs it
+    from langgraph.runtime import Runtime
 
 Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag-fil", "adaptive", "adaptive-precise"]
 STRATEGIES: tuple[str, ...] = Strategy.__args__

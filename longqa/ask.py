@@ -3,17 +3,27 @@ answer with citations and the usage table (or the whole output as JSON)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Overwrite
 
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import OutputState
-from longqa.graph.graph import build_graph
+from longqa.graph.graph import build_graph, graph
 from longqa.threads import thread_checkpointer
+
+
+@functools.lru_cache(maxsize=8)
+def compiled_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    """The question graph compiled once per process and checkpointer (a process's checkpointers are
+    themselves one per database, longqa/threads.py): compiling costs ~40 ms, a warm question less."""
+    return graph if checkpointer is None else build_graph().compile(checkpointer=checkpointer, name="longqa")
 
 
 def run_question(
@@ -26,20 +36,19 @@ def run_question(
 ) -> dict[str, Any]:
     """Stream one question through the graph; return the final output state. `scope` adds the
     input's `collection`, `include` and `exclude`."""
-    builder = build_graph()
     config: dict[str, Any] = {}
     if thread:
-        graph = builder.compile(checkpointer=thread_checkpointer(settings))
+        compiled = compiled_graph(thread_checkpointer(settings))
         config = {"configurable": {"thread_id": thread}}
         payload: dict[str, Any] = {"messages": [HumanMessage(question)], "documents": paths}
     else:
-        graph = builder.compile()
+        compiled = compiled_graph()
         payload = {"question": question, "documents": paths}
     payload.update({k: v for k, v in (scope or {}).items() if v})
     context = settings.model_dump(exclude_none=False)
     final: dict[str, Any] = {}
     modes = ["updates", "values", "custom"]
-    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=modes):
+    for mode, chunk in compiled.stream(payload, config=config, context=context, stream_mode=modes):
         if mode == "values":
             final = chunk
         elif mode == "custom":  # progress of long steps (embedding, model calls): the events an SDK client sees

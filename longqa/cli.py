@@ -161,6 +161,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    from longqa.retrieval.embedder import preload_in_background
+
+    preload_in_background()  # the query encoder loads while the graph's libraries import
     from .ask import print_json, render, run_question
 
     overrides = {

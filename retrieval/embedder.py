@@ -1,4 +1,6 @@
-"""The dense embedder: the bundled all-MiniLM-L6-v2 through sentence-transformers, CPU, offline."""
+"""The dense embedder: the bundled all-MiniLM-L6-v2, CPU, offline. By default through ONNX Runtime
+(retrieval/onnx_embedder.py: no torch import, the same vectors), else through sentence-transformers
+(`LONGQA_EMBEDDER_BACKEND=torch`, or where the ONNX export cannot be made)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,8 @@ import contextlib
 import functools
 import json
 import logging
+import os
+import shutil
 import threading
 import warnings
 from collections.abc import Callable, Iterator
@@ -13,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .onnx_embedder import OnnxEmbedder
 from .tokens import embedder_model_path
 
 log = logging.getLogger(__name__)
@@ -53,14 +58,15 @@ class Embedder:
         self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
         self.calls = 0  # texts embedded so far; tests use it to prove the cache avoids re-embedding
 
-    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], progress: Callable[[int], None] | None = None, pool: bool = False) -> np.ndarray:
         """Embed `texts`; `progress(n)` is called after each batch with the number just done. At most
-        SMALL_BATCH texts (a query) run on one torch thread, larger batches on torch's whole pool."""
+        SMALL_BATCH texts (a query) run on one torch thread, larger batches (and any with `pool`:
+        indexing) on torch's whole pool."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
         # the lock makes this the only forward pass, so the thread count it sets is its own
-        with self._lock, torch_threads(1 if len(texts) <= SMALL_BATCH else None):
+        with self._lock, torch_threads(1 if len(texts) <= SMALL_BATCH and not pool else None):
             for i in range(0, len(texts), self.batch_size * 8):
                 batch = texts[i : i + self.batch_size * 8]
                 out.append(
@@ -113,13 +119,72 @@ def describe(model_path: str | Path) -> tuple[str, int] | None:
         return None
 
 
+BACKENDS = ("onnx", "torch")
+
+
+def configured_backend() -> str:
+    """LONGQA_EMBEDDER_BACKEND: `onnx` (the default) or `torch`."""
+    choice = os.environ.get("LONGQA_EMBEDDER_BACKEND", "onnx").strip().lower() or "onnx"
+    if choice not in BACKENDS:
+        raise ValueError(f"LONGQA_EMBEDDER_BACKEND={choice!r}: expected one of {', '.join(BACKENDS)}")
+    return choice
+
+
 @functools.cache
-def _load(path: str, batch_size: int) -> Embedder:
+def _load(path: str, batch_size: int, backend: str) -> Embedder | OnnxEmbedder:
+    if backend == "onnx":
+        from .onnx_export import OnnxUnavailable, exported_model
+
+        try:
+            onnx_file = exported_model(path)
+        except (OnnxUnavailable, OSError) as e:
+            log.warning("embedding through sentence-transformers: %s", e)
+            onnx_file = None
+        try:
+            if onnx_file is not None:
+                log.info("loading embedder from %s (ONNX Runtime)", onnx_file)
+                embedder = OnnxEmbedder(path, onnx_file, batch_size=batch_size)
+                embedder.embed(["probe"])  # a damaged file fails here, not in the middle of a question
+                return embedder
+        except Exception as e:  # noqa: BLE001 - onnxruntime's load errors are untyped (a truncated or damaged file)
+            log.warning(
+                "the ONNX export %s cannot be loaded (%s: %s); it is removed (the next process exports it again) "
+                "and this one embeds through sentence-transformers",
+                onnx_file.parent,
+                type(e).__name__,
+                str(e)[:200],
+            )
+            shutil.rmtree(onnx_file.parent, ignore_errors=True)
     log.info("loading embedder from %s", path)
     return Embedder(path, batch_size=batch_size)
 
 
-def get_embedder(model_path: str | Path | None = None, batch_size: int = 64) -> Embedder:
-    """The process-wide embedder (loading takes ~1 s; the model is shared by every index)."""
+def get_embedder(
+    model_path: str | Path | None = None, batch_size: int = 64, backend: str | None = None
+) -> Embedder | OnnxEmbedder:
+    """The process-wide embedder of `backend` (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime,
+    exporting the model on first use); the model is shared by every index."""
     with _lock:
-        return _load(str(model_path or embedder_model_path()), batch_size)
+        return _load(str(model_path or embedder_model_path()), batch_size, backend or configured_backend())
+
+
+def preload_in_background() -> None:
+    """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
+    a fresh process (`longqa ask`). Only where the export already exists (an export is never started
+    here); a failure is left to the question's own load, which reports it."""
+    from .onnx_export import OnnxUnavailable, exported_model
+
+    try:
+        if configured_backend() != "onnx":
+            return
+        exported_model(embedder_model_path(), export=False)
+    except (ValueError, OnnxUnavailable, OSError, ImportError):  # a bad setting: the question's load reports it
+        return
+
+    def load() -> None:
+        try:
+            get_embedder()  # loads the one-thread session a question uses and runs it once
+        except Exception:  # noqa: BLE001 - the question's own load reports it
+            log.debug("preloading the embedder failed", exc_info=True)
+
+    threading.Thread(target=load, name="longqa-embedder-preload", daemon=True).start()

@@ -372,7 +372,7 @@ class IndexStore:
             progress(0, len(units))
         for i in range(0, len(units), _EMBED_BATCH):
             batch = units[i : i + _EMBED_BATCH]
-            parts.append(np.asarray(self.embedder.embed([u[2] for u in batch]), dtype=np.float32))
+            parts.append(np.asarray(self.embedder.embed([u[2] for u in batch], pool=True), dtype=np.float32))
             done += len(batch)
             if progress:
                 progress(done, len(units))

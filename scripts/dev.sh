@@ -28,6 +28,9 @@ setup() {
     PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install --quiet -e ".[dev]"
     echo "$want" > "$stamp"
   fi
+  # the embedder's ONNX export (once per machine, offline, into ~/.cache/longqa/onnx): a question
+  # then never imports torch (retrieval/onnx_export.py); a no-op when it is there
+  .venv/bin/python -m longqa.retrieval.onnx_export >/dev/null || true  # without it: the torch path, and it says why
 }
 
 # The scale_out test tier runs a real PostgreSQL server: Debian's `postgresql`, installed where the

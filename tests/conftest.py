@@ -8,6 +8,7 @@ token counting is pinned to the bundled word-piece tokenizer, so nothing tries t
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ import pytest
 os.environ.setdefault("LONGQA_TOKENIZER", "wordpiece")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# the embedder's ONNX export (retrieval/onnx_export.py) is made once per machine, outside the user's cache
+os.environ.setdefault("LONGQA_ONNX_DIR", str(Path(tempfile.gettempdir()) / f"longqa-test-onnx-{os.getuid()}"))
 
 # -- generated text --------------------------------------------------------------------------
 

@@ -156,7 +156,7 @@ def test_unreadable_file_is_a_clear_error(tmp_path, capsys):
 
 
 def test_interrupted_index_exits_130_and_rebuilds_next_time(report, capsys, embedder, monkeypatch):
-    def interrupt(texts, progress=None):
+    def interrupt(texts, progress=None, pool=False):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:

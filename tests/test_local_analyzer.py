@@ -203,16 +203,17 @@ def test_a_graph_run_with_the_local_analyzer_spends_no_llm_tokens_on_analysis(ru
 
 
 def test_the_analyzer_reuses_the_question_vector_of_the_primary_retrieval(run_graph, monkeypatch):
-    from longqa.retrieval.embedder import Embedder
+    from longqa.retrieval.embedder import get_embedder
 
+    backend_class = type(get_embedder())  # the process's backend (ONNX Runtime by default, else torch)
     embedded: list[str] = []
-    original = Embedder.embed
+    original = backend_class.embed
 
     def spy(self, texts, *args, **kwargs):
         embedded.extend(texts)
         return original(self, texts, *args, **kwargs)
 
-    monkeypatch.setattr(Embedder, "embed", spy)
+    monkeypatch.setattr(backend_class, "embed", spy)
     question = "Which keeper looks after the Port Verrin light, according to this year's harbour report?"
     out = run_graph(question, model=None, analyzer="local")
     assert out["analysis"]["backend"] == "local-trained"

@@ -141,11 +141,11 @@ def test_interrupted_build_is_never_served(make_store, embedder, harbor_doc, mon
     batches = []
     real_embed = embedder.embed
 
-    def embed_then_fail(texts, progress=None):
+    def embed_then_fail(texts, progress=None, pool=False):
         batches.append(len(texts))
         if len(batches) == 2:
             raise error("interrupted after the first batch")
-        return real_embed(texts, progress)
+        return real_embed(texts, progress, pool)
 
     def progress_then_fail(done, total):
         if done:  # the first call announces the total, before any batch
