@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import manifest as manifests
 from .documents import Document
 from .library_bm25 import LibraryBM25
 from .loaders import DocumentError
@@ -72,6 +73,7 @@ class Library:
         self._read_cache: tuple[object, float, Manifest] | None = None  # (stamp, checked at, manifest)
         self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
+        self._unreadable: dict[str, tuple[tuple[int, int], Skipped]] = {}  # key → (stat, why) a file was skipped
 
     # -- reading -----------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -196,10 +198,22 @@ class Library:
     ) -> Update:
         """Make the library hold `members` (None: keep the members it has) and be searchable at
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
-        Publishes a new version only when something changed."""
+        Publishes a new version only when something changed, and clears what a killed update left."""
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._update_lock, self.catalog.lock(self.name):
             return self._update(members, set(granularities), dense, remove_missing, progress)
+
+    def unchanged(self, members: Sequence[Member], granularities: Iterable[int], dense: bool = True) -> Update | None:
+        """For a reader (a question): the update that would change nothing, decided from the
+        published manifest and the members' stats alone — no lock, no file read, no clean-up — or
+        None when something may have changed (then call `update`)."""
+        old = self.manifest()
+        with self._lock:
+            unreadable = dict(self._unreadable)
+        update = manifests.unchanged_update(old, members, set(granularities), dense, self.store.signature(), unreadable)
+        if update is None or any(p.dense and self.vectors_missing(g, p) for g, p in old.parts.items()):
+            return None
+        return update
 
     def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
         old = self._read_under_lock()
@@ -240,7 +254,7 @@ class Library:
         stamp = self.catalog.publish(self.name, manifest.model_dump_json(indent=1), manifest.version)  # it moves here
         _published.add((str(self.dir), stamp))
         self._read_cache = None
-        update.version = manifest.version
+        update.version, update.published = manifest.version, True
         self.catalog.clear_pending(self.name)
         self._clear_after_publish(manifest, old)
         return update
@@ -270,6 +284,9 @@ class Library:
                     document = m.load()
                 except DocumentError as e:
                     update.skipped.append(Skipped(m.source, e.reason))
+                    if m.stat is not None:  # unreadable as it stands: a reader need not try it again
+                        with self._lock:
+                            self._unreadable[m.key] = (m.stat, update.skipped[-1])
                     documents.pop(m.key, None)
                     continue
                 self.store.remember(document)

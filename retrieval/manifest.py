@@ -107,6 +107,7 @@ class Update:
     skipped: list[Skipped] = field(default_factory=list)
     embedded: int = 0
     chunked: int = 0
+    published: bool = False  # a new version was written (the update took the write path)
 
     def summary(self) -> str:
         parts = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.removed)} removed"]
@@ -158,3 +159,39 @@ def _resolved(file: Path) -> Path:
 def document_members(documents: Iterable[Document]) -> list[Member]:
     """Members for documents already in memory (inline texts), keyed by content."""
     return [Member(f"text:{d.doc_id}", d.source, lambda d=d: d) for d in documents]  # type: ignore[misc]
+
+
+def unchanged_update(
+    old: Manifest,
+    members: Iterable[Member],
+    granularities: set[int],
+    dense: bool,
+    signature: object,
+    unreadable: dict[str, tuple[tuple[int, int], Skipped]],
+) -> Update | None:
+    """The update that would change nothing, judged from `old` and the members' stats alone (a
+    reader's check: no file is read), or None when something may have changed. `unreadable`: files
+    this process found unreadable at a stat (key → (stat, why)), so a folder with one bad file does
+    not send every question down the write path."""
+    members = list(members)
+    if old.format != LIBRARY_FORMAT or not old.documents:
+        return None
+    held = [m for m in members if m.key in old.documents]
+    skipped = [
+        unreadable[m.key][1]
+        for m in members
+        if m.key not in old.documents and m.stat is not None and unreadable.get(m.key, (None,))[0] == m.stat
+    ]
+    if len(held) + len(skipped) != len(members) or len(held) != len(old.documents):
+        return None
+    for m in held:
+        prev = old.documents[m.key]
+        if m.stat is None and m.key != f"text:{prev.doc_id}":  # only an inline text's key names its content
+            return None
+        if m.stat is not None and (prev.size, prev.mtime_ns) != m.stat:
+            return None
+    for g in set(old.parts) | granularities:
+        part = old.parts.get(g)
+        if part is None or part.signature != signature or (dense and g in granularities and not part.dense):
+            return None
+    return Update(version=old.version, unchanged=[old.documents[m.key].source for m in held], skipped=skipped)

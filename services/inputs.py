@@ -113,7 +113,7 @@ def open_library(state: Mapping[str, Any], settings: Settings, progress: Progres
     brought up to date first (see `index_library`)."""
     name = _collection(state)
     if not name:
-        return index_library(state, settings, [settings.primary_granularity], progress)
+        return index_library(state, settings, [settings.primary_granularity], progress, reader=True)
     found, skipped = _files(state, settings)
     if _inline_texts(state.get("texts")):
         raise InputError("'texts' cannot be searched with a 'collection': index them into it first")
@@ -121,12 +121,18 @@ def open_library(state: Mapping[str, Any], settings: Settings, progress: Progres
 
 
 def index_library(
-    state: Mapping[str, Any], settings: Settings, granularities: list[int], progress: Progress | None = None
+    state: Mapping[str, Any],
+    settings: Settings,
+    granularities: list[int],
+    progress: Progress | None = None,
+    reader: bool = False,
 ) -> Opened:
     """Bring a library up to date with `documents` and `texts`: the named `collection`, or the
     library made for this input (the same files and patterns find the same library again). Only new
     and changed files are read and embedded; removed ones leave it. A file named directly that cannot
-    be read is an error; one found in a folder is skipped with its reason."""
+    be read is an error; one found in a folder is skipped with its reason. A `reader` (a question)
+    over input whose stats match the published manifest takes no lock and writes nothing; it
+    collects expired inline texts only when its update wrote a new version."""
     store = store_for(settings)
     found, skipped = _files(state, settings)
     documents = [
@@ -140,7 +146,10 @@ def index_library(
     reader = reader_for(settings.read_limits())  # each file read under a time and memory ceiling
     members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), reader.load)
     name_of = {m.key: m.source for m in members}
-    update = library.update(members + document_members(documents), granularities, progress=progress)
+    members += document_members(documents)
+    update = (reader and library.unchanged(members, granularities)) or library.update(
+        members, granularities, progress=progress
+    )
     named = {shown_name(str(f), settings) for f in found.named}
     for s in update.skipped:  # a file the caller named itself cannot be read: that is the answer
         if s.path in named:
@@ -149,9 +158,11 @@ def index_library(
         for document in documents:
             store.remember_inline(document)
         library.touch()
-    # inline texts are kept (indexed, for follow-ups) only as long as the deployment says
-    forget_unused(store, settings.inline_keep_s, keep={library.name})
-    store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
+    # inline texts are kept (indexed, for follow-ups) only as long as the deployment says; collected
+    # on the write path only, so a question over unchanged input stays a reader
+    if update.published or not reader:
+        forget_unused(store, settings.inline_keep_s, keep={library.name})
+        store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
     skipped += [Skipped(shown_name(s.path, settings), s.reason) for s in update.skipped]
     manifest = library.manifest()
     if not manifest.documents:

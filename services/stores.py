@@ -37,9 +37,9 @@ def searcher_for(settings: Settings, library: str, doc_ids: Sequence[str]) -> Se
 
 @functools.lru_cache(maxsize=64)
 def _searcher(store: IndexStore, name: str, doc_ids: tuple[str, ...]) -> Searcher:
-    library = library_for(store, name)
-    whole = tuple(sorted(library.manifest().doc_ids())) == doc_ids
-    return Searcher(store, library=library, doc_ids=None if whole else doc_ids)
+    # always the ids, never "the whole library": the searcher decides per manifest version whether
+    # they are all of it, so documents added later never leak into a scope that once equalled it
+    return Searcher(store, library=library_for(store, name), doc_ids=doc_ids)
 
 
 @functools.lru_cache(maxsize=256)

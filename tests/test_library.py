@@ -137,6 +137,46 @@ def test_indexing_again_embeds_only_new_and_changed_files(docs, settings, embedd
     assert third.library.manifest().version == version + 1
 
 
+def test_a_question_over_unchanged_files_is_a_reader_it_takes_no_lock_and_collects_nothing(docs, settings, monkeypatch):
+    first = index_library({"documents": [str(docs)]}, settings, [G])
+    catalog_type = type(first.library.catalog)
+    locks: list[str] = []
+    real_lock = catalog_type.lock
+
+    def counted_lock(self, name):
+        locks.append(name)
+        return real_lock(self, name)
+
+    def no_collection(*args, **kwargs):
+        raise AssertionError("a question collected garbage")
+
+    monkeypatch.setattr(catalog_type, "lock", counted_lock)
+    monkeypatch.setattr("longqa.services.inputs.forget_unused", no_collection)
+    monkeypatch.setattr(type(first.library.store), "forget_inline", no_collection)
+    again = open_library({"documents": [str(docs)]}, settings)
+    assert locks == [] and again.update.version == first.library.manifest().version
+    assert sorted(again.update.unchanged) == sorted(first.update.added) and not again.update.published
+    assert again.doc_ids == first.doc_ids
+
+    os.utime(docs / "report.md", ns=(1, 1))  # a stat that differs: the write path, under the lock
+    monkeypatch.undo()
+    monkeypatch.setattr(catalog_type, "lock", counted_lock)
+    touched = open_library({"documents": [str(docs)]}, settings)
+    assert locks == [first.library.name] and "report.md" in {Path(p).name for p in touched.update.unchanged}
+
+
+def test_a_scope_that_once_was_the_whole_library_never_searches_documents_added_later(docs, settings):
+    index_library({"documents": [str(docs / "shops")], "collection": "notes"}, settings, [G])
+    before = open_library({"collection": "notes"}, settings)
+    assert "bakery.txt" in sources_of(searcher_for(settings, "notes", before.doc_ids).search(BAKERY, k=3))
+    write(docs / "shops" / "ferry.txt", FERRY)
+    index_library({"documents": [str(docs / "shops")], "collection": "notes"}, settings, [G])
+    assert "ferry.txt" in sources_of(
+        searcher_for(settings, "notes", open_library({"collection": "notes"}, settings).doc_ids).search(FERRY, k=3)
+    )
+    assert "ferry.txt" not in sources_of(searcher_for(settings, "notes", before.doc_ids).search(FERRY, k=10))
+
+
 def test_a_changed_or_removed_file_leaves_both_indexes_and_is_never_cited(docs, settings):
     first = index_library({"documents": [str(docs)]}, settings, [G])
     old_bakery = next(d for d, s in first.sources.items() if s.endswith("bakery.txt"))
