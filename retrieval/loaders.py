@@ -13,6 +13,7 @@ import codecs
 import errno
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,6 +41,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # in a name: tab and newline too
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _READ_BLOCK = 1 << 20
+_LIGATURE = re.compile("[\ufb00-\ufb06]")
 
 
 class DocumentError(ValueError):
@@ -52,7 +54,9 @@ class DocumentError(ValueError):
 
 
 def clean_text(text: str) -> str:
-    """Text safe to index and to send: lone surrogates become U+FFFD, control characters go."""
+    """Text safe to index and to send: lone surrogates become U+FFFD, control characters go,
+    typographic ligatures (U+FB00-FB06) become their letters and soft hyphens go, so words match."""
+    text = _LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text).replace("\u00ad", "")
     return _CONTROL.sub("", _LONE_SURROGATE.sub("\ufffd", text))
 
 

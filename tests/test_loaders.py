@@ -326,3 +326,10 @@ def test_words_split_across_blocks_count_once(tmp_path, monkeypatch):
     assert load_document(path, max_words=100).n_words == 100
     with pytest.raises(DocumentError):
         load_document(path, max_words=99)
+
+
+def test_ligatures_and_soft_hyphens_become_plain_letters():
+    from retrieval.loaders import document_from_text
+
+    doc = document_from_text("The \ufb01rst \ufb02ow of in\u00adformation is e\ufb03cient.")
+    assert doc.text == "The first flow of information is efficient."
