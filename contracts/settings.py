@@ -196,25 +196,16 @@ class Settings(BaseModel):
     )
     stepwise_answer: Literal["reasoner", "passages", "both"] = Field(
         default="reasoner",
-        description=(
-            "step-wise route: 'reasoner' = the reasoner's answer is final and the generator (when the hops end "
-            "without one) reads its notes and the hops' passages; 'passages' = the generator always answers "
-            "from the hops' passages alone; 'both' = the generator always answers, from passages and notes"
-        ),
+        description="step-wise: the reasoner's answer is final, or the generator answers from the hops' "
+        "passages (alone, or with the reasoner's notes)",
     )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description=(
-            "arithmetic questions: the model writes the expression over the passages' numbers and Python "
-            "computes it (nodes/calculate.py). auto = on for arithmetic questions of the adaptive strategies"
-        ),
+        description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",
     )
     grounding: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description=(
-            "check each answer against the passages it cites (nodes/ground.py); an unsupported answer is "
-            "treated as 'unanswerable'. auto = on for the adaptive strategies, off for the papers' baselines"
-        ),
+        description="an answer its cited passages do not support is a decline (auto: the adaptive strategies)",
     )
     analyzer: Literal["auto", "llm", "local"] = Field(
         default_factory=_env_choice("LONGQA_ANALYZER", "local", ("auto", "llm", "local")),

@@ -133,6 +133,7 @@ class _Call:
     allowance: int | None = None  # the most input tokens this call's attempts may cost together
     records: list[dict] = field(default_factory=list)
     unaffordable: bool = False  # a retry was due and the question budget could not pay for it
+    counted: int | None = None  # the prompt's size as the budget counts it (taken off the event loop)
 
     def bound(self) -> tuple[float, bool]:
         """This attempt's wall-clock bound (its timeout, or what is left of the run's deadline), and
@@ -156,7 +157,8 @@ class _Call:
     def failed(self, e: BaseException, t0: float, bound: float, by_deadline: bool) -> DeadlineReached | None:
         """Record a failed attempt; a timeout the run's deadline set becomes DeadlineReached."""
         seconds = time.perf_counter() - t0
-        self.records.append(_failed_record(self.node, self.spec, self.messages, e, self.max_tokens, seconds))
+        record = _failed_record(self.node, self.spec, self.messages, e, self.max_tokens, seconds, self.counted)
+        self.records.append(record)
         if by_deadline and isinstance(e, CallTimeout):
             return DeadlineReached(f"the run's deadline (deadline_s) came {bound:.1f} s into this attempt")
         return None
@@ -164,7 +166,8 @@ class _Call:
     def answered(self, reply: AIMessage, t0: float) -> tuple[AIMessage, str]:
         text = reply.content if isinstance(reply.content, str) else _text_of(reply)
         seconds = time.perf_counter() - t0
-        self.records.append(usage_record(self.node, self.spec.model or "", self.messages, reply, text, seconds))
+        model = self.spec.model or ""
+        self.records.append(usage_record(self.node, model, self.messages, reply, text, seconds, self.counted))
         return reply, text
 
     def over_allowance(self, state: RetryCallState) -> bool:
@@ -235,7 +238,8 @@ def _setup(
     except Exception as e:  # providers raise many types: all end this call
         raise LLMError(f"{node}: model could not be set up ({type(e).__name__}: {str(e)[:300]})") from e
     default_counter()  # loaded here (a file read), not on the event loop when a reply is counted
-    cost = served_tokens(messages) if allowance is not None else None
+    counted = counted_prompt(messages)  # here, in the caller's or a worker thread: it may ask the server
+    cost = counted if allowance is not None and served_tokens(messages) is not None else None
     if cost is not None and cost > allowance:  # never send a call the question budget cannot pay for
         raise LLMError(
             f"{node}: not sent: the prompt costs {cost} input tokens by the model's own count and the "
@@ -246,7 +250,7 @@ def _setup(
     if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:
         kwargs["response_format"] = {"type": "json_schema", "json_schema": {"name": node, "schema": schema}}
     emit(node, "model", f"asking {spec.model} (at most {max_tokens} tokens)")
-    return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs, allowance)
+    return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs, allowance, counted=counted)
 
 
 def call_llm(
@@ -347,12 +351,18 @@ def _count(value: object) -> int | None:
 
 
 def usage_record(
-    node: str, model: str, messages: list[BaseMessage], reply: BaseMessage, text: str, seconds: float
+    node: str,
+    model: str,
+    messages: list[BaseMessage],
+    reply: BaseMessage,
+    text: str,
+    seconds: float,
+    counted: int | None = None,
 ) -> dict:
     """The provider's numbers when both are sane, else our own count, marked estimated."""
     usage = getattr(reply, "usage_metadata", None) or {}
     given_in, given_out = _count(usage.get("input_tokens")), _count(usage.get("output_tokens"))
-    counted = counted_prompt(messages)
+    counted = counted_prompt(messages) if counted is None else counted
     record = {"node": node, "model": model, "seconds": round(seconds, 4), "outcome": "ok", "counted_tokens": counted}
     if given_in is not None and given_out is not None and (given_in or given_out):
         return {**record, "input_tokens": given_in, "output_tokens": given_out, "estimated": False}
@@ -366,7 +376,13 @@ def usage_record(
 
 
 def _failed_record(
-    node: str, spec: ModelSpec, messages: list[BaseMessage], error: BaseException, max_tokens: int, seconds: float
+    node: str,
+    spec: ModelSpec,
+    messages: list[BaseMessage],
+    error: BaseException,
+    max_tokens: int,
+    seconds: float,
+    counted: int | None = None,
 ) -> dict:
     prompt_tokens, _ = context_numbers(error)
     timed_out = is_timeout(error)
@@ -378,7 +394,7 @@ def _failed_record(
         "seconds": round(seconds, 4),
         "estimated": prompt_tokens is None or timed_out,
         "outcome": "timeout" if timed_out else "context_length" if is_context_length(error) else "error",
-        "counted_tokens": counted_prompt(messages),
+        "counted_tokens": counted_prompt(messages) if counted is None else counted,
     }
 
 

@@ -7,15 +7,18 @@ wraps llama.cpp's extra routes."""
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
+import time
 
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = 5.0
+TIMEOUT_S = 2.0  # llama.cpp answers these in milliseconds; a server that does not is not asked again
+MAX_BODY = 8 << 20  # a token list of a long prompt is well under this
 _MISSING: set[tuple[str, str]] = set()  # (server root, route) that failed: not asked again
 _LOCK = threading.Lock()
 
@@ -32,16 +35,27 @@ def _request(base_url: str, method: str, route: str, **kwargs) -> dict | None:
         if (root, route) in _MISSING:
             return None
     try:
-        response = httpx.request(method, root + route, timeout=TIMEOUT_S, **kwargs)
-        response.raise_for_status()
-        data = response.json()
+        data = json.loads(_bounded_body(method, root + route, **kwargs))
         if isinstance(data, dict):
             return data
-    except (httpx.HTTPError, ValueError) as e:
+    except (httpx.HTTPError, ValueError, TimeoutError) as e:
         log.info("%s%s unavailable (%s): using our own count", root, route, type(e).__name__)
     with _LOCK:
         _MISSING.add((root, route))
     return None
+
+
+def _bounded_body(method: str, url: str, **kwargs) -> bytes:
+    """The body of a reply read within TIMEOUT_S seconds in all and MAX_BODY bytes: a server that
+    trickles its reply one byte at a time never trips a per-read timeout, so the wall clock bounds it."""
+    started, body = time.monotonic(), bytearray()
+    with httpx.stream(method, url, timeout=TIMEOUT_S, **kwargs) as response:
+        response.raise_for_status()
+        for chunk in response.iter_bytes():
+            body += chunk
+            if len(body) > MAX_BODY or time.monotonic() - started > TIMEOUT_S:
+                raise TimeoutError(f"{url}: no complete reply within {TIMEOUT_S} s and {MAX_BODY} bytes")
+    return bytes(body)
 
 
 def count_tokens(base_url: str, text: str) -> int | None:

@@ -143,8 +143,8 @@ def index_library(
     if not found.files and not found.folders and not documents:
         raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
     library = library_for(store, name or _input_name(state, found, documents))
-    reader = reader_for(settings.read_limits())  # each file read under a time and memory ceiling
-    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), reader.load)
+    files = reader_for(settings.read_limits())  # each file read under a time and memory ceiling
+    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), files.load)
     name_of = {m.key: m.source for m in members}
     members += document_members(documents)
     update = (reader and library.unchanged(members, granularities)) or library.update(

@@ -670,6 +670,8 @@ QUESTION_OUTPUT = {
     "trace",
     "messages",
     "long_context_selection",
+    "grounding",
+    "calculation",
 }
 INDEX_INPUT = {"documents", "include", "exclude", "texts", "collection", "granularities"}
 INDEX_OUTPUT = {"doc_ids", "collection", "chunks", "version", "changes", "skipped", "error"}
