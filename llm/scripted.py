@@ -189,7 +189,8 @@ class ScriptedChatModel(BaseChatModel):
         sentence, overlap = self._best(question, context)
         if overlap < 2 and allow_unanswerable:
             return "unanswerable"
-        label = re.findall(r"\[(E\d+)\][^\[]*?" + re.escape(sentence[:40]), context, re.DOTALL)
+        # the whole sentence: two passages may open the same way (the grounding check reads what is cited)
+        label = re.findall(r"\[(E\d+)\][^\[]*?" + re.escape(sentence), context, re.DOTALL)
         sources = f"\nSources: {label[-1]}" if label else ""
         return (sentence or "unanswerable") + sources
 
