@@ -23,6 +23,7 @@ from longqa.arguments import (
 )
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
+from longqa.keys_cli import add_keys_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
 from longqa.retrieval.manifest import Event
@@ -286,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
     p.set_defaults(func=cmd_serve)
 
+    add_keys_parser(sub)  # longqa keys add / list / remove
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 
