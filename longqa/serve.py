@@ -194,7 +194,10 @@ async def _until_disconnected(request: Request) -> None:
 
 
 def _error(message: str, status: int) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="longqa"'} if status == 401 else None
+    # the connection closes: a body the refusal left unread is not read (uvicorn would drain it)
+    headers = {"Connection": "close"}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="longqa"'
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
@@ -220,13 +223,11 @@ def _endpoint(action: str, run: Callable, allowed: set[str], keys: KeyStore, lim
             if not work.done():
                 cancelled.set()  # the thread ends its run after the step under way
                 work.add_done_callback(lambda done: done.exception())  # ClientLeft: nobody to tell
-                log.info("%s: the client left; its run stops after the current step", request.url.path)
+                log.warning("%s: the client left; its run stops after the current step", request.url.path)
                 return Response(status_code=499)
             result = work.result()
-        except Denied as e:
-            return _error(str(e), e.status)
-        except BadRequest as e:
-            return _error(str(e), e.status)
+        except (Denied, BadRequest) as e:
+            return _error(scrub(str(e)), e.status)
         except SettingsError as e:  # the keys file or the environment, not the caller
             log.error("%s: %s", request.url.path, e)
             return _error("the server's configuration cannot be read; its log says why", 503)

@@ -85,3 +85,21 @@ def test_a_replica_fault_is_a_json_500_naming_it(client: TestClient, monkeypatch
     r = client.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"], "thread_id": "t"})
     assert r.status_code == 500
     assert r.json() == {"error": "ConnectionError: connection to 127.0.0.1:5432 refused"}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "client_host"),
+    [
+        ("http://127.0.0.1:8123", "203.0.113.7"),  # another machine
+        ("http://rebound.example:8123", "127.0.0.1"),  # a page whose domain now resolves to 127.0.0.1
+    ],
+)
+def test_without_keys_only_this_machine_is_served(
+    client: TestClient, base_url: str, client_host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longqa.serve import build_app
+
+    with TestClient(build_app(), base_url=base_url, client=(client_host, 50000)) as other:
+        r = other.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"]})
+    assert r.status_code == 401 and "longqa keys add" in r.json()["error"], r.text
+    assert client.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"]}).status_code == 200
