@@ -281,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "serve",
         help="run one replica: an HTTP app (POST /ask, POST /index) over the shared Chroma server and "
-        "PostgreSQL named by the environment (README, Deployment)",
+        "PostgreSQL named by the environment (README, Deployment); callers send API keys (`longqa keys`), "
+        "and without keys it listens on a loopback address only (README, Security)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
