@@ -433,9 +433,13 @@ def settings_of(runtime: Runtime[Settings] | None) -> Settings:
     """The run's settings; on a server (LONGQA_SERVER=1) the deployment keeps its own index
     location, Chroma server, documents root, base URL and key variable whatever the caller sends."""
     context = getattr(runtime, "context", None)
-    if isinstance(context, dict):  # a caller that bypassed the schema's coercion (the server passes a dict)
+    if running_as_server() and isinstance(context, dict | RunContext):
+        from longqa.contracts.ceilings import caller_context  # it builds on this module
+
+        context = caller_context(context)  # the caller's values, within the deployment's ceilings
+    elif isinstance(context, dict):  # a caller that bypassed the schema's coercion
         try:
-            context = (RunContext if running_as_server() else Settings)(**context)
+            context = Settings(**context)
         except ValidationError as e:
             raise InvalidSettings(
                 "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in e.errors())

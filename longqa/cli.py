@@ -23,6 +23,7 @@ from longqa.arguments import (
 )
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
+from longqa.keys_cli import add_keys_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
 from longqa.retrieval.manifest import Event
@@ -292,12 +293,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "serve",
         help="run one replica: an HTTP app (POST /ask, POST /index) over the shared Chroma server and "
-        "PostgreSQL named by the environment (README, Deployment)",
+        "PostgreSQL named by the environment (README, Deployment); callers send API keys (`longqa keys`), "
+        "and without keys it listens on a loopback address only (README, Security)",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
     p.set_defaults(func=cmd_serve)
 
+    add_keys_parser(sub)  # longqa keys add / list / remove
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 

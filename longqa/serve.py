@@ -3,39 +3,47 @@ checkpointer. Run several behind a load balancer with the same Chroma server (CH
 same PostgreSQL (LONGQA_POSTGRES_URI): any replica answers over any library and continues any
 thread (README, "Deployment").
 
-    GET  /health                 {"ok": true, "replica": ...}
+    GET  /health                 {"ok": true}
     POST /index  {documents?, texts?, collection?, include?, exclude?, granularities?, context?}
     POST /ask    {question, documents?, texts?, collection?, include?, exclude?, thread_id?, context?}
 
-`context` holds run settings a caller may choose (the question graph's context schema); the
-deployment's own (index home, Chroma server, documents root, database, endpoint) come from the
-environment and cannot be sent (HTTP 422 names the key). The graphs run in worker threads: a
-replica serves many requests at once. Hand-written: LangGraph's own server keeps threads in its
-in-memory runtime (`langgraph dev`) or in its licensed deployment, not in a checkpointer we choose."""
+Every POST names its caller by API key (longqa/access.py: 401 without one, 403 outside its grants;
+a thread another tenant started is 404) and sends `application/json` (415 otherwise: a browser
+cannot post that across sites without asking first). The body is read under a size limit and a
+time limit, checked for depth before use, and `context` within the deployment's ceilings
+(contracts/ceilings.py: 422 naming the field). The graphs run in worker threads, streamed step by
+step, so a replica serves many requests at once and stops a run whose client has gone.
+Hand-written: LangGraph's own server keeps threads in its in-memory runtime (`langgraph dev`) or
+in its licensed deployment, not in a checkpointer we choose."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
 import logging
 import os
-import socket
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from longqa.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
 from longqa.ask import answer_fields
-from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, UnknownSetting, check_names
+from longqa.contracts.ceilings import caller_context, deployment_ceilings
+from longqa.contracts.settings import Settings, SettingsError
+from longqa.keys import KeyStore, keys_file
+from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
 
 log = logging.getLogger(__name__)
-MAX_BODY = 64 * 1024 * 1024
 ASK_KEYS = {"question", "documents", "texts", "collection", "include", "exclude", "thread_id", "context"}
 INDEX_KEYS = {"documents", "texts", "collection", "include", "exclude", "granularities", "context"}
 
@@ -46,26 +54,55 @@ class BadRequest(ValueError):
         self.status = status
 
 
-async def _body(request: Request, allowed: set[str]) -> dict[str, Any]:
-    raw = await request.body()
-    if len(raw) > MAX_BODY:
-        raise BadRequest(f"request body over {MAX_BODY // 2**20} MiB", 413)
+class ClientLeft(Exception):
+    """The client closed its connection: its run stops at the next step."""
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _read(request: Request, limits: ServerLimits) -> bytes:
+    """The body, read as it arrives: refused as soon as it passes the limit (or declares it will),
+    and when the client takes longer than the body timeout to send it."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise BadRequest(f"send the body as application/json (got {media or 'no content type'!r})", 415)
+    limit = limits.max_body_bytes
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise BadRequest(f"request body over {limit // 2**20} MiB", 413)
+    body = bytearray()
     try:
-        body = json.loads(raw or b"{}")
+        async with asyncio.timeout(limits.body_timeout_s):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise BadRequest(f"request body over {limit // 2**20} MiB", 413)
+    except TimeoutError:
+        raise BadRequest(f"the body took longer than {limits.body_timeout_s:g} s to arrive", 408) from None
+    return bytes(body)
+
+
+def _parse(raw: bytes, allowed: set[str]) -> dict[str, Any]:
+    try:
+        body = json.loads(raw or b"{}", parse_constant=_no_constant)
+    except RecursionError:
+        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
-        raise BadRequest(f"the body is not JSON ({e})") from None
+        raise BadRequest(f"the body is not JSON ({str(e)[:200]})") from None
+    if json_depth_over(body):
+        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
     unknown = sorted(set(body) - allowed)
     if unknown:
-        raise BadRequest(f"unknown field(s) {', '.join(map(repr, unknown))}; expected some of {sorted(allowed)}", 422)
-    context = body.get("context") or {}
-    if not isinstance(context, dict):
-        raise BadRequest("'context' must be an object of run settings", 422)
+        shown = ", ".join(repr(k[:60]) for k in unknown[:5])
+        raise BadRequest(f"unknown field(s) {shown}; expected some of {sorted(allowed)}", 422)
     try:
-        check_names(context, RunContext.model_fields, locked=SERVER_LOCKED)
-    except UnknownSetting as e:
-        raise BadRequest(str(e), 422) from None
+        body["context"] = caller_context(body.get("context")).model_dump(exclude_unset=True)
+    except SettingsError as e:
+        raise BadRequest(f"invalid run context: {e}", 422) from None
     return body
 
 
@@ -73,8 +110,18 @@ def _payload(body: dict[str, Any], keys: set[str]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k in keys and v not in (None, [], "")}
 
 
-def _ask(body: dict[str, Any]) -> dict[str, Any]:
-    from longqa.threads import thread_checkpointer
+def _final(graph, payload: dict, config: dict, context: dict, cancelled: threading.Event) -> dict[str, Any]:
+    """Run the graph step by step; stop between steps once the client has gone."""
+    final: dict[str, Any] = {}
+    for values in graph.stream(payload, config=config, context=context, stream_mode="values"):
+        final = values
+        if cancelled.is_set():
+            raise ClientLeft()
+    return final
+
+
+def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> dict[str, Any]:
+    from longqa.threads import claim_thread, thread_checkpointer
 
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -84,13 +131,15 @@ def _ask(body: dict[str, Any]) -> dict[str, Any]:
     if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
         raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
     if thread:  # a conversation: the checkpointer keeps it, on whichever replica the next turn lands
-        graph = _thread_graph(thread_checkpointer(Settings()))
+        saver = thread_checkpointer(Settings())
+        if claim_thread(saver, thread, caller.tenant) != caller.tenant:
+            raise Denied(404, f"no thread {thread[:60]!r}")  # another tenant's: not even its existence
+        graph = _thread_graph(saver)
         payload = {"messages": [HumanMessage(question)], **scope}
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
     else:
         graph, payload, config = _question_graph(), {"question": question, **scope}, {}
-    final = graph.invoke(payload, config=config, context=body.get("context") or {})
-    return answer_fields(final)
+    return answer_fields(_final(graph, payload, config, body["context"], cancelled))
 
 
 @functools.cache
@@ -106,40 +155,107 @@ def _question_graph():
     return graph
 
 
-def _index(body: dict[str, Any]) -> dict[str, Any]:
+def _index(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> dict[str, Any]:
     from longqa.graph.index_graph import graph
 
-    payload = _payload(body, INDEX_KEYS - {"context"})
-    return graph.invoke(payload, context=body.get("context") or {})
+    return _final(graph, _payload(body, INDEX_KEYS - {"context"}), {}, body["context"], cancelled)
 
 
-def _endpoint(run, allowed: set[str]):
-    async def endpoint(request: Request) -> JSONResponse:
+class _Scrubber:
+    """Errors name documents relative to the documents root and never show the server's paths."""
+
+    def __init__(self, settings: Settings):
+        self.paths: list[tuple[str, str]] = []
+        for path, shown in ((settings.documents_root, ""), (settings.home, "<index home>/")):
+            if path is not None:
+                for form in {str(Path(path).expanduser()), str(Path(path).expanduser().resolve())}:
+                    self.paths.append((form.rstrip("/") + "/", shown))
+                    self.paths.append((form.rstrip("/"), shown.rstrip("/") or "."))
+
+    def __call__(self, text: str) -> str:
+        for path, shown in self.paths:
+            text = text.replace(path, shown)
+        return text
+
+    def result(self, result: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(result.get("error"), str):
+            result["error"] = self(result["error"])
+        for item in result.get("skipped") or []:
+            if isinstance(item, dict):
+                for key in ("path", "reason", "source"):
+                    if isinstance(item.get(key), str):
+                        item[key] = self(item[key])
+        return result
+
+
+async def _until_disconnected(request: Request) -> None:
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _error(message: str, status: int) -> JSONResponse:
+    # the connection closes: a body the refusal left unread is not read (uvicorn would drain it)
+    headers = {"Connection": "close"}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="longqa"'
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _endpoint(action: str, run: Callable, allowed: set[str], keys: KeyStore, limits: ServerLimits):
+    scrub = _Scrubber(Settings())
+    root = Settings().documents_root
+
+    async def endpoint(request: Request) -> Response:
         try:
-            body = await _body(request, allowed)
-            result = await run_in_threadpool(run, body)
-        except BadRequest as e:
-            return JSONResponse({"error": str(e)}, status_code=e.status)
+            caller = identify(keys, request.headers, request.client.host if request.client else None)
+            body = _parse(await _read(request, limits), allowed)
+            problem = question_problem(body, limits.max_question_chars)
+            if problem:
+                raise BadRequest(problem, 422)
+            await run_in_threadpool(authorize, caller, action, body, root)
+            cancelled = threading.Event()
+            work = asyncio.ensure_future(run_in_threadpool(run, body, caller, cancelled))
+            gone = asyncio.ensure_future(_until_disconnected(request))
+            try:
+                await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                gone.cancel()
+            if not work.done():
+                cancelled.set()  # the thread ends its run after the step under way
+                work.add_done_callback(lambda done: done.exception())  # ClientLeft: nobody to tell
+                log.warning("%s: the client left; its run stops after the current step", request.url.path)
+                return Response(status_code=499)
+            result = work.result()
+        except (Denied, BadRequest) as e:
+            return _error(scrub(str(e)), e.status)
+        except SettingsError as e:  # the keys file or the environment, not the caller
+            log.error("%s: %s", request.url.path, e)
+            return _error("the server's configuration cannot be read; its log says why", 503)
         except Exception as e:  # the graph reports its own failures; this is the replica's (a database down)
             log.exception("%s failed", request.url.path)
-            return JSONResponse({"error": f"{type(e).__name__}: {str(e)[:300]}"}, status_code=500)
-        return JSONResponse(json.loads(json.dumps(result, default=str)))
+            return _error(scrub(f"{type(e).__name__}: {str(e)[:300]}"), 500)
+        return JSONResponse(scrub.result(json.loads(json.dumps(result, default=str))))
 
     return endpoint
 
 
 async def health(request: Request) -> JSONResponse:
-    return JSONResponse({"ok": True, "replica": f"{socket.gethostname()}:{os.getpid()}"})
+    return JSONResponse({"ok": True})
 
 
-def build_app() -> Starlette:
+def build_app(keys: KeyStore | None = None, limits: ServerLimits | None = None) -> Starlette:
     """The replica's application. It runs as a server (LONGQA_SERVER=1): files only under
-    LONGQA_DOCUMENTS_ROOT, and run settings limited to what a caller may choose."""
+    LONGQA_DOCUMENTS_ROOT, run settings limited to what a caller may choose and the deployment's
+    ceilings, callers named by the keys in LONGQA_KEYS_FILE."""
     os.environ["LONGQA_SERVER"] = "1"
+    keys = keys or KeyStore(keys_file())
+    keys.configured()  # a damaged keys file stops the start, naming it
+    deployment_ceilings()  # and so does an unusable LONGQA_CEILINGS
+    limits = limits or ServerLimits()
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/ask", _endpoint(_ask, ASK_KEYS), methods=["POST"]),
-        Route("/index", _endpoint(_index, INDEX_KEYS), methods=["POST"]),
+        Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits), methods=["POST"]),
+        Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits), methods=["POST"]),
     ]
 
     @contextlib.asynccontextmanager
@@ -152,7 +268,31 @@ def build_app() -> Starlette:
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def _loopback_bind(host: str) -> bool:
+    return host == "localhost" or is_loopback(host) or names_loopback(host)
+
+
 def serve(host: str, port: int) -> None:
+    """Run the replica; without keys it listens only on a loopback address (SettingsError otherwise)."""
     import uvicorn
 
-    uvicorn.run(build_app(), host=host, port=port, log_level="warning")
+    from longqa.serve_protocol import protocol_with_header_timeout
+
+    keys = KeyStore(keys_file())
+    if not keys.configured() and not _loopback_bind(host):
+        raise SettingsError(
+            f"refusing to listen on {host}: no API keys are configured ({keys.path} holds none), so anyone "
+            f"who reaches the port could read and index every collection; {HOW_TO_ADD_KEYS}. "
+            "Without keys, listen on 127.0.0.1 only."
+        )
+    limits = ServerLimits()
+    uvicorn.run(
+        build_app(keys, limits),
+        host=host,
+        port=port,
+        log_level="warning",
+        http=protocol_with_header_timeout(limits.header_timeout_s),
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=16 * 1024,  # headers: 16 KiB
+        server_header=False,
+    )

@@ -2,9 +2,11 @@
 - a thread pool sized for the nodes' own work (`node_thread_pool`, the app's lifespan);
 - a guard on run settings. LangGraph's server drops every context key its schema does not list,
   silently, so a mistyped `"modle"` would quietly make a run evidence-only. This middleware refuses
-  such a request with HTTP 422 naming the key and the nearest valid one, and a deployment-locked key
-  (`home`, `base_url`, ...) naming it as locked. Hand-written: no library validates LangGraph run
-  bodies; it is plain ASGI and buffers only run-creating bodies."""
+  such a request with HTTP 422 naming the key and the nearest valid one, a deployment-locked key
+  (`home`, `base_url`, ...) naming it as locked, and a bad value or one over the deployment's
+  ceiling naming the field (the run would otherwise fail only once it started). Hand-written: no
+  library validates LangGraph run bodies; it is plain ASGI and buffers only run-creating bodies.
+  Who may run what is longqa/auth.py's (LangGraph's custom auth)."""
 
 from __future__ import annotations
 
@@ -20,25 +22,42 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from longqa.contracts.settings import SERVER_LOCKED, RunContext, UnknownSetting, check_names, node_threads
+from longqa.contracts.ceilings import caller_context
+from longqa.contracts.settings import SERVER_LOCKED, RunContext, SettingsError, node_threads
+from longqa.limits import MAX_JSON_DEPTH, ServerLimits
 
 log = logging.getLogger(__name__)
 
 # POST /runs, /runs/wait, /runs/stream, /runs/batch, /threads/{id}/runs[/wait|/stream], /runs/crons ...
 _RUN_PATH = re.compile(r"^(?:/threads/[^/]+)?/runs(?:/wait|/stream|/batch|/crons)?/?$")
-MAX_BODY = 64 * 1024 * 1024
+MAX_BODY = ServerLimits().max_body_bytes
 
 
 def context_problem(body: Any) -> str | None:
-    """Why a run body's context cannot be used, or None. A batch is a list of bodies."""
+    """Why a run body's context cannot be used, or None: a name that is not a caller's setting, a
+    value that is not valid, or one over the deployment's ceiling (contracts/ceilings.py). Settings
+    sent in `config.configurable` (LangGraph's older way, which it copies into the context) are
+    checked as well. A batch is a list of bodies."""
     for item in body if isinstance(body, list) else [body]:
-        context = item.get("context") if isinstance(item, dict) else None
-        if isinstance(context, dict):
+        if not isinstance(item, dict):
+            continue
+        context = item.get("context")
+        configurable = (item.get("config") or {}).get("configurable") if isinstance(item.get("config"), dict) else None
+        if isinstance(configurable, dict) and not context:
+            context = {k: v for k, v in configurable.items() if k in RunContext.model_fields or k in SERVER_LOCKED}
+        if context is not None:
             try:
-                check_names(context, RunContext.model_fields, locked=SERVER_LOCKED)
-            except UnknownSetting as e:
+                caller_context(context)
+            except SettingsError as e:
                 return str(e)
     return None
+
+
+async def _refuse(send: Send, status: int, detail: str) -> None:
+    payload = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": payload})
 
 
 class RunContextGuard:
@@ -49,31 +68,25 @@ class RunContextGuard:
         if scope["type"] != "http" or scope["method"] != "POST" or not _RUN_PATH.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        chunks, more = [], True
+        chunks, size, more = [], 0, True
         while more:
             message = await receive()
             chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
             more = message.get("more_body", False)
-            if sum(map(len, chunks)) > MAX_BODY:
-                break
+            if size > MAX_BODY:
+                await _refuse(send, 413, f"request body over {MAX_BODY // 2**20} MiB")
+                return
         raw = b"".join(chunks)
         try:
             problem = context_problem(json.loads(raw or b"{}"))
+        except RecursionError:
+            await _refuse(send, 400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+            return
         except (ValueError, UnicodeDecodeError):
             problem = None  # not JSON: the server's own validation answers it
         if problem:
-            payload = json.dumps({"detail": f"invalid run context: {problem}"}).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 422,
-                    "headers": [
-                        (b"content-type", b"application/json"),
-                        (b"content-length", str(len(payload)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": payload})
+            await _refuse(send, 422, f"invalid run context: {problem}")
             return
         replayed = False
 

@@ -9,7 +9,11 @@ autocommit (its migrations create indexes concurrently), no prepared statements 
 transaction mode, such as PgBouncer, hands the next statement to another server connection) and
 dict rows; each connection is checked as it leaves the pool, so a database restart costs a
 reconnect rather than a failed turn. Two replicas starting at once would both run the migrations: an advisory lock lets
-one run them while the other waits."""
+one run them while the other waits.
+
+A thread belongs to the tenant whose request started it (`claim_thread`, a table beside the
+checkpoints: the first claim wins atomically, `INSERT ... ON CONFLICT DO NOTHING`), so a server can
+answer another tenant's request for it as if it did not exist."""
 
 from __future__ import annotations
 
@@ -38,6 +42,25 @@ def thread_checkpointer(settings: Settings) -> BaseCheckpointSaver:
         return _savers[key]
 
 
+OWNERS_TABLE = "longqa_thread_owners"
+_OWNERS_DDL = f"CREATE TABLE IF NOT EXISTS {OWNERS_TABLE} (thread_id TEXT PRIMARY KEY, tenant TEXT NOT NULL)"
+
+
+def claim_thread(saver: BaseCheckpointSaver, thread_id: str, tenant: str) -> str:
+    """The tenant that owns `thread_id`: `tenant` when it is new (claimed now) or already its."""
+    pool: Any = getattr(saver, "conn", None)
+    if hasattr(saver, "lock"):  # SqliteSaver: one connection, its lock
+        with saver.lock:  # type: ignore[attr-defined]
+            pool.execute(f"INSERT INTO {OWNERS_TABLE} VALUES (?, ?) ON CONFLICT DO NOTHING", (thread_id, tenant))
+            pool.commit()
+            row = pool.execute(f"SELECT tenant FROM {OWNERS_TABLE} WHERE thread_id = ?", (thread_id,)).fetchone()
+        return row[0]
+    with pool.connection() as conn:
+        conn.execute(f"INSERT INTO {OWNERS_TABLE} VALUES (%s, %s) ON CONFLICT DO NOTHING", (thread_id, tenant))
+        row = conn.execute(f"SELECT tenant FROM {OWNERS_TABLE} WHERE thread_id = %s", (thread_id,)).fetchone()
+    return row["tenant"]
+
+
 def close_checkpointers() -> None:
     """Close the pools and connections opened here (a server's shutdown; tests)."""
     with _lock:
@@ -52,7 +75,10 @@ def _sqlite(home: Path) -> BaseCheckpointSaver:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     home.mkdir(parents=True, exist_ok=True)
-    return SqliteSaver(sqlite3.connect(str(home / "threads.sqlite"), check_same_thread=False))
+    conn = sqlite3.connect(str(home / "threads.sqlite"), check_same_thread=False)
+    conn.execute(_OWNERS_DDL)
+    conn.commit()
+    return SqliteSaver(conn)
 
 
 def _postgres(uri: str) -> BaseCheckpointSaver:
@@ -76,6 +102,7 @@ def _postgres(uri: str) -> BaseCheckpointSaver:
         conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
         try:
             saver.setup()
+            conn.execute(_OWNERS_DDL)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))
     return saver

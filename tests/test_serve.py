@@ -23,7 +23,10 @@ def client(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("LONGQA_SERVER", "1")  # build_app sets it; monkeypatch puts it back after
     monkeypatch.setenv("LONGQA_DOCUMENTS_ROOT", str(root))
     monkeypatch.setenv("LONGQA_MODEL", "scripted")
-    with TestClient(build_app()) as c:
+    monkeypatch.setenv("LONGQA_QUESTION_BUDGET", "0")  # the deployment sets no budget: a caller's 0 is allowed
+    monkeypatch.setenv("LONGQA_KEYS_FILE", str(tmp_path / "no-keys.json"))
+    # no keys: the server serves this machine's own callers (a loopback address naming a loopback host)
+    with TestClient(build_app(), base_url="http://127.0.0.1:8123", client=("127.0.0.1", 50000)) as c:
         yield c
     close_checkpointers()
 
@@ -37,7 +40,7 @@ def client(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         (b'{"question": "x", "context": {"home": "/etc"}}', 422, "home"),
         (b'{"question": "x", "context": {"postgres_uri": "postgresql://evil"}}', 422, "postgres_uri"),
         (b'{"question": "x", "context": {"modle": "scripted"}}', 422, "model"),
-        (b'{"question": "x", "context": "fast"}', 422, "'context' must be an object"),
+        (b'{"question": "x", "context": "fast"}', 422, "context: must be an object of run settings"),
         (b'{"question": "   "}', 422, "'question' must be a non-empty string"),
         (b'{"question": "x", "thread_id": 7}', 422, "'thread_id' must be a string"),
     ],
@@ -82,3 +85,21 @@ def test_a_replica_fault_is_a_json_500_naming_it(client: TestClient, monkeypatch
     r = client.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"], "thread_id": "t"})
     assert r.status_code == 500
     assert r.json() == {"error": "ConnectionError: connection to 127.0.0.1:5432 refused"}
+
+
+@pytest.mark.parametrize(
+    ("base_url", "client_host"),
+    [
+        ("http://127.0.0.1:8123", "203.0.113.7"),  # another machine
+        ("http://rebound.example:8123", "127.0.0.1"),  # a page whose domain now resolves to 127.0.0.1
+    ],
+)
+def test_without_keys_only_this_machine_is_served(
+    client: TestClient, base_url: str, client_host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from longqa.serve import build_app
+
+    with TestClient(build_app(), base_url=base_url, client=(client_host, 50000)) as other:
+        r = other.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"]})
+    assert r.status_code == 401 and "longqa keys add" in r.json()["error"], r.text
+    assert client.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"]}).status_code == 200

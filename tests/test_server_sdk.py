@@ -259,6 +259,8 @@ def _server_env(home: Path, docs: Path, model_url: str) -> dict[str, str]:
             # the deployment's endpoint: the OpenAI-compatible stub (a run picks `openai:stub-model`)
             "LONGQA_BASE_URL": model_url,
             "OPENAI_API_KEY": "stub-key",
+            # the models a run's context may name (the scripted one and the stub's: offline test models)
+            "LONGQA_MODELS": "scripted,openai:stub-model",
         }
     )
     return env

@@ -1,0 +1,136 @@
+"""Who a server's caller is and what it may do, the same for `longqa serve` (longqa/serve.py) and
+the LangGraph server (longqa/auth.py).
+
+A caller presents an API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`, longqa/keys.py).
+A server with no keys configured serves only this machine: a caller from a loopback address that
+also names a loopback host (a page that rebinds its own domain to 127.0.0.1 names that domain, so
+it is refused) is the `local` tenant with every grant; anyone else gets 401 saying how to add keys.
+Grants: `ask` (question runs), `index` (index runs), `admin` (both, and on the LangGraph server
+assistants); each on the key's collections ('*': any), reading only the files under the documents
+root that the key's `documents` names ('*': all; none: inline texts and collections only)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from longqa.keys import ANY, Key, KeyStore
+
+LOCAL_TENANT = "local"
+HOW_TO_ADD_KEYS = (
+    "create one with `longqa keys add --tenant NAME --grant ask,index --collections NAME` "
+    "(stored hashed in LONGQA_KEYS_FILE, default LONGQA_HOME/keys.json) and send it as "
+    "'Authorization: Bearer <key>'"
+)
+
+
+class Denied(Exception):
+    """A request refused for who sent it: 401 (no or bad key), 403 (outside its grants) or 404."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Caller:
+    tenant: str
+    grants: frozenset[str]
+    collections: frozenset[str]
+    documents: tuple[str, ...]
+
+    @classmethod
+    def of(cls, key: Key) -> Caller:
+        return cls(key.tenant, frozenset(key.grants), frozenset(key.collections), tuple(key.documents))
+
+    def can(self, grant: str) -> bool:
+        return grant in self.grants or "admin" in self.grants
+
+    def on_collection(self, name: str) -> bool:
+        return ANY in self.collections or name in self.collections
+
+    def may_read(self, path: str, root: Path | None) -> bool:
+        """Whether the key's documents grant covers `path` (as the caller wrote it), resolved
+        under the documents root as the reader resolves it (so `a/../b` is `b`, and a link is
+        where it points)."""
+        if ANY in self.documents:
+            return True
+        if not self.documents or root is None:
+            return False
+        try:
+            base = Path(root).expanduser().resolve()
+            full = Path(path).expanduser()
+            full = (full if full.is_absolute() else base / full).resolve()
+            relative = full.relative_to(base).as_posix()
+        except (OSError, RuntimeError, ValueError):
+            return False  # outside the root, or unresolvable: the reader refuses it too
+        return any(relative == p or relative.startswith(p + "/") for p in self.documents)
+
+
+LOCAL = Caller(LOCAL_TENANT, frozenset({"admin"}), frozenset({ANY}), (ANY,))
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a request carries (`Authorization: Bearer`, else `X-API-Key`), or None."""
+    authorization = headers.get("authorization") or ""
+    scheme, _, value = authorization.strip().partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return (headers.get("x-api-key") or "").strip() or None
+
+
+def is_loopback(address: str | None) -> bool:
+    try:
+        return address is not None and ipaddress.ip_address(address.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def names_loopback(host_header: str | None) -> bool:
+    """Whether a Host header names this machine (localhost, 127.x, [::1]), with or without a port."""
+    if not host_header:
+        return False
+    host = host_header.strip().lower()
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host == "localhost" or host.endswith(".localhost") or is_loopback(host)
+
+
+def identify(store: KeyStore, headers: Mapping[str, str], client_host: str | None) -> Caller:
+    """The caller of a request, or Denied(401)."""
+    token = presented_key(headers)
+    if token is not None:
+        key = store.find(token)
+        if key is None:
+            raise Denied(401, "the API key is not valid (unknown, revoked or mistyped)")
+        return Caller.of(key)
+    if store.configured():
+        raise Denied(401, f"an API key is required: send 'Authorization: Bearer <key>'; {HOW_TO_ADD_KEYS}")
+    if is_loopback(client_host) and names_loopback(headers.get("host")):
+        return LOCAL
+    raise Denied(401, f"this server has no API keys and serves only its own machine; {HOW_TO_ADD_KEYS}")
+
+
+def _as_list(value: Any) -> list:
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
+
+
+def authorize(caller: Caller, action: str, payload: Mapping[str, Any], root: Path | None) -> None:
+    """Raise Denied(403) unless `caller` may run `action` ('ask' or 'index') on what `payload`
+    (a request body, or a LangGraph run's input) names: its collection and its files."""
+    if not caller.can(action):
+        raise Denied(403, f"this key may not {action} (its grants: {', '.join(sorted(caller.grants))})")
+    collection = payload.get("collection")
+    if isinstance(collection, str) and collection and not caller.on_collection(collection):
+        raise Denied(403, f"this key may not {action} on collection {collection!r}")
+    for path in _as_list(payload.get("documents")):
+        if isinstance(path, str) and not caller.may_read(path, root):
+            granted = ", ".join(caller.documents) or "none"
+            raise Denied(403, f"this key may not read {path!r} (its documents: {granted})")

@@ -1,0 +1,223 @@
+"""The LangGraph server with keys: `langgraph dev` serving langgraph.json (its `auth` entry is
+longqa/auth.py) on a free port of 127.0.0.1, driven through `langgraph_sdk` by two tenants with keys
+made by `longqa keys add`. Tenant B can neither read, search, change, delete nor run on tenant A's
+thread, nor name A's collection or files; every run's context stays under the deployment's
+ceilings (422 naming the field). Answers come from the scripted model (an offline test model, not a
+language model)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.openai_stub import OpenAIStub
+from tests.servers import free_port
+from tests.test_server_sdk import (
+    ATLAS,
+    HOST,
+    INDEXED,
+    OBSERVATORY_Q,
+    REPO,
+    STARTUP_DEADLINE_S,
+    _ok,
+    _server_env,
+    _stop,
+    vault_name,
+    write_documents,
+)
+
+pytestmark = pytest.mark.integration
+LONGQA = str(Path(sys.executable).parent / "longqa")
+
+
+@dataclass
+class KeyedServer:
+    url: str
+    log: Path
+    alice: str  # ask + index on alice-lib; reads atlas.md and ledger.md
+    bob: str  # ask only, on bob-lib; reads vault-1.md
+
+    def client(self, key: str | None):
+        from langgraph_sdk import get_sync_client
+
+        return get_sync_client(url=self.url, api_key=key, timeout=120)
+
+
+def _key(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run([LONGQA, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
+    pytest.importorskip("langgraph_sdk")
+    langgraph = Path(sys.executable).parent / "langgraph"
+    tmp = tmp_path_factory.mktemp("langgraph-auth")
+    docs, log, port = tmp / "docs", tmp / "server.log", free_port()
+    write_documents(docs)
+    with OpenAIStub() as stub:
+        env = _server_env(tmp / "home", docs, stub.base_url)
+        env.update({"LONGQA_KEYS_FILE": str(tmp / "keys.json"), "LONGQA_MODELS": "scripted"})
+        env.pop("LANGGRAPH_API_KEY", None)
+        env.pop("LANGSMITH_API_KEY", None)
+        alice = _key(env, "--tenant", "alice", "--grant", "ask,index", "--collections", "alice-lib", "--documents",
+                     f"{ATLAS},{INDEXED}")  # fmt: skip
+        bob = _key(env, "--tenant", "bob", "--grant", "ask", "--collections", "bob-lib", "--documents", vault_name(0))
+        command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                [*command, "--config", "langgraph.json"],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        url = f"http://{HOST}:{port}"
+        try:
+            deadline = time.monotonic() + STARTUP_DEADLINE_S
+            while not _ok(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"langgraph dev did not start:\n{log.read_text('utf-8', errors='replace')[-4000:]}")
+                time.sleep(0.5)
+            yield KeyedServer(url, log, alice, bob)
+        finally:
+            _stop(proc)
+
+
+def refused(call: Callable[[], object]) -> tuple[int, str]:
+    """The HTTP status and body an SDK call is refused with."""
+    try:
+        result = call()
+    except httpx.HTTPStatusError as e:
+        return e.response.status_code, e.response.text
+    pytest.fail(f"not refused: {result!r}"[:500])
+
+
+def ask(client, thread_id: str | None, documents: list[str] | None = None, **context) -> dict:
+    payload: dict = {"question": OBSERVATORY_Q}
+    if documents is not None:
+        payload["documents"] = documents
+    return client.runs.wait(thread_id, "longqa", input=payload, context={"model": "scripted", **context})
+
+
+def test_every_request_needs_a_key(keyed: KeyedServer) -> None:
+    for key, says in [(None, "an API key is required"), ("lqa_000000000000_" + "x" * 43, "not valid")]:
+        status, text = refused(lambda key=key: keyed.client(key).threads.create())
+        assert status == 401 and says in text, (status, text)
+        status, text = refused(lambda key=key: keyed.client(key).assistants.search())
+        assert status == 401, (status, text)
+    r = httpx.post(f"{keyed.url}/runs/wait", json={"assistant_id": "longqa", "input": {"question": "x"}}, timeout=30)
+    assert r.status_code == 401
+
+
+def test_a_tenant_cannot_reach_another_tenants_thread(keyed: KeyedServer) -> None:
+    alice, bob = keyed.client(keyed.alice), keyed.client(keyed.bob)
+    thread = alice.threads.create()["thread_id"]
+    out = ask(alice, thread, [ATLAS])
+    assert out["status"] == "answered" and "Orla Venndt" in out["answer"], out.get("error")
+
+    for call in [
+        lambda: bob.threads.get(thread),
+        lambda: bob.threads.get_state(thread),
+        lambda: bob.threads.get_history(thread),
+        lambda: bob.threads.update(thread, metadata={"owner": "bob"}),
+        lambda: bob.threads.delete(thread),
+        lambda: bob.runs.list(thread),
+        lambda: bob.runs.wait(thread, "longqa", input={"question": "What did alice ask?"}),
+    ]:
+        status, text = refused(call)
+        assert status == 404, (status, text)
+        assert "Orla" not in text and OBSERVATORY_Q not in text
+    assert thread not in {t["thread_id"] for t in bob.threads.search(limit=100)}
+    status, _ = refused(lambda: bob.threads.create(thread_id=thread, if_exists="do_nothing"))
+    assert status == 409  # the id is taken; the thread is not handed over
+
+    # alice's thread is intact and still hers
+    assert thread in {t["thread_id"] for t in alice.threads.search(limit=100)}
+    state = alice.threads.get_state(thread)["values"]
+    assert [m["content"] for m in state["messages"]][0] == OBSERVATORY_Q and "Orla Venndt" in state["answer"]
+    assert alice.threads.get(thread)["metadata"]["owner"] == "alice"
+    alice.threads.delete(thread)
+
+
+def test_a_run_keeps_to_its_keys_grants(keyed: KeyedServer) -> None:
+    alice, bob = keyed.client(keyed.alice), keyed.client(keyed.bob)
+    status, text = refused(lambda: ask(bob, None, [ATLAS]))
+    assert status == 403 and "may not read 'atlas.md'" in text, text
+    status, text = refused(lambda: ask(bob, None, ["../secret.txt"]))
+    assert status == 403 and "may not read" in text, text
+    status, text = refused(
+        lambda: bob.runs.wait(None, "longqa", input={"question": OBSERVATORY_Q, "collection": "alice-lib"})
+    )
+    assert status == 403 and "may not ask on collection 'alice-lib'" in text, text
+    index = {"documents": [vault_name(0)], "collection": "bob-lib"}
+    status, text = refused(lambda: bob.runs.wait(None, "longqa-index", input=index))
+    assert status == 403 and "may not index" in text, text
+    indexed = alice.runs.wait(None, "longqa-index", input={"documents": [INDEXED], "collection": "alice-lib"})
+    assert indexed["error"] is None and indexed["collection"] == "alice-lib"
+    out = bob.runs.wait(None, "longqa", input={"question": "What is the code word?", "documents": [vault_name(0)]})
+    assert out["status"] != "error", out.get("error")  # bob's own file: evidence-only (no model named)
+
+
+@pytest.mark.parametrize(
+    ("context", "says"),
+    [
+        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 1900"),
+        ({"context_window": 10_000_000}, "context_window: at most 32768 on this server"),
+        ({"deadline_s": 86_400}, "deadline_s: at most 900 on this server"),
+        ({"primary_k": -1}, "primary_k: Input should be greater than or equal to 1"),
+        ({"timeout_s": "abc"}, "timeout_s: Input should be a valid number"),
+        ({"strategy": "bogus"}, "strategy: Input should be"),
+        ({"model": "openai:gpt-4o"}, "model: 'openai:gpt-4o' is not offered by this server"),
+    ],
+)
+def test_a_run_context_over_a_ceiling_or_invalid_is_a_422(keyed: KeyedServer, context: dict, says: str) -> None:
+    alice = keyed.client(keyed.alice)
+    status, text = refused(lambda: ask(alice, None, [ATLAS], **context))
+    assert status == 422 and says in text, (status, text)
+    assert "errors.pydantic.dev" not in text
+
+
+def test_settings_in_config_configurable_meet_the_same_ceilings(keyed: KeyedServer) -> None:
+    alice = keyed.client(keyed.alice)
+    payload = {"question": OBSERVATORY_Q, "documents": [ATLAS]}
+    config = {"configurable": {"model": "scripted", "question_budget": 0}}
+    status, text = refused(lambda: alice.runs.wait(None, "longqa", input=payload, config=config))
+    assert status == 422 and "question_budget: 0 (no limit)" in text, text
+
+
+def test_a_question_over_the_length_limit_is_refused(keyed: KeyedServer) -> None:
+    alice = keyed.client(keyed.alice)
+    status, text = refused(
+        lambda: alice.runs.wait(None, "longqa", input={"question": "why " * 3000, "documents": [ATLAS]})
+    )
+    assert status == 422 and "at most 8,000" in text, text
+
+
+def test_assistants_are_read_by_all_and_changed_by_admins_only(keyed: KeyedServer) -> None:
+    bob = keyed.client(keyed.bob)
+    assert {a["graph_id"] for a in bob.assistants.search(limit=20)} >= {"longqa", "longqa-index"}
+    status, text = refused(lambda: bob.assistants.create("longqa", context={"question_budget": 0}))
+    assert status == 403 and "only an admin key" in text, text
+    status, _ = refused(lambda: bob.store.put_item(("bob",), "k", {"v": 1}))
+    assert status == 403
+
+
+def test_the_log_shows_no_server_error(keyed: KeyedServer) -> None:
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", keyed.log.read_text("utf-8", errors="replace"))
+    assert "Traceback" not in plain and " 500 " not in plain, plain[-3000:]
+    assert "Custom auth has no handler registered" not in plain
+    _ = os  # the environment is the fixture's
