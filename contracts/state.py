@@ -80,7 +80,8 @@ class Grounding(TypedDict):
     verdict: Literal["supported", "unsupported", "unsure"]
     share: float  # of the answer's content words found in the cited passages
     # who decided: the words, the model asked where they were unsure, or the calculator's cited operands
-    method: Literal["lexical", "model", "computed"]
+    # or "subject": the question names what the documents never say, so no answer from them is about it
+    method: Literal["lexical", "model", "computed", "subject"]
     missing: list[str]  # the answer's numbers and words the passages do not hold
 
 
@@ -199,6 +200,7 @@ class State(InputState, OutputState, total=False):
     history: list[str]  # earlier turns of a chat thread, "User: ..." / "Assistant: ..."
     search_query: str  # the question, prefixed by the previous one in a thread (follow-ups)
     primary: list[Hit]
+    unmentioned: list[str]  # the question's names the searched documents never say (retrieval/mentions.py)
     sub_questions: list[str]
     hits: Annotated[list[Hit], _merge_hits]
     steps: Annotated[list[Step], _extend]

@@ -1,8 +1,10 @@
 """ground: is the answer supported by the passages it cites? (Our addition to the three papers,
 issue 34: a model that never declines would otherwise send invented answers out with citations.)
 
-First the lexical check (llm/grounding.py: the answer's numbers, names and content words in the
-cited passages, no model). Where it is unsure, one short structured yes/no call asks the model,
+First, the subject: where the question names something the searched documents never say
+(retrieval/mentions.py), no answer from them can be about it, whatever its passages hold. Then the
+lexical check (llm/grounding.py: the answer's numbers, names and content words in the cited
+passages, no model). Where it is unsure, one short structured yes/no call asks the model,
 when the question budget can pay for it. The verdict goes to the state; `self_route` treats an
 unsupported answer as Self-Route treats "unanswerable": the long-context fallback where the plan
 allows it, else the honest answer that the documents do not say, with the evidence."""
@@ -54,6 +56,11 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "grounding": verdict,
             "trace": [f"ground: computed from the cited passages' numbers ({calculation['expression']})"],
         }
+    unmentioned = state.get("unmentioned") or []
+    if unmentioned:  # the answer is about something else: the documents never name what was asked about
+        names = ", ".join(f'"{n}"' for n in unmentioned)
+        verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="subject", missing=unmentioned)
+        return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
     computed = bool((state.get("analysis") or {}).get("question_type") == "arithmetic")
     found = lexical_support(answer, [e["text"] for e in cited], state["question"], computed=computed)
     verdict = Grounding(

@@ -66,10 +66,12 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         body = f"Error: {error}"
     elif unsupported:
         declined = state["grounding"]["answer"]
-        body = (
-            f'unanswerable: the documents do not say. The model answered "{declined}", which the passages it '
-            "cites do not support."
-        )
+        if state["grounding"]["method"] == "subject":
+            names = ", ".join(f'"{n}"' for n in state["grounding"]["missing"])
+            why = f"is about something else: the documents never mention {names}"
+        else:
+            why = "the passages it cites do not support"
+        body = f'unanswerable: the documents do not say. The model answered "{declined}", which {why}.'
     else:
         body = answer or ""
     if scripted and status in ("answered", "unanswerable"):

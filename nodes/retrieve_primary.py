@@ -1,5 +1,7 @@
 """retrieve_primary: OkraLong's primary retrieval before analysis — three chunks of 150 tokens
-(appendix C.3), hybrid with uniform 1:1 fusion since no pattern is known yet."""
+(appendix C.3), hybrid with uniform 1:1 fusion since no pattern is known yet. Where an answer will be
+grounded, it also notes the question's names that the searched documents never say (our addition:
+retrieval/mentions.py; nodes/ground.py declines an answer to a question about something else)."""
 
 from __future__ import annotations
 
@@ -21,4 +23,7 @@ def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
         weights=(1.0, 1.0),
         depth=settings.fusion_depth,
     )
-    return {"primary": [hit_from(r, query, state.get("sources")) for r in results]}
+    update: dict = {"primary": [hit_from(r, query, state.get("sources")) for r in results]}
+    if settings.has_llm and settings.grounding != "off":
+        update["unmentioned"] = searcher.unmentioned(state["question"], settings.primary_granularity)
+    return update

@@ -25,7 +25,12 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
     shown = sum(default_counter().count_many([e["text"] for e in state.get("evidence") or []]))
     smallest = plan.overheads.long_context + max(plan.granularity, shown + 1) if plan.overheads else 0
     why = "unsupported by its passages" if is_unsupported(state) else "unanswerable"
-    if fallback and rest is not None and rest < smallest:
+    unmentioned = state.get("unmentioned") or []
+    if fallback and unmentioned:  # the long context is the same documents: it does not say them either
+        fallback = False
+        names = ", ".join(f'"{n}"' for n in unmentioned)
+        decision = f"{why}: the documents never mention {names}, so their long context cannot answer: no fallback"
+    elif fallback and rest is not None and rest < smallest:
         fallback = False
         decision = (
             f"{why} from retrieval; the question budget leaves {rest} input tokens, too few for a long "

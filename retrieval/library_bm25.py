@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from .bm25 import bm25_tokens
+from .mentions import Vocabulary
 
 Key = tuple[str, int]  # (doc_id, chunk index)
 
@@ -27,6 +28,13 @@ class LibraryBM25:
 
     def __init__(self, bm25, doc_ids: list[str], offsets: list[int]):
         self.bm25, self.doc_ids, self.offsets = bm25, doc_ids, offsets  # doc i holds rows offsets[i]..
+        self._vocabulary: Vocabulary | None = None
+
+    def vocabulary(self) -> Vocabulary:
+        """Every word the library's chunks say (its BM25 tokens), made once per loaded version."""
+        if self._vocabulary is None:
+            self._vocabulary = Vocabulary(self.bm25.vocab_dict if self.bm25 is not None else ())
+        return self._vocabulary
 
     @classmethod
     def build(cls, doc_ids: list[str], tokens: list[list[list[str]]]) -> LibraryBM25:

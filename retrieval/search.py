@@ -20,6 +20,7 @@ from .documents import Document, ScoredChunk
 from .library import Library
 from .links import DocumentLinks, words
 from .manifest import Event, Manifest, Progress, document_members
+from .mentions import unmentioned
 from .selection import key_of
 from .store import IndexStore
 
@@ -168,6 +169,12 @@ class Searcher:
                 )
             )
         return results
+
+    def unmentioned(self, question: str, granularity: int = 150) -> list[str]:
+        """The question's names that the library never says (retrieval/mentions.py). The whole
+        library's words: a subset is searched for less, never declined for more."""
+        manifest = self.indexes(granularity, dense=False)
+        return unmentioned(question, self.library.bm25(manifest.parts[granularity], manifest).vocabulary())
 
     def named_in(
         self, granularity: int, text: str | ScoredChunk, near: Sequence[ScoredChunk] = ()

@@ -1,0 +1,90 @@
+"""Does a library mention what a question is about? The names a question says ("Edna St. Vincent
+Millay", "Aschenbrödel"), looked up in the searched documents' vocabulary. A name the documents never
+say means the question is about something they do not cover: whatever a model answers from them is
+about something else (our addition to Self-Route, issue 34: small models never decline on their own).
+
+- Words are compared as BM25 tokens with accents folded ("Aschenbrodel" is "Aschenbrödel").
+- A word of five letters or more also counts as said when the documents say one within one edit of it
+  (a misspelt "Margaraviate", "Bennet" for "Bennett"), so a typo in a question is not a decline.
+- A one-word name that opens the question is left out: grammar, not a name, may have capitalised it;
+  so are words of one or two letters ("US" in a text that writes "United States").
+Hand-written: the stack has no vocabulary lookup with edit distance (rapidfuzz is not a dependency,
+and difflib's ratio is not an edit bound).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+from .bm25 import STOP_WORDS, bm25_tokens
+from .links import names_in
+
+MIN_FUZZY_LENGTH = 5  # shorter words within one edit of a vocabulary word are too often other words
+MIN_WORD_LENGTH = 3  # "US", "UK", "EU": abbreviations a text often spells out, too short to tell
+
+
+def folded(text: str) -> str:
+    """The text with accents and other marks removed: "Tekezé" is "Tekeze"."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def question_names(question: str) -> dict[str, list[str]]:
+    """The names a question says, each with its words as folded BM25 tokens (names with none left
+    out, and a one-word name that only opens the question)."""
+    names: dict[str, list[str]] = {}
+    opening = question.lstrip(" \"'“‘([")
+    for name in names_in(question):
+        if opening.startswith(name):
+            if " " not in name and not name.isupper():
+                continue
+            words = name.split(" ")  # "Did Margaret Wilson ...": the question's own first word is no name
+            while words[1:] and words[0].lower() in STOP_WORDS:
+                words.pop(0)
+            name = " ".join(words)
+        tokens = [t for t in bm25_tokens(folded(name)) if len(t) >= MIN_WORD_LENGTH]
+        if tokens:
+            names[name] = tokens
+    return names
+
+
+class Vocabulary:
+    """The words a set of documents says, folded, and grouped by length for the one-edit lookup."""
+
+    def __init__(self, words: Iterable[str]):
+        self.words = {folded(w) for w in words}
+        self._by_length: dict[int, set[str]] = {}
+        for word in self.words:
+            self._by_length.setdefault(len(word), set()).add(word)
+
+    def says(self, token: str) -> bool:
+        """The documents say this token, or (from five letters) one within one edit of it."""
+        if token in self.words:
+            return True
+        if len(token) < MIN_FUZZY_LENGTH:
+            return False
+        for length in (len(token) - 1, len(token), len(token) + 1):
+            for word in self._by_length.get(length, ()):
+                if word[0] == token[0] and within_one_edit(token, word):
+                    return True
+        return False
+
+
+def within_one_edit(a: str, b: str) -> bool:
+    """One substitution, insertion or deletion at most turns `a` into `b`."""
+    if len(a) > len(b):
+        a, b = b, a
+    if len(b) - len(a) > 1:
+        return False
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    return a[i:] == b[i + 1 :]
+
+
+def unmentioned(question: str, vocabulary: Vocabulary) -> list[str]:
+    """The question's names of which the documents never say some word, in the question's order."""
+    return [name for name, tokens in question_names(question).items() if not all(map(vocabulary.says, tokens))]
