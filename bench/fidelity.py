@@ -32,10 +32,13 @@ _CELL_GAP = re.compile(r"\t| {2,}")
 @dataclass(frozen=True)
 class Truth:
     """A document's known-good content: all its text (tables included, in reading order) and its
-    tables as rows of cell texts, the first row the header."""
+    tables as rows of cell texts, the first row the header. `fragments` instead of `text`: strings
+    known to be in the document (another project's test assertions), whose order between them is
+    not known: bigrams are counted inside each fragment only."""
 
-    text: str
+    text: str = ""
     tables: Sequence[Sequence[Sequence[str]]] = field(default_factory=tuple)
+    fragments: Sequence[str] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
@@ -131,11 +134,15 @@ def table_row_fidelity(tables: Sequence[Sequence[Sequence[str]]], got: str) -> t
     return (kept / total if total else None), total
 
 
+def _bigrams(tokens: list[str]) -> list[tuple[str, str]]:
+    return list(zip(tokens, tokens[1:], strict=False))
+
+
 def score(truth: Truth, got: str) -> Scores:
-    w, n_words = _recall(words(truth.text), words(got))
-    t = words(truth.text)
     g = words(got)
-    b, _ = _recall(zip(t, t[1:], strict=False), zip(g, g[1:], strict=False))
+    pieces = [words(f) for f in truth.fragments] if truth.fragments else [words(truth.text)]
+    w, n_words = _recall([w for piece in pieces for w in piece], g)
+    b, _ = _recall([pair for piece in pieces for pair in _bigrams(piece)], _bigrams(g))
     rows, n_rows = table_row_fidelity(truth.tables, got)
     return Scores(word_recall=w, bigram_recall=b, table_rows=rows, n_words=n_words, n_rows=n_rows)
 
