@@ -156,8 +156,8 @@ def _pipe_table(rows: list[list[str]]) -> str:
 def read_docx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Paragraphs, headings (as `#` lines) and tables (as pipe tables) of the main document, in
     document order; text boxes (DrawingML and VML) after the paragraph that anchors them; page
-    headers and footers that carry words (once each, headers first, footers last); footnotes and
-    endnotes at the end. What is not read (charts, SmartArt, embedded objects) is added to `notes`."""
+    headers and footers that carry words (once each, headers first, footers last); footnotes,
+    endnotes and comments at the end. What is not read (charts, SmartArt, embedded objects) is added to `notes`."""
     limit = zip_byte_limit(max_words)
     with open_zip(path, "DOCX") as archive:
         if "[Content_Types].xml" not in archive.namelist():
@@ -211,11 +211,16 @@ def _docx_furniture(document) -> tuple[list[str], list[str]]:
     return parts
 
 
-_NOTE_PARTS = (("footnote", "/word/footnotes.xml"), ("endnote", "/word/endnotes.xml"))
+_NOTE_PARTS = (
+    ("footnote", "/word/footnotes.xml"),
+    ("endnote", "/word/endnotes.xml"),
+    ("comment", "/word/comments.xml"),
+)
 
 
 def _docx_notes(document) -> Iterator[str]:
-    """Footnotes and endnotes, as `[^N]` paragraphs (python-docx does not read them)."""
+    """Footnotes and endnotes as `[^N]` paragraphs, comments as `[comment]` ones (python-docx reads
+    neither)."""
     from docx.oxml import parse_xml  # python-docx's parser: no entities, no network
 
     by_name = {str(part.partname): part for part in document.part.package.iter_parts()}
@@ -233,7 +238,7 @@ def _docx_notes(document) -> Iterator[str]:
                 continue
             text = " ".join(re.sub(r"^#{1,6} ", "", b) for b in _docx_blocks(note, document._body))
             if text:
-                yield f"[^{note.get(_W + 'id', '')}] {text}"
+                yield f"[comment] {text}" if tag == "comment" else f"[^{note.get(_W + 'id', '')}] {text}"
 
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"

@@ -103,30 +103,55 @@ def _open_pptx(path: Path):
 
 
 def _pptx_blocks(presentation, unread: set[str]) -> Iterator[str]:
+    furniture: set[str] = set()  # header and footer texts already given: they repeat on every slide
     for number, slide in enumerate(presentation.slides, 1):
         title_shape = slide.shapes.title
         title = _line(title_shape.text_frame.text) if title_shape is not None and title_shape.has_text_frame else ""
         yield f"## Slide {number}: {title}" if title else f"## Slide {number}"
         skip = title_shape.shape_id if title else None
-        yield from _shape_blocks(slide.shapes, skip, unread)
-        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
-            text = _frame_text(slide.notes_slide.notes_text_frame)
+        yield from _shape_blocks(slide.shapes, skip, unread, furniture)
+        if slide.has_notes_slide:
+            notes = slide.notes_slide
+            body = notes.notes_text_frame
+            text = _frame_text(body) if body is not None else ""
             if text:
                 yield f"Notes: {text}"
+            yield from _furniture(notes.shapes, furniture)
+
+
+_FURNITURE = {"hdr": True, "ftr": True, "dt": False, "sldNum": False}  # placeholder type -> worth reading once
+
+
+def _placeholder_type(shape) -> str | None:
+    ph = shape._element.find(".//{http://schemas.openxmlformats.org/presentationml/2006/main}ph")
+    return None if ph is None else ph.get("type", "body")
+
+
+def _furniture(shapes, seen: set[str]) -> Iterator[str]:
+    """Header and footer placeholders' text, each distinct one once (dates and numbers left out)."""
+    for shape in shapes:
+        if _FURNITURE.get(_placeholder_type(shape) or "") and shape.has_text_frame:
+            text = _frame_text(shape.text_frame)
+            if text and text not in seen and re.search(r"[^\W\d_]", text):
+                seen.add(text)
+                yield text
 
 
 def _reading_order(shape) -> tuple[int, int]:
     return (shape.top or 0, shape.left or 0)
 
 
-def _shape_blocks(shapes, skip: int | None, unread: set[str]) -> Iterator[str]:
+def _shape_blocks(shapes, skip: int | None, unread: set[str], furniture: set[str]) -> Iterator[str]:
     from pptx.enum.shapes import MSO_SHAPE_TYPE
 
     for shape in sorted(shapes, key=_reading_order):
         if skip is not None and shape.shape_id == skip:
             continue
-        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
-            yield from _shape_blocks(shape.shapes, None, unread)
+        kind = _placeholder_type(shape)
+        if kind in _FURNITURE:
+            yield from _furniture([shape], furniture)
+        elif shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+            yield from _shape_blocks(shape.shapes, None, unread, furniture)
         elif getattr(shape, "has_table", False) and shape.has_table:
             rows = [
                 ["" if cell.is_spanned else _line(cell.text).replace("|", "/") for cell in row.cells]
@@ -180,6 +205,8 @@ def _number(value: object) -> str:
 
 _ODT_TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _ODT_TABLE = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+_ODT_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+_SVG = "{urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0}"
 
 
 def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
@@ -201,6 +228,8 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     headers, footers = reader.furniture(styles) if styles is not None else ([], [])
     main = itertools.chain.from_iterable(reader.blocks(el) for el in body[:1])
     text = _collect(path, max_words, itertools.chain(headers, main, footers, reader.notes()))
+    if notes is not None and reader.objects:
+        notes.append(f"{reader.objects} embedded object(s) (charts, formulas, spreadsheets) not read")
     if not text.strip():
         raise DocumentError(path, "ODT has no text")
     return text
@@ -211,9 +240,12 @@ class _OdtReader:
 
     def __init__(self):
         self.footnotes: list[str] = []
+        self.comments: list[str] = []
+        self.objects = 0
 
     def notes(self) -> Iterator[str]:
         yield from self.footnotes
+        yield from self.comments
 
     def furniture(self, styles: ElementTree.Element) -> tuple[list[str], list[str]]:
         seen: set[str] = set()
@@ -248,6 +280,10 @@ class _OdtReader:
                 table = self._table(child)
                 if table:
                     yield table
+            elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's or image's alt text
+                text = _line("".join(child.itertext()))
+                if text:
+                    yield text
             elif name in ("tracked-changes", "annotation", "annotation-end", "sequence-decls", "forms"):
                 continue  # deleted text, comments, declarations
             else:  # lists, list items, sections, indexes, frames and text boxes: their blocks in order
@@ -266,9 +302,14 @@ class _OdtReader:
                 out.append("\n")
             elif name == "note":
                 self._note(child, out)
-            elif name in ("frame", "text-box"):
+            elif child.tag.startswith(_ODT_DRAW):  # frames, text boxes, shapes: their paragraphs as blocks
                 frames.append(child)
-            elif name not in ("annotation", "tracked-changes", "bookmark", "reference-mark", "soft-page-break"):
+                self.objects += sum(1 for el in child.iter() if el.tag == f"{_ODT_DRAW}object")
+            elif name == "annotation":  # a comment: kept for the end, as footnotes are
+                text = " ".join(map(_unheaded, self.blocks(child)))
+                if text:
+                    self.comments.append(f"[comment] {text}")
+            elif name not in ("tracked-changes", "bookmark", "reference-mark", "soft-page-break"):
                 self._inline(child, out, frames)
             if child.tail:
                 out.append(child.tail)
