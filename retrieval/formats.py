@@ -273,10 +273,10 @@ class ElementCounter:
     (which builds no tree), so a part of millions of empty paragraphs is refused before
     python-docx builds its whole tree. A part expat cannot parse is left to python-docx to name."""
 
-    def __init__(self, path: Path, max_words: int, kind: str):
-        self.path, self.kind = path, kind
+    def __init__(self, path: Path, max_words: int, kind: str, max_cells: int | None = None):
+        self.path, self.kind, self.max_cells = path, kind, max_cells
         self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
-        self.paragraphs = self.elements = 0
+        self.paragraphs = self.elements = self.cells = 0
 
     def part(self, name: str) -> Callable[[bytes], None]:
         from xml.parsers import expat
@@ -302,6 +302,10 @@ class ElementCounter:
             self.paragraphs += 1
             if self.paragraphs > self.max_paragraphs:
                 raise self._refused("paragraphs", self.max_paragraphs)
+        elif self.max_cells is not None and (tag.endswith(" c") or tag == "c"):  # a spreadsheet cell
+            self.cells += 1
+            if self.cells > self.max_cells:
+                raise self._refused("cells", self.max_cells)
         if self.elements > self.max_elements:
             raise self._refused("XML elements", self.max_elements)
 

@@ -19,7 +19,7 @@ BLOCK_TAGS = frozenset(
 _SKIPPED = frozenset("script style noscript template head svg math select iframe object".split())
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 MAX_SPAN = 1_000  # a colspan or rowspan beyond this is treated as this
-MAX_TABLE_CELLS = 2_000_000  # expanded cells of one table: spans cannot inflate a small page past this
+MAX_TABLE_CELLS = 1_000_000  # cells that spans of one table may add: past it, spans are read as 1
 
 
 def html_to_text(markup: str) -> str:
@@ -158,16 +158,14 @@ def table_to_markdown(table) -> str:
             _fill_carried(row, carried)
             text = _cell_text(cell).replace("|", "/")
             colspan, rowspan = _span(cell, "colspan"), _span(cell, "rowspan")
+            if colspan * rowspan > budget:  # spans past the budget are not expanded: the text stays
+                colspan = rowspan = 1
             budget -= colspan * rowspan
-            if budget < 0:
-                break
             for _ in range(colspan):
                 if rowspan > 1:
                     carried[len(row)] = (rowspan - 1, text)
                 row.append(text)
         _fill_carried(row, carried)
-        if budget < 0:
-            break
         if any(row):
             grid.append(row)
     if not grid:

@@ -28,7 +28,7 @@ from .formats import (
 )
 from .loaders import DocumentError
 
-MAX_REPEAT = 1_000  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
+MAX_REPEAT = 100  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
 
 
 def _guard(path: Path, kind: str, max_words: int, required: str, keep: tuple[str, ...] = ()) -> dict[str, bytes]:

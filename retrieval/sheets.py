@@ -19,14 +19,16 @@ from .formats import ElementCounter, _Budget, _pipe_table, open_zip, refuse_decl
 from .loaders import DocumentError
 
 BASE_CELLS = 200_000
+CELLS_PER_WORD = 0.5  # a sheet's cell is a word or more, most often; empty padding counts too
 SNIFF_BYTES = 8 << 10  # csv.Sniffer's regular expressions backtrack: kept small, its cost stays small
 _DELIMITERS = ",;\t|"
 
 
 def cell_limit(max_words: int) -> int:
-    """The most cells a spreadsheet may have: a non-empty cell holds at least one word, and empty
-    ones padding a row are generous at one per word too."""
-    return BASE_CELLS + 2 * max_words
+    """The most cells a spreadsheet may have (counted in its XML before openpyxl reads it, and as
+    rows are read, padding included): tied to the word limit, and low enough that openpyxl reads
+    them well within the read time limit (it takes ~10 µs a cell)."""
+    return BASE_CELLS + int(CELLS_PER_WORD * max_words)
 
 
 class _Cells:
@@ -84,7 +86,7 @@ def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str
             raise DocumentError(path, "not an Excel workbook (no [Content_Types].xml in the zip)")
         refuse_declared_bomb(path, archive, "XLSX", limit)
         budget = _Budget(path, "XLSX", limit)
-        counter = ElementCounter(path, max_words, "XLSX")
+        counter = ElementCounter(path, max_words, "XLSX", max_cells=cell_limit(max_words))
         for name in archive.namelist():
             is_xml = name.lower().endswith((".xml", ".rels"))
             budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
