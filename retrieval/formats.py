@@ -328,12 +328,23 @@ def _open_docx(path: Path):
     try:
         return docx.Document(str(path))
     except KeyError as e:  # a part named by a relationship is not in the zip
+        if _is_strict(path):
+            raise DocumentError(
+                path, "a Strict Open XML document, which python-docx cannot read; save it as a Word Document (.docx)"
+            ) from None
         raise DocumentError(path, f"corrupt DOCX: missing part {e}") from None
     except ValueError as e:  # e.g. "file '...' is not a Word file, content type is ..."
         raise DocumentError(path, f"not a Word document ({str(e)[:200]})") from None
     except (OpcError, LxmlError, zipfile.BadZipFile, EOFError, OSError, AttributeError, TypeError, IndexError) as e:
         # python-docx trusts the package's structure: on a malformed part it fails wherever it looks
         raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
+
+
+def _is_strict(path: Path) -> bool:
+    """Whether the package's relationships use ISO 29500 Strict's namespaces."""
+    with contextlib.suppress(KeyError, zipfile.BadZipFile, OSError), zipfile.ZipFile(path) as archive:
+        return b"purl.oclc.org/ooxml" in archive.read("_rels/.rels")[:65536]
+    return False
 
 
 def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -> Iterator[str]:

@@ -1,10 +1,12 @@
-"""Load .txt, .md, .pdf, .html, .docx and .epub files (or inline text) into a `Document` with paragraphs.
+"""Load .txt, .md, .pdf, .html, .docx, .epub, .pptx, .xlsx, .csv, .tsv and .odt files (or inline text)
+into a `Document` with paragraphs.
 
 Tables stay whole: a markdown pipe table, a block of space/tab-aligned columns, a PDF table
-extracted in layout mode and an HTML, DOCX or EPUB table (rendered as a pipe table) each become one
-paragraph marked `is_table`, so chunking can cut between rows and the context processor can
-put a cut table back together. The DOCX and EPUB readers are in `formats.py`, PDF page cleaning
-in `pdf_text.py`.
+extracted in layout mode and an HTML, DOCX, EPUB, PPTX, ODT, sheet or CSV table (rendered as a pipe
+table) each become one paragraph marked `is_table`, so chunking can cut between rows and the context
+processor can put a cut table back together. HTML and Markdown's raw HTML are in `html_text.py`, the
+DOCX and EPUB readers in `formats.py`, PPTX and ODT in `office.py`, XLSX and CSV in `sheets.py`, PDF
+page cleaning in `pdf_text.py`.
 """
 
 from __future__ import annotations
