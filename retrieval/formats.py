@@ -8,6 +8,7 @@ an encrypted one, missing parts and zip bombs each raise `DocumentError` with th
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import posixpath
 import re
@@ -170,7 +171,7 @@ def read_docx(path: Path, max_words: int, notes: list[str] | None = None) -> str
         for name in archive.namelist():
             is_xml = name.lower().endswith((".xml", ".rels"))
             budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
-    document = _open_docx(path)
+    document = _open_docx(path, _transitional_copy(path) if _is_strict(path) else None)
     blocks: list[str] = []
     words = 0
     try:
@@ -320,18 +321,14 @@ class ElementCounter:
         )
 
 
-def _open_docx(path: Path):
+def _open_docx(path: Path, copy: io.BytesIO | None = None):
     import docx
     from docx.opc.exceptions import OpcError
     from lxml.etree import LxmlError
 
     try:
-        return docx.Document(str(path))
+        return docx.Document(copy if copy is not None else str(path))
     except KeyError as e:  # a part named by a relationship is not in the zip
-        if _is_strict(path):
-            raise DocumentError(
-                path, "a Strict Open XML document, which python-docx cannot read; save it as a Word Document (.docx)"
-            ) from None
         raise DocumentError(path, f"corrupt DOCX: missing part {e}") from None
     except ValueError as e:  # e.g. "file '...' is not a Word file, content type is ..."
         raise DocumentError(path, f"not a Word document ({str(e)[:200]})") from None
@@ -345,6 +342,37 @@ def _is_strict(path: Path) -> bool:
     with contextlib.suppress(KeyError, zipfile.BadZipFile, OSError), zipfile.ZipFile(path) as archive:
         return b"purl.oclc.org/ooxml" in archive.read("_rels/.rels")[:65536]
     return False
+
+
+# Strict Open XML (ISO 29500 Strict) differs from the Transitional form python-docx reads mostly in
+# its namespaces: renamed in a copy of the package (its size already held to the zip limit)
+_STRICT_NAMESPACES = {
+    b"http://purl.oclc.org/ooxml/wordprocessingml/main": b"http://schemas.openxmlformats.org/wordprocessingml/2006/main",
+    b"http://purl.oclc.org/ooxml/officeDocument/relationships": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    ),
+    b"http://purl.oclc.org/ooxml/officeDocument/sharedTypes": (
+        b"http://schemas.openxmlformats.org/officeDocument/2006/sharedTypes"
+    ),
+    b"http://purl.oclc.org/ooxml/drawingml/main": b"http://schemas.openxmlformats.org/drawingml/2006/main",
+    b"http://purl.oclc.org/ooxml/drawingml/wordprocessingDrawing": (
+        b"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing"
+    ),
+    b"http://purl.oclc.org/ooxml/drawingml/picture": b"http://schemas.openxmlformats.org/drawingml/2006/picture",
+}
+
+
+def _transitional_copy(path: Path) -> io.BytesIO:
+    copy = io.BytesIO()
+    with zipfile.ZipFile(path) as archive, zipfile.ZipFile(copy, "w", zipfile.ZIP_STORED) as out:
+        for name in archive.namelist():
+            data = archive.read(name)
+            if name.lower().endswith((".xml", ".rels")):
+                for strict, transitional in _STRICT_NAMESPACES.items():
+                    data = data.replace(strict, transitional)
+            out.writestr(name, data)
+    copy.seek(0)
+    return copy
 
 
 def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -> Iterator[str]:

@@ -327,3 +327,24 @@ def test_a_partly_read_file_is_named_in_a_warning_by_the_bounded_reader(tmp_path
         reader.close()
     assert document.warnings == ["charts not read (their text, if any, is not indexed)"]
     assert f"{path}: not fully read: charts not read" in caplog.text
+
+
+def test_a_strict_open_xml_word_file_is_read(tmp_path):
+    import docx
+
+    from longqa.retrieval.formats import _STRICT_NAMESPACES
+
+    plain = tmp_path / "plain.docx"
+    document = docx.Document()
+    document.add_heading("Strict title", 1)
+    document.add_paragraph("Strict body.")
+    document.save(plain)
+    strict = tmp_path / "strict.docx"
+    with zipfile.ZipFile(plain) as source, zipfile.ZipFile(strict, "w") as out:
+        for name in source.namelist():
+            data = source.read(name)
+            for strict_ns, transitional in _STRICT_NAMESPACES.items():
+                data = data.replace(transitional, strict_ns)
+            out.writestr(name, data)
+    assert b"purl.oclc.org" in zipfile.ZipFile(strict).read("_rels/.rels")
+    assert load_document(strict).text == "# Strict title\n\nStrict body."
