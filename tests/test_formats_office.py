@@ -109,7 +109,6 @@ def test_xlsx_each_sheet_is_a_named_table_of_saved_values(tmp_path):
 
 def test_xlsx_chart_sheet_is_named_in_the_warnings(tmp_path):
     import openpyxl
-
     from openpyxl.chart import BarChart, Reference
 
     workbook = openpyxl.Workbook()
