@@ -8,6 +8,8 @@ Candidates per type (a library missing from the environment is left out and name
   python-docx   `Document.paragraphs` then each table's rows, cells joined by tabs (MIT)
   python-pptx   every shape's text per slide, tables' cells by tabs, notes (MIT)
   openpyxl      every sheet's rows, cells by tabs (MIT)
+  calamine      python-calamine, every sheet's rows, cells by tabs (MIT; Rust): .xlsx and .xls
+  xlrd          every sheet's rows, cells by tabs (BSD): .xls
   odfpy         `teletype.extractText` of each heading and paragraph (Apache-2.0)
   bs4           BeautifulSoup's `get_text("\\n")` (MIT)
   csv           the standard library's reader, sniffed delimiter, cells by tabs
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import io
 import json
 import statistics
@@ -101,6 +104,39 @@ def _openpyxl(path: Path) -> str:
     return "\n".join(parts)
 
 
+def _value(v: object) -> str:
+    """A cell as text, whole numbers without `.0` (as longqa and openpyxl write them), dates as ISO."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, dt.datetime) and v.time() == dt.time():
+        return v.date().isoformat()
+    return v.isoformat() if isinstance(v, dt.date) else str(v)
+
+
+def _xlrd(path: Path) -> str:
+    import xlrd
+
+    workbook = xlrd.open_workbook(str(path))
+    parts = []
+    for sheet in workbook.sheets():
+        parts.append(sheet.name)
+        parts += ["\t".join(map(_value, sheet.row_values(r))) for r in range(sheet.nrows)]
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _calamine(path: Path) -> str:
+    from python_calamine import CalamineWorkbook
+
+    workbook = CalamineWorkbook.from_path(str(path))
+    parts = []
+    for name in workbook.sheet_names:
+        parts.append(name)
+        parts += ["\t".join(map(_value, row)) for row in workbook.get_sheet_by_name(name).iter_rows()]
+        parts.append("")
+    return "\n".join(parts)
+
+
 def _odfpy(path: Path) -> str:
     from odf import teletype, text
     from odf.opendocument import load
@@ -134,7 +170,8 @@ CANDIDATES: dict[str, dict[str, Converter]] = {
     "docx": {"longqa": _longqa, "markitdown": _markitdown_convert, "python-docx": _python_docx},
     "html": {"longqa": _longqa, "markitdown": _markitdown_convert, "bs4": _bs4},
     "pptx": {"longqa": _longqa, "markitdown": _markitdown_convert, "python-pptx": _python_pptx},
-    "xlsx": {"longqa": _longqa, "markitdown": _markitdown_convert, "openpyxl": _openpyxl},
+    "xlsx": {"longqa": _longqa, "markitdown": _markitdown_convert, "openpyxl": _openpyxl, "calamine": _calamine},
+    "xls": {"longqa": _longqa, "markitdown": _markitdown_convert, "xlrd": _xlrd, "calamine": _calamine},
     "csv": {"longqa": _longqa, "markitdown": _markitdown_convert, "csv": _stdlib_csv},
     "tsv": {"longqa": _longqa, "csv": _stdlib_csv},
     "odt": {"longqa": _longqa, "odfpy": _odfpy},

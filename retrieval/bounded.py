@@ -34,7 +34,7 @@ WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
 # plain text this small is read in-process: its reader is linear, so it is bounded by its size
 IN_PROCESS_TEXT_BYTES = 1 << 20
 _TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind in ("text", "markdown")}
-# imported before a worker says it is ready (python-pptx and openpyxl by the first such file: most folders hold neither)
+# imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
     "longqa.retrieval.formats",
     "longqa.retrieval.office",

@@ -278,9 +278,12 @@ class ElementCounter:
         self.path, self.kind, self.max_cells = path, kind, max_cells
         self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
         self.paragraphs = self.elements = self.cells = 0
+        self.row = self.column = self.max_row = self.max_column = 0
 
     def part(self, name: str) -> Callable[[bytes], None]:
         from xml.parsers import expat
+
+        self.row = self.column = self.max_row = self.max_column = 0  # a sheet's extent is its own
 
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.StartElementHandler = self._start
@@ -307,8 +310,31 @@ class ElementCounter:
             self.cells += 1
             if self.cells > self.max_cells:
                 raise self._refused("cells", self.max_cells)
+            self._extent(_attributes)
+        elif self.max_cells is not None and (tag.endswith(" row") or tag == "row"):
+            self.column = 0
+            self.row = _cell_row(_attributes, self.row + 1)
         if self.elements > self.max_elements:
             raise self._refused("XML elements", self.max_elements)
+
+    def _extent(self, attributes: object) -> None:
+        """A sheet is read into a dense grid from A1 to its last row and column: two cells, at A1
+        and XFD1048576, make seventeen billion. The grid's area is held to the cell limit."""
+        ref = attributes.get("r", "") if isinstance(attributes, dict) else ""
+        letters = ref.rstrip("0123456789")
+        column = 0
+        for ch in letters.upper():
+            column = column * 26 + (ord(ch) - 64)
+        self.column = column if 0 < column <= 16_384 else self.column + 1
+        self.row = _cell_row({"r": ref[len(letters) :]}, self.row) if ref[len(letters) :] else self.row
+        self.max_row, self.max_column = max(self.max_row, self.row), max(self.max_column, self.column)
+        area = self.max_row * self.max_column
+        if self.max_cells is not None and area > self.max_cells:
+            raise DocumentError(
+                self.path,
+                f"{self.kind} sheet spans {self.max_row:,} rows x {self.max_column:,} columns, more than "
+                f"{self.max_cells:,} cells (a huge or padded sheet?); raise LONGQA_MAX_WORDS to allow a larger one",
+            )
 
     def _entity(self, *_args: object) -> None:
         raise DocumentError(self.path, f"corrupt {self.kind}: a part declares XML entities (refused)")
@@ -319,6 +345,11 @@ class ElementCounter:
             f"too many {what} in the {self.kind} (more than {limit:,}: a bomb?); "
             "raise LONGQA_MAX_WORDS to allow a longer document",
         )
+
+
+def _cell_row(attributes: object, default: int) -> int:
+    value = attributes.get("r", "") if isinstance(attributes, dict) else ""
+    return int(value) if value.isdigit() and 0 < int(value) <= 1_048_576 else default
 
 
 def _open_docx(path: Path, copy: io.BytesIO | None = None):

@@ -1,4 +1,4 @@
-"""Load .txt, .md, .pdf, .html, .docx, .epub, .pptx, .xlsx, .csv, .tsv and .odt files (or inline text)
+"""Load .txt, .md, .pdf, .html, .docx, .epub, .pptx, .xlsx, .xls, .csv, .tsv and .odt files (or inline text)
 into a `Document` with paragraphs.
 
 Tables stay whole: a markdown pipe table, a block of space/tab-aligned columns, a PDF table
@@ -36,6 +36,7 @@ SUPPORTED_SUFFIXES = {
     ".epub": "epub",
     ".pptx": "pptx",
     ".xlsx": "xlsx",
+    ".xls": "xls",
     ".odt": "odt",
     ".csv": "csv",
     ".tsv": "tsv",
@@ -137,13 +138,14 @@ def _load_document(path: Path, max_words: int) -> Document:
     return document
 
 
-# the zip-based formats: kind -> (module, reader(path, max_words, notes) -> text)
+# the formats read by a module of their own: kind -> (module, reader(path, max_words, notes) -> text)
 _ARCHIVE_READERS = {
     "docx": (".formats", "read_docx"),
     "epub": (".formats", "read_epub"),
     "pptx": (".office", "read_pptx"),
     "odt": (".office", "read_odt"),
     "xlsx": (".sheets", "read_xlsx"),
+    "xls": (".sheets", "read_xls"),
 }
 
 

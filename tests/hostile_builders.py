@@ -127,7 +127,7 @@ def xlsx_sheet(path: Path, rows: bytes, repeat: int = 1) -> Path:
 
 
 def xlsx_padded_rows(path: Path, n_rows: int = 200) -> Path:
-    """Rows holding one cell in the last column (XFD): a reader that pads rows makes 16,384 cells of each."""
+    """Rows holding one cell in the last column (XFD): a dense reader makes 16,384 cells of each."""
     rows = b"".join(
         f'<row r="{i}"><c r="XFD{i}" t="inlineStr"><is><t>x</t></is></c></row>'.encode() for i in range(1, n_rows + 1)
     )

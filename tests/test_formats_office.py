@@ -123,8 +123,14 @@ def test_xlsx_chart_sheet_is_named_in_the_warnings(tmp_path):
 
 
 def test_xlsx_padded_rows_and_cell_bombs_are_refused_with_the_cell_count(tmp_path):
-    with pytest.raises(DocumentError, match=r"XLSX has more than 205,000 cells \(a huge or padded sheet\?\)"):
+    with pytest.raises(DocumentError, match=r"XLSX sheet spans 13 rows x 16,384 columns, more than 205,000 cells"):
         load_document(build.xlsx_padded_rows(tmp_path / "pad.xlsx"), max_words=10_000)
+    two_corners = build.xlsx_sheet(
+        tmp_path / "corners.xlsx",
+        b'<row r="1"><c r="A1"><v>1</v></c></row><row r="1048576"><c r="XFD1048576"><v>2</v></c></row>',
+    )
+    with pytest.raises(DocumentError, match="spans 1,048,576 rows x 16,384 columns"):  # 2 cells, a 17-billion grid
+        load_document(two_corners)
     with pytest.raises(DocumentError, match=r"too many cells in the XLSX \(more than 205,000"):
         load_document(build.xlsx_cell_bomb(tmp_path / "bomb.xlsx", 20), max_words=10_000)
 
@@ -347,3 +353,25 @@ def test_a_strict_open_xml_word_file_is_read(tmp_path):
             out.writestr(name, data)
     assert b"purl.oclc.org" in zipfile.ZipFile(strict).read("_rels/.rels")
     assert load_document(strict).text == "# Strict title\n\nStrict body."
+
+
+XLS_SAMPLE = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "tika" / "testEXCEL.xls"  # Apache-2.0
+
+
+def test_an_old_binary_xls_workbook_is_read_as_sheets_of_tables():
+    document = load_document(XLS_SAMPLE)
+    assert blocks(document)[0] == "## Sheet: Feuil1"
+    rows = tables(document)[0].split("\n")
+    assert rows[0].startswith("| Sample Excel Worksheet - Numbers and their Squares |")
+    assert "|  | Number | Square |" in rows and "|  | 14 | 196 |" in rows
+
+
+def test_an_xls_that_is_not_an_old_workbook_is_refused_clearly(tmp_path):
+    text = tmp_path / "text.xls"
+    text.write_text("Name\tQty\n", "utf-8")
+    with pytest.raises(DocumentError, match="not an Excel 97-2003 workbook"):
+        load_document(text)
+    cut = tmp_path / "cut.xls"
+    cut.write_bytes(XLS_SAMPLE.read_bytes()[:3000])
+    with pytest.raises(DocumentError, match="corrupt XLS"):
+        load_document(cut)
