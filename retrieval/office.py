@@ -44,8 +44,9 @@ def _guard(path: Path, kind: str, max_words: int, required: str, keep: tuple[str
         counter = ElementCounter(path, max_words, kind)
         for name in archive.namelist():
             is_xml = name.lower().endswith((".xml", ".rels"))
-            data = budget.read(archive, name, keep=name in keep, feed=counter.part(name) if is_xml else None)
-            if name in keep:
+            wanted = name in keep or (name.endswith("/content.xml") and "content.xml" in keep)  # embedded objects
+            data = budget.read(archive, name, keep=wanted, feed=counter.part(name) if is_xml else None)
+            if wanted:
                 kept[name] = data
     return kept
 
@@ -219,7 +220,7 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
         raise DocumentError(path, f"not an OpenDocument text (its mimetype is {mimetype.decode('ascii', 'replace')!r})")
     content = _parse_xml(path, "ODT", "content.xml", parts["content.xml"])
     styles = _parse_xml(path, "ODT", "styles.xml", parts["styles.xml"]) if "styles.xml" in parts else None
-    reader = _OdtReader()
+    reader = _OdtReader(path, parts)
     body = [
         el
         for el in content.iter()
@@ -229,7 +230,7 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     main = itertools.chain.from_iterable(reader.blocks(el) for el in body[:1])
     text = _collect(path, max_words, itertools.chain(headers, main, footers, reader.notes()))
     if notes is not None and reader.objects:
-        notes.append(f"{reader.objects} embedded object(s) (charts, formulas, spreadsheets) not read")
+        notes.append(f"{reader.objects} embedded object(s) (formulas, images, OLE objects) not read")
     if not text.strip():
         raise DocumentError(path, "ODT has no text")
     return text
@@ -238,7 +239,9 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
 class _OdtReader:
     """Walks ODF text elements; footnotes met on the way are kept for the end."""
 
-    def __init__(self):
+    def __init__(self, path: Path | None = None, parts: dict[str, bytes] | None = None):
+        self.path, self.parts = path, parts or {}
+        self.opened: set[str] = set()  # embedded objects already read (one may be drawn twice)
         self.footnotes: list[str] = []
         self.comments: list[str] = []
         self.objects = 0
@@ -280,6 +283,8 @@ class _OdtReader:
                 table = self._table(child)
                 if table:
                     yield table
+            elif child.tag == f"{_ODT_DRAW}object":
+                yield from self._embedded(child)
             elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's or image's alt text
                 text = _line("".join(child.itertext()))
                 if text:
@@ -288,6 +293,23 @@ class _OdtReader:
                 continue  # deleted text, comments, declarations
             else:  # lists, list items, sections, indexes, frames and text boxes: their blocks in order
                 yield from self.blocks(child)
+
+    def _embedded(self, obj: ElementTree.Element) -> Iterator[str]:
+        """An embedded ODF object's text (a spreadsheet's tables, a chart's titles and labels): its
+        content.xml, read as the document's is. Formulas, images and OLE objects are counted."""
+        href = obj.get("{http://www.w3.org/1999/xlink}href", "").removeprefix("./").strip("/")
+        name = f"{href}/content.xml"
+        if name not in self.parts or name in self.opened or self.path is None:
+            self.objects += 1
+            return
+        self.opened.add(name)
+        root = _parse_xml(self.path, "ODT", name, self.parts[name])
+        bodies = [el for el in root if _local(el.tag) == "body"]
+        if not bodies:  # a formula (MathML) or another kind of object
+            self.objects += 1
+            return
+        for body in bodies:
+            yield from self.blocks(body)
 
     def _inline(self, element: ElementTree.Element, out: list[str], frames: list[ElementTree.Element]) -> None:
         if element.text:
@@ -304,7 +326,6 @@ class _OdtReader:
                 self._note(child, out)
             elif child.tag.startswith(_ODT_DRAW):  # frames, text boxes, shapes: their paragraphs as blocks
                 frames.append(child)
-                self.objects += sum(1 for el in child.iter() if el.tag == f"{_ODT_DRAW}object")
             elif name == "annotation":  # a comment: kept for the end, as footnotes are
                 text = " ".join(map(_unheaded, self.blocks(child)))
                 if text:
