@@ -375,3 +375,33 @@ def test_an_xls_that_is_not_an_old_workbook_is_refused_clearly(tmp_path):
     cut.write_bytes(XLS_SAMPLE.read_bytes()[:3000])
     with pytest.raises(DocumentError, match="corrupt XLS"):
         load_document(cut)
+
+
+def test_odt_embedded_spreadsheet_is_read_in_place_and_a_formula_is_warned_about(tmp_path):
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:xlink="http://www.w3.org/1999/xlink"'
+    )
+    content = (
+        f"<office:document-content {ns}><office:body><office:text><text:p>Before.</text:p>"
+        '<text:p><draw:frame><draw:object xlink:href="./Object 1"/></draw:frame>'
+        '<draw:frame><draw:object xlink:href="./Object 2"/></draw:frame></text:p>'
+        "<text:p>After.</text:p></office:text></office:body></office:document-content>"
+    )
+    sheet = (
+        f"<office:document-content {ns}><office:body><office:spreadsheet><table:table>"
+        "<table:table-row><table:table-cell><text:p>Berth</text:p></table:table-cell></table:table-row>"
+        "<table:table-row><table:table-cell><text:p>North</text:p></table:table-cell></table:table-row>"
+        "</table:table></office:spreadsheet></office:body></office:document-content>"
+    )
+    path = tmp_path / "embedded.odt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", content)
+        z.writestr("Object 1/content.xml", sheet)
+        z.writestr("Object 2/content.xml", '<math:math xmlns:math="http://www.w3.org/1998/Math/MathML"/>')
+    document = load_document(path)
+    assert blocks(document) == ["Before.", "| Berth |\n|---|\n| North |", "After."]
+    assert document.warnings == ["1 embedded object(s) (formulas, images, OLE objects) not read"]
