@@ -98,7 +98,7 @@ def _openpyxl(path: Path) -> str:
     parts = []
     for sheet in workbook.worksheets:
         parts.append(sheet.title)
-        parts += ["\t".join("" if v is None else str(v) for v in row) for row in sheet.iter_rows(values_only=True)]
+        parts += ["\t".join("" if v is None else _value(v) for v in row) for row in sheet.iter_rows(values_only=True)]
         parts.append("")
     workbook.close()
     return "\n".join(parts)
