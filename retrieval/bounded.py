@@ -37,6 +37,7 @@ _TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind in ("text"
 # imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
     "longqa.retrieval.formats",
+    "longqa.retrieval.word",
     "longqa.retrieval.office",
     "longqa.retrieval.sheets",
     "bs4",

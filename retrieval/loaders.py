@@ -5,8 +5,8 @@ Tables stay whole: a markdown pipe table, a block of space/tab-aligned columns, 
 extracted in layout mode and an HTML, DOCX, EPUB, PPTX, ODT, sheet or CSV table (rendered as a pipe
 table) each become one paragraph marked `is_table`, so chunking can cut between rows and the context
 processor can put a cut table back together. HTML and Markdown's raw HTML are in `html_text.py`, the
-DOCX and EPUB readers in `formats.py`, PPTX and ODT in `office.py`, XLSX and CSV in `sheets.py`, PDF
-page cleaning in `pdf_text.py`.
+DOCX reader in `word.py`, EPUB (and the zip guard) in `formats.py`, PPTX and ODT in `office.py`, XLSX,
+XLS and CSV in `sheets.py`, PDF page cleaning in `pdf_text.py`.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def _load_document(path: Path, max_words: int) -> Document:
 
 # the formats read by a module of their own: kind -> (module, reader(path, max_words, notes) -> text)
 _ARCHIVE_READERS = {
-    "docx": (".formats", "read_docx"),
+    "docx": (".word", "read_docx"),
     "epub": (".formats", "read_epub"),
     "pptx": (".office", "read_pptx"),
     "odt": (".office", "read_odt"),

@@ -337,7 +337,7 @@ def test_a_partly_read_file_is_named_in_a_warning_by_the_bounded_reader(tmp_path
 def test_a_strict_open_xml_word_file_is_read(tmp_path):
     import docx
 
-    from longqa.retrieval.formats import _STRICT_NAMESPACES
+    from longqa.retrieval.word import _STRICT_NAMESPACES
 
     plain = tmp_path / "plain.docx"
     document = docx.Document()
