@@ -121,6 +121,37 @@ class _Budget:
         return b"".join(blocks)
 
 
+def guard_archive(
+    path: Path,
+    kind: str,
+    label: str,
+    max_words: int,
+    required: str,
+    keep: tuple[str, ...] = (),
+    max_cells: int | None = None,
+) -> dict[str, bytes]:
+    """Open an Office archive through the zip guard and read every part once under the byte budget,
+    XML parts counted by a streaming parser (elements, paragraphs, and a sheet's cells when
+    `max_cells` is given), before a library inflates the package itself: a bad CRC or bad deflate
+    data becomes a reason naming the part, and the bytes read are held to the limit. Returns the
+    parts named in `keep` (and every `*/content.xml` when `content.xml` is kept: ODF's embedded objects)."""
+    limit = zip_byte_limit(max_words)
+    kept: dict[str, bytes] = {}
+    with open_zip(path, kind) as archive:
+        if required not in archive.namelist():
+            raise DocumentError(path, f"not {label} (no {required} in the zip)")
+        refuse_declared_bomb(path, archive, kind, limit)
+        budget = _Budget(path, kind, limit)
+        counter = ElementCounter(path, max_words, kind, max_cells=max_cells)
+        for name in archive.namelist():
+            is_xml = name.lower().endswith((".xml", ".rels"))
+            wanted = name in keep or (name.endswith("/content.xml") and "content.xml" in keep)
+            data = budget.read(archive, name, keep=wanted, feed=counter.part(name) if is_xml else None)
+            if wanted:
+                kept[name] = data
+    return kept
+
+
 def _parse_xml(path: Path, kind: str, name: str, data: bytes) -> ElementTree.Element:
     # entity declarations have no place in these small parts, and expand into billion-laughs bombs
     if b"<!ENTITY" in data:

@@ -16,39 +16,15 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from .formats import (
-    ElementCounter,
-    _Budget,
     _local,
     _parse_xml,
     _pipe_table,
     _too_long,
-    open_zip,
-    refuse_declared_bomb,
-    zip_byte_limit,
+    guard_archive,
 )
 from .loaders import DocumentError
 
 MAX_REPEAT = 100  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
-
-
-def _guard(path: Path, kind: str, max_words: int, required: str, keep: tuple[str, ...] = ()) -> dict[str, bytes]:
-    """Open the archive through the zip guard, read every part once under the byte budget (XML
-    parts counted by a streaming parser) and return the parts named in `keep`."""
-    limit = zip_byte_limit(max_words)
-    kept: dict[str, bytes] = {}
-    with open_zip(path, kind) as archive:
-        if required not in archive.namelist():
-            raise DocumentError(path, f"not a {kind} file (no {required} in the zip)")
-        refuse_declared_bomb(path, archive, kind, limit)
-        budget = _Budget(path, kind, limit)
-        counter = ElementCounter(path, max_words, kind)
-        for name in archive.namelist():
-            is_xml = name.lower().endswith((".xml", ".rels"))
-            wanted = name in keep or (name.endswith("/content.xml") and "content.xml" in keep)  # embedded objects
-            data = budget.read(archive, name, keep=wanted, feed=counter.part(name) if is_xml else None)
-            if wanted:
-                kept[name] = data
-    return kept
 
 
 def _collect(path: Path, max_words: int, blocks: Iterator[str]) -> str:
@@ -72,7 +48,7 @@ def _line(text: str) -> str:
 def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Slides in order, each a `## Slide N: title` heading and its shapes top to bottom, left to
     right (text, tables as pipe tables, charts as tables of their series), then the speaker notes."""
-    _guard(path, "PPTX", max_words, "[Content_Types].xml")
+    guard_archive(path, "PPTX", "a PowerPoint file", max_words, "[Content_Types].xml")
     presentation = _open_pptx(path)
     unread: set[str] = set()
     try:
@@ -214,7 +190,9 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Headings (`#` lines), paragraphs, lists, sections and tables (pipe tables, covered cells
     empty) of the body in document order; text frames after the paragraph that anchors them; page
     headers and footers with words, once each; footnotes and endnotes at the end."""
-    parts = _guard(path, "ODT", max_words, "content.xml", keep=("content.xml", "styles.xml", "mimetype"))
+    parts = guard_archive(
+        path, "ODT", "an OpenDocument text", max_words, "content.xml", keep=("content.xml", "styles.xml", "mimetype")
+    )
     mimetype = parts.get("mimetype", b"")[:100].strip()
     if mimetype and not mimetype.startswith(b"application/vnd.oasis.opendocument.text"):
         raise DocumentError(path, f"not an OpenDocument text (its mimetype is {mimetype.decode('ascii', 'replace')!r})")

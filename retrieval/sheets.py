@@ -16,7 +16,7 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
-from .formats import ElementCounter, _Budget, _pipe_table, open_zip, refuse_declared_bomb, zip_byte_limit
+from .formats import _pipe_table, guard_archive
 from .loaders import DocumentError
 
 BASE_CELLS = 200_000
@@ -81,16 +81,7 @@ def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     """Every worksheet with a value, in workbook order: its name as a heading, its cells (the
     values Excel saved, not formulas; no number formats applied) as a pipe table. Chart sheets are
     named in `notes`."""
-    limit = zip_byte_limit(max_words)
-    with open_zip(path, "XLSX") as archive:
-        if "[Content_Types].xml" not in archive.namelist():
-            raise DocumentError(path, "not an Excel workbook (no [Content_Types].xml in the zip)")
-        refuse_declared_bomb(path, archive, "XLSX", limit)
-        budget = _Budget(path, "XLSX", limit)
-        counter = ElementCounter(path, max_words, "XLSX", max_cells=cell_limit(max_words))
-        for name in archive.namelist():
-            is_xml = name.lower().endswith((".xml", ".rels"))
-            budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
+    guard_archive(path, "XLSX", "an Excel workbook", max_words, "[Content_Types].xml", max_cells=cell_limit(max_words))
     return _read_calamine(path, "XLSX", max_words, notes)
 
 

@@ -15,16 +15,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .formats import (
-    ElementCounter,
-    _Budget,
-    _local,
-    _pipe_table,
-    _too_long,
-    open_zip,
-    refuse_declared_bomb,
-    zip_byte_limit,
-)
+from .formats import _local, _pipe_table, _too_long, guard_archive
 from .loaders import DocumentError
 
 # -- DOCX -------------------------------------------------------------------------------------------
@@ -35,18 +26,7 @@ def read_docx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     document order; text boxes (DrawingML and VML) after the paragraph that anchors them; page
     headers and footers that carry words (once each, headers first, footers last); footnotes,
     endnotes and comments at the end. What is not read (charts, SmartArt, embedded objects) is added to `notes`."""
-    limit = zip_byte_limit(max_words)
-    with open_zip(path, "DOCX") as archive:
-        if "[Content_Types].xml" not in archive.namelist():
-            raise DocumentError(path, "not a Word document (no [Content_Types].xml in the zip)")
-        refuse_declared_bomb(path, archive, "DOCX", limit)
-        # python-docx inflates every part; reading each once first turns a bad CRC or bad deflate
-        # data into a reason naming the part, and holds the bytes read to the limit
-        budget = _Budget(path, "DOCX", limit)
-        counter = ElementCounter(path, max_words, "DOCX")
-        for name in archive.namelist():
-            is_xml = name.lower().endswith((".xml", ".rels"))
-            budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
+    guard_archive(path, "DOCX", "a Word document", max_words, "[Content_Types].xml")
     document = _open_docx(path, _transitional_copy(path) if _is_strict(path) else None)
     blocks: list[str] = []
     words = 0
