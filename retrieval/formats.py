@@ -285,7 +285,9 @@ def read_epub(path: Path, max_words: int, notes: list[str] | None = None) -> str
         _check_mimetype(path, archive, budget)
         opf_name = _rootfile(path, archive, budget)
         _refuse_large_package(path, archive, opf_name)
-        chapters = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
+        chapters, others = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
+        if notes is not None and others:
+            notes.append(f"{others} spine item(s) that are not XHTML (images, SVG) not read")
         _refuse_drm(path, archive, budget, {name for name, _ in chapters})
         texts: list[str] = []
         words = 0
@@ -333,8 +335,9 @@ def _refuse_large_package(path: Path, archive: zipfile.ZipFile, opf_name: str) -
             )
 
 
-def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[str, str]]:
-    """(zip member, media type) of each spine item that is a text document, in reading order."""
+def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> tuple[list[tuple[str, str]], int]:
+    """(zip member, media type) of each spine item that is a text document, in reading order, and
+    how many spine items are not."""
     base = posixpath.dirname(opf_name)
     manifest: dict[str, tuple[str, str]] = {}
     for el in opf.iter():
@@ -348,16 +351,19 @@ def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[st
     if not idrefs:
         raise DocumentError(path, f"corrupt EPUB: the package document '{opf_name}' has no spine")
     chapters = []
+    others = 0
     for idref in idrefs:
         if idref not in manifest:
             raise DocumentError(path, f"corrupt EPUB: spine item '{idref}' is not in the manifest")
         name, media_type = manifest[idref]
         if media_type in _HTML_TYPES or name.lower().endswith((".xhtml", ".html", ".htm")):
             chapters.append((name, media_type))
+        else:
+            others += 1
     chapters = list(dict.fromkeys(chapters))  # a chapter the spine names again is read once
     if not chapters:
         raise DocumentError(path, "EPUB's spine holds no XHTML chapters")
-    return chapters
+    return chapters, others
 
 
 def _refuse_drm(path: Path, archive: zipfile.ZipFile, budget: _Budget, chapters: set[str]) -> None:

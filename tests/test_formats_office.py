@@ -405,3 +405,14 @@ def test_odt_embedded_spreadsheet_is_read_in_place_and_a_formula_is_warned_about
     document = load_document(path)
     assert blocks(document) == ["Before.", "| Berth |\n|---|\n| North |", "After."]
     assert document.warnings == ["1 embedded object(s) (formulas, images, OLE objects) not read"]
+
+
+def test_an_epub_spine_item_that_is_not_xhtml_is_named_in_the_warnings(tmp_path):
+    from .test_formats import OPF, make_epub
+
+    opf = OPF.replace(b"</manifest>", b'<item id="p1" href="page.svg" media-type="image/svg+xml"/></manifest>').replace(
+        b"</spine>", b'<itemref idref="p1"/></spine>'
+    )
+    document = load_document(make_epub(tmp_path / "book.epub", {"OEBPS/content.opf": opf, "OEBPS/page.svg": b"<svg/>"}))
+    assert "The tide turned at noon." in document.text
+    assert document.warnings == ["1 spine item(s) that are not XHTML (images, SVG) not read"]
