@@ -208,7 +208,7 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     main = itertools.chain.from_iterable(reader.blocks(el) for el in body[:1])
     text = _collect(path, max_words, itertools.chain(headers, main, footers, reader.notes()))
     if notes is not None and reader.objects:
-        notes.append(f"{reader.objects} embedded object(s) (formulas, images, OLE objects) not read")
+        notes.append(f"{reader.objects} embedded object(s) (images, OLE objects) not read")
     if not text.strip():
         raise DocumentError(path, "ODT has no text")
     return text
@@ -274,7 +274,7 @@ class _OdtReader:
 
     def _embedded(self, obj: ElementTree.Element) -> Iterator[str]:
         """An embedded ODF object's text (a spreadsheet's tables, a chart's titles and labels): its
-        content.xml, read as the document's is. Formulas, images and OLE objects are counted."""
+        content.xml, read as the document's is; a formula's source. Images and OLE objects are counted."""
         href = obj.get("{http://www.w3.org/1999/xlink}href", "").removeprefix("./").strip("/")
         name = f"{href}/content.xml"
         if name not in self.parts or name in self.opened or self.path is None:
@@ -283,7 +283,13 @@ class _OdtReader:
         self.opened.add(name)
         root = _parse_xml(self.path, "ODT", name, self.parts[name])
         bodies = [el for el in root if _local(el.tag) == "body"]
-        if not bodies:  # a formula (MathML) or another kind of object
+        if _local(root.tag) == "math":  # a formula: its source as typed (StarMath), else its symbols
+            source = [el for el in root.iter() if _local(el.tag) == "annotation"]
+            text = _line("".join((source[0] if source else root).itertext()))
+            if text:
+                yield text
+            return
+        if not bodies:  # another kind of object
             self.objects += 1
             return
         for body in bodies:

@@ -377,7 +377,7 @@ def test_an_xls_that_is_not_an_old_workbook_is_refused_clearly(tmp_path):
         load_document(cut)
 
 
-def test_odt_embedded_spreadsheet_is_read_in_place_and_a_formula_is_warned_about(tmp_path):
+def test_odt_embedded_spreadsheet_and_formula_are_read_in_place(tmp_path):
     ns = (
         'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
         'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
@@ -401,10 +401,15 @@ def test_odt_embedded_spreadsheet_is_read_in_place_and_a_formula_is_warned_about
         z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
         z.writestr("content.xml", content)
         z.writestr("Object 1/content.xml", sheet)
-        z.writestr("Object 2/content.xml", '<math:math xmlns:math="http://www.w3.org/1998/Math/MathML"/>')
+        z.writestr(
+            "Object 2/content.xml",
+            '<math:math xmlns:math="http://www.w3.org/1998/Math/MathML"><math:semantics><math:mi>a</math:mi>'
+            '<math:annotation math:encoding="StarMath 5.0">a^2 + b^2 = c^2</math:annotation>'
+            "</math:semantics></math:math>",
+        )
     document = load_document(path)
-    assert blocks(document) == ["Before.", "| Berth |\n|---|\n| North |", "After."]
-    assert document.warnings == ["1 embedded object(s) (formulas, images, OLE objects) not read"]
+    assert blocks(document) == ["Before.", "| Berth |\n|---|\n| North |", "a^2 + b^2 = c^2", "After."]
+    assert document.warnings == []
 
 
 def test_an_epub_spine_item_that_is_not_xhtml_is_named_in_the_warnings(tmp_path):
