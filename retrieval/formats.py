@@ -1,23 +1,24 @@
-"""Read .docx and .epub files into paragraph text: headings as their own paragraphs, tables as
-markdown pipe tables (one `is_table` paragraph each), in document order.
+"""The zip guard every zip-based format is opened through (.docx, .pptx, .xlsx, .odt, .epub), the
+streaming count of an Office file's XML elements, paragraphs and cells, and the .epub reader.
 
-Both formats are zip archives, so both are opened through one guard: not a zip, a corrupt zip,
-an encrypted one, missing parts and zip bombs each raise `DocumentError` with the reason.
+Not a zip, a corrupt zip, an encrypted one, missing parts, zip bombs and XML bombs each raise
+`DocumentError` with the reason. The readers: `word.py` (.docx), `office.py` (.pptx, .odt),
+`sheets.py` (.xlsx, .xls, .csv), `read_epub` here (chapters in spine order through `html_to_text`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import posixpath
-import re
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from .loaders import DocumentError, html_to_text
+from .html_text import html_to_text
+from .loaders import DocumentError
 
 ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
 ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word
@@ -120,6 +121,37 @@ class _Budget:
         return b"".join(blocks)
 
 
+def guard_archive(
+    path: Path,
+    kind: str,
+    label: str,
+    max_words: int,
+    required: str,
+    keep: tuple[str, ...] = (),
+    max_cells: int | None = None,
+) -> dict[str, bytes]:
+    """Open an Office archive through the zip guard and read every part once under the byte budget,
+    XML parts counted by a streaming parser (elements, paragraphs, and a sheet's cells when
+    `max_cells` is given), before a library inflates the package itself: a bad CRC or bad deflate
+    data becomes a reason naming the part, and the bytes read are held to the limit. Returns the
+    parts named in `keep` (and every `*/content.xml` when `content.xml` is kept: ODF's embedded objects)."""
+    limit = zip_byte_limit(max_words)
+    kept: dict[str, bytes] = {}
+    with open_zip(path, kind) as archive:
+        if required not in archive.namelist():
+            raise DocumentError(path, f"not {label} (no {required} in the zip)")
+        refuse_declared_bomb(path, archive, kind, limit)
+        budget = _Budget(path, kind, limit)
+        counter = ElementCounter(path, max_words, kind, max_cells=max_cells)
+        for name in archive.namelist():
+            is_xml = name.lower().endswith((".xml", ".rels"))
+            wanted = name in keep or (name.endswith("/content.xml") and "content.xml" in keep)
+            data = budget.read(archive, name, keep=wanted, feed=counter.part(name) if is_xml else None)
+            if wanted:
+                kept[name] = data
+    return kept
+
+
 def _parse_xml(path: Path, kind: str, name: str, data: bytes) -> ElementTree.Element:
     # entity declarations have no place in these small parts, and expand into billion-laughs bombs
     if b"<!ENTITY" in data:
@@ -148,39 +180,7 @@ def _pipe_table(rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-# -- DOCX -------------------------------------------------------------------------------------------
-
-
-def read_docx(path: Path, max_words: int) -> str:
-    """Paragraphs, headings (as `#` lines) and tables (as pipe tables) of the main document, in
-    document order. Page headers and footers are left out (furniture, not content); footnotes,
-    comments and text boxes are not read."""
-    limit = zip_byte_limit(max_words)
-    with open_zip(path, "DOCX") as archive:
-        if "[Content_Types].xml" not in archive.namelist():
-            raise DocumentError(path, "not a Word document (no [Content_Types].xml in the zip)")
-        refuse_declared_bomb(path, archive, "DOCX", limit)
-        # python-docx inflates every part; reading each once first turns a bad CRC or bad deflate
-        # data into a reason naming the part, and holds the bytes read to the limit
-        budget = _Budget(path, "DOCX", limit)
-        counter = _ElementCounter(path, max_words)
-        for name in archive.namelist():
-            is_xml = name.lower().endswith((".xml", ".rels"))
-            budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
-    document = _open_docx(path)
-    blocks: list[str] = []
-    words = 0
-    try:
-        for block in _docx_blocks(document.element.body, document._body):
-            words += len(block.split())
-            if words > max_words:
-                raise _too_long(path, max_words)
-            blocks.append(block)
-    except DocumentError:
-        raise
-    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:  # malformed XML python-docx trips on
-        raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
-    return "\n\n".join(blocks)
+# -- counting an Office file's XML as it inflates ------------------------------------------------
 
 
 def docx_element_limits(max_words: int) -> tuple[int, int]:
@@ -190,18 +190,21 @@ def docx_element_limits(max_words: int) -> tuple[int, int]:
     return DOCX_BASE_PARAGRAPHS + max_words // 4, DOCX_BASE_ELEMENTS + DOCX_ELEMENTS_PER_WORD * max_words
 
 
-class _ElementCounter:
-    """Counts the elements and paragraphs of a .docx's XML parts as they inflate, with expat
+class ElementCounter:
+    """Counts the elements and paragraphs of an Office file's XML parts as they inflate, with expat
     (which builds no tree), so a part of millions of empty paragraphs is refused before
     python-docx builds its whole tree. A part expat cannot parse is left to python-docx to name."""
 
-    def __init__(self, path: Path, max_words: int):
-        self.path = path
+    def __init__(self, path: Path, max_words: int, kind: str, max_cells: int | None = None):
+        self.path, self.kind, self.max_cells = path, kind, max_cells
         self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
-        self.paragraphs = self.elements = 0
+        self.paragraphs = self.elements = self.cells = 0
+        self.row = self.column = self.max_row = self.max_column = 0
 
     def part(self, name: str) -> Callable[[bytes], None]:
         from xml.parsers import expat
+
+        self.row = self.column = self.max_row = self.max_column = 0  # a sheet's extent is its own
 
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.StartElementHandler = self._start
@@ -224,107 +227,50 @@ class _ElementCounter:
             self.paragraphs += 1
             if self.paragraphs > self.max_paragraphs:
                 raise self._refused("paragraphs", self.max_paragraphs)
+        elif self.max_cells is not None and (tag.endswith(" c") or tag == "c"):  # a spreadsheet cell
+            self.cells += 1
+            if self.cells > self.max_cells:
+                raise self._refused("cells", self.max_cells)
+            self._extent(_attributes)
+        elif self.max_cells is not None and (tag.endswith(" row") or tag == "row"):
+            self.column = 0
+            self.row = _cell_row(_attributes, self.row + 1)
         if self.elements > self.max_elements:
             raise self._refused("XML elements", self.max_elements)
 
+    def _extent(self, attributes: object) -> None:
+        """A sheet is read into a dense grid from A1 to its last row and column: two cells, at A1
+        and XFD1048576, make seventeen billion. The grid's area is held to the cell limit."""
+        ref = attributes.get("r", "") if isinstance(attributes, dict) else ""
+        letters = ref.rstrip("0123456789")
+        column = 0
+        for ch in letters.upper():
+            column = column * 26 + (ord(ch) - 64)
+        self.column = column if 0 < column <= 16_384 else self.column + 1
+        self.row = _cell_row({"r": ref[len(letters) :]}, self.row) if ref[len(letters) :] else self.row
+        self.max_row, self.max_column = max(self.max_row, self.row), max(self.max_column, self.column)
+        area = self.max_row * self.max_column
+        if self.max_cells is not None and area > self.max_cells:
+            raise DocumentError(
+                self.path,
+                f"{self.kind} sheet spans {self.max_row:,} rows x {self.max_column:,} columns, more than "
+                f"{self.max_cells:,} cells (a huge or padded sheet?); raise LONGQA_MAX_WORDS to allow a larger one",
+            )
+
     def _entity(self, *_args: object) -> None:
-        raise DocumentError(self.path, "corrupt DOCX: a part declares XML entities (refused)")
+        raise DocumentError(self.path, f"corrupt {self.kind}: a part declares XML entities (refused)")
 
     def _refused(self, what: str, limit: int) -> DocumentError:
         return DocumentError(
             self.path,
-            f"too many {what} in the DOCX (more than {limit:,}: a bomb?); "
+            f"too many {what} in the {self.kind} (more than {limit:,}: a bomb?); "
             "raise LONGQA_MAX_WORDS to allow a longer document",
         )
 
 
-def _open_docx(path: Path):
-    import docx
-    from docx.opc.exceptions import OpcError
-    from lxml.etree import LxmlError
-
-    try:
-        return docx.Document(str(path))
-    except KeyError as e:  # a part named by a relationship is not in the zip
-        raise DocumentError(path, f"corrupt DOCX: missing part {e}") from None
-    except ValueError as e:  # e.g. "file '...' is not a Word file, content type is ..."
-        raise DocumentError(path, f"not a Word document ({str(e)[:200]})") from None
-    except (OpcError, LxmlError, zipfile.BadZipFile, EOFError, OSError, AttributeError, TypeError, IndexError) as e:
-        # python-docx trusts the package's structure: on a malformed part it fails wherever it looks
-        raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
-
-
-def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -> Iterator[str]:
-    """Text blocks of a body (or of a content control inside it), in document order. `levels`
-    caches each style's heading level: python-docx looks a style up in milliseconds (it scans
-    every style), which made a 30,000-paragraph document take minutes."""
-    from docx.table import Table
-    from docx.text.paragraph import Paragraph
-
-    levels = {} if levels is None else levels
-    for child in element.iterchildren():
-        name = _local(child.tag)
-        if name == "p":
-            text = _docx_paragraph(Paragraph(child, parent), levels)
-            if text:
-                yield text
-        elif name == "tbl":
-            table = _docx_table(Table(child, parent))
-            if table:
-                yield table
-        elif name in ("sdt", "sdtContent", "customXml"):  # content controls wrap ordinary blocks
-            yield from _docx_blocks(child, parent, levels)
-
-
-def _docx_paragraph(paragraph, levels: dict[str | None, int]) -> str:
-    text = "\n".join(" ".join(line.split()) for line in paragraph.text.split("\n")).strip()
-    if not text:
-        return ""
-    style_id = paragraph._p.style  # the pStyle id, None for the default style
-    if style_id not in levels:
-        levels[style_id] = _heading_level(paragraph)
-    level = levels[style_id]
-    return f"{'#' * level} {' '.join(text.split())}" if level else text
-
-
-def _heading_level(paragraph) -> int:
-    """1-6 for Title / Heading N styles (Word stores built-in names in English whatever the UI
-    language), else 0."""
-    try:
-        name = (paragraph.style.name or "").lower() if paragraph.style is not None else ""
-    except (KeyError, ValueError, AttributeError):
-        return 0
-    if name == "title":
-        return 1
-    m = re.fullmatch(r"heading (\d)", name)
-    return min(int(m.group(1)), 6) if m else 0
-
-
-def _docx_table(table) -> str:
-    rows = []
-    for row in table.rows:
-        cells, previous = [], None
-        for cell in row.cells:
-            # a cell spanning columns is written once, then left empty, so the columns stay aligned
-            spanned = previous is not None and cell._tc is previous._tc
-            cells.append("" if spanned else _docx_cell_text(cell).replace("|", "/"))
-            previous = cell
-        if any(cells):
-            rows.append(cells)
-    return _pipe_table(rows) if rows else ""
-
-
-def _docx_cell_text(cell) -> str:
-    """A cell's paragraphs and nested tables as one line."""
-    from docx.table import Table
-
-    parts = []
-    for item in cell.iter_inner_content():
-        if isinstance(item, Table):
-            parts.extend(_docx_cell_text(c) for r in item.rows for c in r.cells)
-        else:
-            parts.append(item.text)
-    return " ".join(" ".join(parts).split())
+def _cell_row(attributes: object, default: int) -> int:
+    value = attributes.get("r", "") if isinstance(attributes, dict) else ""
+    return int(value) if value.isdigit() and 0 < int(value) <= 1_048_576 else default
 
 
 # -- EPUB -------------------------------------------------------------------------------------------
@@ -332,14 +278,16 @@ def _docx_cell_text(cell) -> str:
 # project cannot depend on, and no permissive, maintained EPUB reader was found on PyPI.
 
 
-def read_epub(path: Path, max_words: int) -> str:
+def read_epub(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """The chapters in spine (reading) order, each XHTML file rendered by `html_to_text`."""
     with open_zip(path, "EPUB") as archive:
         budget = _Budget(path, "EPUB", zip_byte_limit(max_words))
         _check_mimetype(path, archive, budget)
         opf_name = _rootfile(path, archive, budget)
         _refuse_large_package(path, archive, opf_name)
-        chapters = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
+        chapters, others = _spine(path, opf_name, _parse_xml(path, "EPUB", opf_name, budget.read(archive, opf_name)))
+        if notes is not None and others:
+            notes.append(f"{others} spine item(s) that are not XHTML (images, SVG) not read")
         _refuse_drm(path, archive, budget, {name for name, _ in chapters})
         texts: list[str] = []
         words = 0
@@ -387,8 +335,9 @@ def _refuse_large_package(path: Path, archive: zipfile.ZipFile, opf_name: str) -
             )
 
 
-def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[str, str]]:
-    """(zip member, media type) of each spine item that is a text document, in reading order."""
+def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> tuple[list[tuple[str, str]], int]:
+    """(zip member, media type) of each spine item that is a text document, in reading order, and
+    how many spine items are not."""
     base = posixpath.dirname(opf_name)
     manifest: dict[str, tuple[str, str]] = {}
     for el in opf.iter():
@@ -402,16 +351,19 @@ def _spine(path: Path, opf_name: str, opf: ElementTree.Element) -> list[tuple[st
     if not idrefs:
         raise DocumentError(path, f"corrupt EPUB: the package document '{opf_name}' has no spine")
     chapters = []
+    others = 0
     for idref in idrefs:
         if idref not in manifest:
             raise DocumentError(path, f"corrupt EPUB: spine item '{idref}' is not in the manifest")
         name, media_type = manifest[idref]
         if media_type in _HTML_TYPES or name.lower().endswith((".xhtml", ".html", ".htm")):
             chapters.append((name, media_type))
+        else:
+            others += 1
     chapters = list(dict.fromkeys(chapters))  # a chapter the spine names again is read once
     if not chapters:
         raise DocumentError(path, "EPUB's spine holds no XHTML chapters")
-    return chapters
+    return chapters, others
 
 
 def _refuse_drm(path: Path, archive: zipfile.ZipFile, budget: _Budget, chapters: set[str]) -> None:

@@ -140,6 +140,8 @@ class IndexStore:
         if key and key in self._documents:
             return self._documents[key]
         document = load_document(p, max_words=self.settings.max_words)
+        for warning in document.warnings:  # as the bounded reader says it: the text is partial
+            log.warning("%s: not fully read: %s", document.source, warning)
         self.remember(document)
         if key:
             self._documents[key] = document

@@ -80,3 +80,111 @@ def long_run_text(path: Path, size_mb: float = 16) -> Path:
     """Text that is one word of `size_mb` MB: no spaces, no newlines."""
     path.write_bytes(b"a" * int(size_mb * (1 << 20)))
     return path
+
+
+_OOXML_TYPES = (
+    '<?xml version="1.0" encoding="UTF-8"?>'
+    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+    '<Default Extension="xml" ContentType="application/xml"/>'
+    '<Override PartName="/xl/workbook.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>'
+    '<Override PartName="/xl/worksheets/sheet1.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+    "</Types>"
+)
+_S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def xlsx_sheet(path: Path, rows: bytes, repeat: int = 1) -> Path:
+    """An .xlsx of one sheet whose sheetData is `rows` written `repeat` times (streamed: small on disk)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", _OOXML_TYPES)
+        z.writestr(
+            "_rels/.rels",
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+            f'relationships"><Relationship Id="rId1" Type="{_R}/officeDocument" Target="xl/workbook.xml"/>'
+            "</Relationships>",
+        )
+        z.writestr(
+            "xl/workbook.xml",
+            f'<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="{_S}" xmlns:r="{_R}"><sheets>'
+            '<sheet name="Big" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        )
+        z.writestr(
+            "xl/_rels/workbook.xml.rels",
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+            f'relationships"><Relationship Id="rId1" Type="{_R}/worksheet" Target="worksheets/sheet1.xml"/>'
+            "</Relationships>",
+        )
+        with z.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as f:
+            f.write(f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{_S}"><sheetData>'.encode())
+            for _ in range(repeat):
+                f.write(rows)
+            f.write(b"</sheetData></worksheet>")
+    return path
+
+
+def xlsx_padded_rows(path: Path, n_rows: int = 200) -> Path:
+    """Rows holding one cell in the last column (XFD): a dense reader makes 16,384 cells of each."""
+    rows = b"".join(
+        f'<row r="{i}"><c r="XFD{i}" t="inlineStr"><is><t>x</t></is></c></row>'.encode() for i in range(1, n_rows + 1)
+    )
+    return xlsx_sheet(path, rows)
+
+
+def xlsx_cell_bomb(path: Path, inflated_mb: int = 200) -> Path:
+    """A sheet of millions of numeric cells (a few hundred KB on disk)."""
+    row = b"<row>" + b"<c><v>1</v></c>" * 1000 + b"</row>"
+    return xlsx_sheet(path, row, repeat=inflated_mb * (1 << 20) // len(row))
+
+
+def pptx_bomb(path: Path, inflated_mb: int = 300) -> Path:
+    """A .pptx whose one slide inflates to `inflated_mb` MB of empty paragraphs."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        with z.open("ppt/slides/slide1.xml", "w", force_zip64=True) as f:
+            f.write(
+                b'<p:sld xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" '
+                b'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"><p:cSld><p:spTree>'
+            )
+            block = b"<a:p/>" * ((1 << 20) // 6)
+            for _ in range(inflated_mb):
+                f.write(block)
+            f.write(b"</p:spTree></p:cSld></p:sld>")
+    return path
+
+
+def odt_repeated_table(path: Path) -> Path:
+    """An .odt whose one table row and cell claim to repeat a million times each (LibreOffice writes
+    such rows for a sheet's empty tail; with text in them, a reader that expands them builds 10^12 cells)."""
+    content = (
+        '<?xml version="1.0" encoding="UTF-8"?><office:document-content '
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"><office:body><office:text>'
+        "<text:p>Before the table.</text:p><table:table>"
+        '<table:table-row table:number-rows-repeated="1000000">'
+        '<table:table-cell table:number-columns-repeated="1000000"><text:p>x</text:p></table:table-cell>'
+        "</table:table-row></table:table></office:text></office:body></office:document-content>"
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", content)
+    return path
+
+
+def million_row_csv(path: Path, rows: int = 1_000_000) -> Path:
+    """A CSV of `rows` short rows (~20 MB)."""
+    with path.open("wb") as f:
+        f.write(b"name,quantity,berth\n")
+        f.write(b"crane,42,north\n" * rows)
+    return path
+
+
+def html_span_bomb(path: Path, cells: int = 200) -> Path:
+    """A small HTML table whose cells claim to span a billion rows and columns each."""
+    row = '<td rowspan="1000000000" colspan="1000000000">x</td>' * cells
+    path.write_text(f"<html><body><p>Before.</p><table><tr>{row}</tr><tr>{row}</tr></table></body></html>", "utf-8")
+    return path

@@ -117,6 +117,17 @@ CASES: list[tuple[str, Callable[[Path], Path], str, dict]] = [
     ("sparse.txt", build.sparse_text, "too large (524,288,000 bytes", {}),
     ("sparse-under-limit.txt", _sparse_text_with_long_head, "binary file (a NUL byte at offset 2,700,000", {}),
     ("huge.md", lambda p: build.long_run_text(p, 40), "ran out of memory", {"read_memory_mb": 64}),
+    # issue 30's formats: a sheet whose cells span 16,384 columns (a dense grid's area), a cell bomb
+    # counted before calamine reads it, a slide of millions of empty paragraphs, a million-row CSV
+    ("padded.xlsx", build.xlsx_padded_rows, "XLSX sheet spans 13 rows x 16,384 columns", {"max_words": 10_000}),
+    (
+        "cells.xlsx",
+        lambda p: build.xlsx_cell_bomb(p, 30),
+        "too many cells in the XLSX (more than 250,000",
+        {"max_words": 100_000},
+    ),
+    ("bomb.pptx", build.pptx_bomb, "too many paragraphs in the PPTX", {}),
+    ("rows.csv", build.million_row_csv, "more than 200,000 words", {"max_words": 200_000}),
 ]
 
 

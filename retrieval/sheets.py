@@ -1,0 +1,171 @@
+"""Read spreadsheets into pipe tables: .xlsx and .xls (each sheet a `## Sheet: name` heading and its
+table) and .csv/.tsv (one table; the delimiter sniffed). The first non-empty row is each table's header.
+
+Both workbook formats are read with python-calamine (MIT; Rust): as faithful as openpyxl on the
+bench and ~20x faster (bench/README.md). calamine reads a sheet into a dense grid, so an .xlsx first
+goes through the zip guard of `formats.py`, whose streaming pass counts its cells and the grid they
+span (A1 to the last row and column) against the cell limit; an .xls (BIFF) sheet is at most
+65,536 x 256 cells, and its size is checked before its rows are read.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+from collections.abc import Iterable
+from pathlib import Path
+
+from .formats import _pipe_table, guard_archive
+from .loaders import DocumentError
+
+BASE_CELLS = 200_000
+CELLS_PER_WORD = 0.5  # a sheet's cell is a word or more, most often; empty padding counts too
+SNIFF_BYTES = 8 << 10  # csv.Sniffer's regular expressions backtrack: kept small, its cost stays small
+_DELIMITERS = ",;\t|"
+
+
+def cell_limit(max_words: int) -> int:
+    """The most cells a spreadsheet may have, and the most its dense grid may span (counted in its
+    XML before calamine reads it, and as rows are read): tied to the word limit."""
+    return BASE_CELLS + int(CELLS_PER_WORD * max_words)
+
+
+class _Cells:
+    """Counts the cells read from one file against its limit."""
+
+    def __init__(self, path: Path, kind: str, max_words: int):
+        self.path, self.kind, self.limit, self.n = path, kind, cell_limit(max_words), 0
+
+    def add(self, n: int) -> None:
+        self.n += n
+        if self.n > self.limit:
+            raise DocumentError(
+                self.path,
+                f"{self.kind} has more than {self.limit:,} cells (a huge or padded sheet?); "
+                "raise LONGQA_MAX_WORDS to allow a larger one",
+            )
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, dt.datetime) and value.time() == dt.time():
+        return value.date().isoformat()
+    if isinstance(value, dt.date | dt.datetime | dt.time):
+        return value.isoformat()
+    return " ".join(str(value).split()).replace("|", "/")
+
+
+def _table(rows: Iterable[Iterable[object]], cells: _Cells) -> list[list[str]]:
+    """Rows of cell texts, trailing empty cells dropped, empty rows left out."""
+    out: list[list[str]] = []
+    for row in rows:
+        texts = [_cell_text(v) for v in row]
+        cells.add(max(1, len(texts)))
+        while texts and not texts[-1]:
+            texts.pop()
+        if texts:
+            out.append(texts)
+    return out
+
+
+# -- XLSX ---------------------------------------------------------------------------------------------
+
+
+def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
+    """Every worksheet with a value, in workbook order: its name as a heading, its cells (the
+    values Excel saved, not formulas; no number formats applied) as a pipe table. Chart sheets are
+    named in `notes`."""
+    guard_archive(path, "XLSX", "an Excel workbook", max_words, "[Content_Types].xml", max_cells=cell_limit(max_words))
+    return _read_calamine(path, "XLSX", max_words, notes)
+
+
+def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None) -> str:
+    """Each worksheet's rows through python-calamine, counted against the cell limit."""
+    from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
+
+    limit = cell_limit(max_words)
+    cells = _Cells(path, kind, max_words)
+    blocks: list[str] = []
+    try:
+        workbook = CalamineWorkbook.from_path(str(path))
+        charts = 0
+        for meta in workbook.sheets_metadata:
+            if meta.typ != SheetTypeEnum.WorkSheet:
+                charts += meta.typ == SheetTypeEnum.ChartSheet
+                continue
+            sheet = workbook.get_sheet_by_name(meta.name)
+            if sheet.height * sheet.width > limit:
+                raise DocumentError(
+                    path,
+                    f"{kind} sheet '{meta.name}' has {sheet.height * sheet.width:,} cells, more than {limit:,}; "
+                    "raise LONGQA_MAX_WORDS to allow a larger one",
+                )
+            rows = _table(sheet.iter_rows(), cells)
+            if rows:
+                blocks.append(f"## Sheet: {' '.join(meta.name.split())}")
+                blocks.append(_pipe_table(rows))
+    except DocumentError:
+        raise
+    except PasswordError:
+        raise DocumentError(path, f"{kind} is password-protected (encrypted)") from None
+    except (CalamineError, ValueError, OSError, TypeError) as e:  # calamine's errors, a part it cannot parse
+        raise DocumentError(path, f"corrupt {kind} ({type(e).__name__}: {str(e)[:200]})") from None
+    except BaseException as e:  # a panic in the Rust code (pyo3's PanicException is a BaseException)
+        if type(e).__name__ != "PanicException":
+            raise
+        raise DocumentError(path, f"corrupt {kind} (the reader failed: {str(e)[:200]})") from None
+    if notes is not None and charts:
+        notes.append(f"{charts} chart sheet(s) not read")
+    if not blocks:
+        raise DocumentError(path, f"{kind} has no cell values in its sheets")
+    return "\n\n".join(blocks)
+
+
+# -- XLS (Excel 97-2003) ------------------------------------------------------------------------------
+
+
+def read_xls(path: Path, max_words: int, notes: list[str] | None = None) -> str:
+    """An old binary (BIFF) workbook, as `read_xlsx` writes a workbook."""
+    with path.open("rb") as f:
+        head = f.read(8)
+    if head.startswith(b"PK"):  # a modern workbook saved under the old name
+        return read_xlsx(path, max_words, notes)
+    if not head.startswith(_OLE_MAGIC):
+        raise DocumentError(path, "not an Excel 97-2003 workbook (no OLE compound file header)")
+    return _read_calamine(path, "XLS", max_words, notes)
+
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+# -- CSV / TSV ----------------------------------------------------------------------------------------
+
+
+def csv_to_text(path: Path, text: str, max_words: int, tab: bool) -> str:
+    """Decoded delimited text (read by the bounded text reader) as one pipe table; a .tsv is split
+    on tabs, a .csv on the delimiter the sniffer finds in its first 8 KiB (`,` when it finds none)."""
+    delimiter = "\t" if tab else _sniff(text[:SNIFF_BYTES])
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    try:
+        rows = _table(reader, _Cells(path, "CSV", max_words))
+    except csv.Error as e:  # a field over csv's size limit, a NUL
+        raise DocumentError(path, f"malformed CSV at line {reader.line_num:,} ({e})") from None
+    if not rows:
+        raise DocumentError(path, "CSV has no values")
+    return _pipe_table(rows)
+
+
+def _sniff(sample: str) -> str:
+    lines = sample.splitlines()
+    if len(lines) > 1 and len(sample) >= SNIFF_BYTES:  # the last line may be cut
+        sample = "\n".join(lines[:-1])
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
+    except csv.Error:  # one column, or no consistent delimiter
+        return ","
