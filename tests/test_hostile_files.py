@@ -148,6 +148,19 @@ def test_a_quadratic_html_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_ho
     assert seconds < RUN_SECONDS and rss.growth_mb < RSS_GROWTH_MB, (seconds, rss.growth_mb)
 
 
+def test_a_letter_spaced_pdf_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_home):
+    """20 wide pages of 20,000 kerned single letters each (issue 30's column search and word repair
+    run on every page): read, or skipped when the ceiling kills its worker, never a hang."""
+    folder = _folder(tmp_path)
+    build.letter_spaced_pdf(folder / "spaced.pdf")
+    out, seconds, rss = _index(warm_home, folder)
+    assert out["error"] is None, out["error"]
+    skipped = [s for s in out["skipped"] if "spaced.pdf" in s]
+    assert len(out["doc_ids"]) == len(ORDINARY) + (0 if skipped else 1), out
+    assert not skipped or "reading timed out (took longer than 4 s" in skipped[0], skipped
+    assert seconds < RUN_SECONDS and rss.growth_mb < RSS_GROWTH_MB, (seconds, rss.growth_mb)
+
+
 def test_plain_text_reading_is_linear_on_a_run_without_spaces(tmp_path):
     """One 32 MB word: the reader looks at each block once (it used to rescan the growing word
     at every block), so eight times the text costs about eight times the time, not sixty-four."""
