@@ -1,0 +1,153 @@
+"""What the command line shows while it works: progress bars on a terminal, and plain periodic lines
+(no carriage returns, no cursor codes) when stderr is a file or a pipe, so logs read as text."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from longqa.retrieval.manifest import Event
+
+PLAIN_EVERY_S = 5.0  # a plain progress line per step at most this often, besides each step's first and last
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal a bar can redraw on (not a file, a pipe or TERM=dumb)."""
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # closed or not a real stream
+        return False
+
+
+class Counter(Protocol):
+    """A count towards a total (tqdm's subset that the plain form also has)."""
+
+    n: int
+
+    def refresh(self) -> None: ...
+    def update(self, n: int = 1) -> None: ...
+    def close(self) -> None: ...
+
+
+class Throttle:
+    """When plain lines were last printed: shared by the counters of one display, so a run over a
+    thousand documents prints a line every PLAIN_EVERY_S, not one per document."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if self.last is None or now - self.last >= PLAIN_EVERY_S:
+            self.last = now
+            return True
+        return False
+
+
+class PlainCounter:
+    """tqdm's `n` / `update` / `refresh` / `close` as lines ("eval: 12/40 runs"): the display's
+    first, then at most one a PLAIN_EVERY_S, and the last one unless `final` is False (a step
+    repeated per document)."""
+
+    def __init__(self, total: int, desc: str, unit: str, stream: TextIO, throttle: Throttle, final: bool = True):
+        self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
+        self.throttle, self.final = throttle, final
+        self.n, self._shown = 0, -1
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.n != self._shown and ((self.final and self.n >= self.total) or self.throttle.due()):
+            self._print()
+
+    def close(self) -> None:
+        if self.final and self.n != self._shown:
+            self._print()
+
+    def _print(self) -> None:
+        self._shown = self.n
+        print(f"{self.desc}: {self.n:,}/{self.total:,} {self.unit}s", file=self.stream, flush=True)
+
+
+def counter(
+    total: int,
+    desc: str,
+    unit: str,
+    stream: TextIO | None = None,
+    throttle: Throttle | None = None,
+    final: bool = True,
+    **bar: Any,
+) -> Counter:
+    """A tqdm bar on a terminal, else a `PlainCounter` on `stream` (default stderr)."""
+    stream = stream or sys.stderr
+    if is_terminal(stream):
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, file=stream, **bar)
+    return PlainCounter(total, desc, unit, stream, throttle or Throttle(), final)
+
+
+class EmbeddingProgress:
+    """Embedding progress that appears only once something is embedded (a cached index shows none)."""
+
+    def __init__(self, desc: str, enabled: bool = True, stream: TextIO | None = None):
+        self.desc, self.enabled, self.stream, self._bar = desc, enabled, stream, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = counter(total, self.desc, "vector", self.stream, leave=False)
+        self._bar.n = done
+        self._bar.refresh()
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+class LibraryProgress:
+    """Progress of a library update: one counter per step (reading files, embedding a document,
+    indexing documents), shown only once the step has work to do."""
+
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None):
+        self.enabled, self.stream, self._bars, self._throttle = enabled, stream, {}, Throttle()
+
+    def __call__(self, event: Event) -> None:
+        if not self.enabled or event.total <= 0:
+            return
+        key = (event.step, event.source)
+        bar = self._bars.get(key)
+        if bar is None:
+            for old in [k for k in self._bars if k[0] == event.step]:  # one bar per step at a time
+                self._bars.pop(old).close()
+            unit = {"reading": "file", "indexing": "document"}.get(event.step, "vector")
+            desc = f"embedding {Path(event.source).name}" if event.source else event.step
+            final = event.step != "embedding"  # per document: its lines come with the throttle only
+            bar = self._bars[key] = counter(event.total, desc, unit, self.stream, self._throttle, final, leave=False)
+        bar.n = event.done
+        bar.refresh()
+
+    def __enter__(self) -> LibraryProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """Log to stderr; `-q` keeps only errors (a file's reading warnings go), `-v` adds info."""
+    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(level)
