@@ -20,7 +20,7 @@ from longqa.arguments import (
     query,
     weights,
 )
-from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging
+from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging, excerpt
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
@@ -28,6 +28,8 @@ from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
+from longqa.shown_skips import not_shown_before
+from longqa.shown_skips import record as record_shown_skips
 
 
 def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> None:
@@ -68,6 +70,7 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"{label}: {name}")
     for s in opened.skipped:
         print(f"skipped: {s.path}: {s.reason}")
+    record_shown_skips(settings.home, [f"{s.path}: {s.reason}" for s in opened.skipped])
     sizes = ", ".join(f"g={g}: {manifest.parts[g].n_chunks:,} chunks" for g in args.granularity)
     print(
         f"library {opened.library.name!r} {update.summary(skipped=len(opened.skipped))}; "
@@ -101,7 +104,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
             f"{source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)"
         )
-        print("   " + " ".join(r.chunk.text.split())[: args.width])
+        print("   " + excerpt(r.chunk.text, args.query, args.width))
     return 0
 
 
@@ -137,7 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        render(result)
+        render(result, question=args.question, new_skipped=not_shown_before(settings.home, result.get("skipped") or []))
     return 1 if result.get("status") == "error" else 0
 
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
+from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.manifest import Event
 
+EXCERPT_CHARS = 320  # of each passage shown in plain output: the stretch around the best match
+_WORD = re.compile(r"\w+")
 PLAIN_EVERY_S = 5.0  # a plain progress line per step at most this often, besides each step's first and last
 
 
@@ -151,3 +155,31 @@ def configure_logging(verbose: bool, quiet: bool) -> None:
     level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger().setLevel(level)
+
+
+def excerpt(text: str, question: str, width: int = EXCERPT_CHARS) -> str:
+    """About `width` characters of `text` (whitespace collapsed) around where the most distinct
+    words of `question` (stemmed, no stop words) come together, cut at word boundaries and marked
+    "…" where cut; the start when none of them occurs."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    terms = set(bm25_tokens(question))
+    hits = [(m.start(), bm25_tokens(m.group())) for m in _WORD.finditer(flat)]
+    hits = [(at, tokens[0]) for at, tokens in hits if tokens and tokens[0] in terms][:500]
+    start = 0
+    if hits:
+        lead = width // 4  # some of what comes before the match, for its sentence
+        best = -1
+        for anchor, _ in hits:
+            begin = max(0, anchor - lead)
+            found = len({term for at, term in hits if begin <= at < begin + width})
+            if found > best:
+                best, start = found, begin
+        start = min(start, len(flat) - width)
+    end = start + width
+    if start > 0:
+        start = flat.find(" ", start) + 1 or start
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
