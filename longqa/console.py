@@ -170,15 +170,16 @@ def excerpt(text: str, question: str, width: int = EXCERPT_CHARS) -> str:
     start = 0
     if hits:
         lead = width // 4  # some of what comes before the match, for its sentence
-        best = -1
+        best, first = -1, 0
         for anchor, _ in hits:
             begin = max(0, anchor - lead)
             found = len({term for at, term in hits if begin <= at < begin + width})
             if found > best:
-                best, start = found, begin
-        start = min(start, len(flat) - width)
+                best, start, first = found, begin, anchor
+        sentence = flat.rfind(". ", start, first)  # begin at the matching sentence when it starts in the lead
+        start = min(sentence + 2 if sentence >= 0 else start, len(flat) - width)
     end = start + width
-    if start > 0:
+    if start > 0 and flat[start - 1] != " ":
         start = flat.find(" ", start) + 1 or start
     if end < len(flat):
         end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
