@@ -33,11 +33,21 @@ from .loaders import SUPPORTED_SUFFIXES, DocumentError, load_document, printable
 
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_READ_MEMORY_MB = 2048
+WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
 # plain text this small is read in-process: its reader is linear, so it is bounded by its size
 IN_PROCESS_TEXT_BYTES = 1 << 20
-_TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind == "text"}
-_PRELOAD = ("longqa.retrieval.formats", "bs4", "docx", "pypdf", "charset_normalizer")  # imported before a read
-MAX_NOTES = 5  # a file's distinct reading warnings passed on, then a count of the rest
+_TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind in ("text", "markdown")}
+# imported before a worker says it is ready (python-pptx and openpyxl by the first such file: most folders hold neither)
+_PRELOAD = (
+    "longqa.retrieval.formats",
+    "longqa.retrieval.office",
+    "longqa.retrieval.sheets",
+    "bs4",
+    "docx",
+    "pypdf",
+    "charset_normalizer",
+)
+MAX_NOTES = 5  # kinds of library warning passed on for a file, then a count of the rest
 log = logging.getLogger(__name__)
 
 
@@ -62,6 +72,13 @@ class _Worker:
             self.process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL)
         self.conn = Connection(parent.detach())
         self.healthy = True  # False from a request sent until its answer is read: else it is stopped
+        self.ready = False  # its imports done: a read's time limit starts after them
+
+    def wait_ready(self) -> bool:
+        """Wait for the worker's imports (bounded): they are not the file's to pay for."""
+        if not self.ready and self.conn.poll(WORKER_START_TIMEOUT_S):
+            self.ready = self.conn.recv() == ("ready", None)
+        return self.ready
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -87,6 +104,12 @@ class BoundedReader:
     def load(self, path: str | Path, max_words: int) -> Document:
         """The document, or `DocumentError` with the loader's reason, or that the read ran past
         the time or memory ceiling, or that it is larger than `limits.max_bytes`."""
+        document = self._load(path, max_words)
+        for warning in document.warnings:  # said here, in the caller's process, so its logging shows it
+            log.warning("%s: not fully read: %s", document.source, warning)
+        return document
+
+    def _load(self, path: str | Path, max_words: int) -> Document:
         if reason := too_large(Path(path), self.limits.max_bytes):
             raise DocumentError(path, reason)
         if not self.limits.isolated or _small_text(Path(path)):
@@ -132,6 +155,8 @@ class BoundedReader:
         shown = printable_name(path)
         worker.healthy = False
         try:
+            if not worker.wait_ready():
+                raise DocumentError(shown, f"the reader process did not start within {WORKER_START_TIMEOUT_S:g} s")
             worker.conn.send((path, max_words))
             if not worker.conn.poll(self.limits.timeout_s):
                 raise DocumentError(
@@ -188,6 +213,7 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             importlib.import_module(module)
     _limit_memory(memory_mb)
     logging.getLogger().addHandler(logging.NullHandler())  # nothing printed bare: notes go to the parent
+    conn.send(("ready", None))
     while True:
         try:
             path, max_words = conn.recv()
@@ -270,11 +296,11 @@ def _limit_memory(memory_mb: int) -> None:
 def _wire(document: Document) -> tuple:
     """A Document as plain values: pickled faster than the pydantic models."""
     paragraphs = [(p.start, p.end, p.is_table) for p in document.paragraphs]
-    return document.doc_id, document.source, document.text, paragraphs, document.encoding
+    return document.doc_id, document.source, document.text, paragraphs, document.encoding, document.warnings
 
 
 def _document(wire: tuple) -> Document:
-    doc_id, source, text, paragraphs, encoding = wire
+    doc_id, source, text, paragraphs, encoding, warnings = wire
     return Document.model_construct(
         doc_id=doc_id,
         source=source,
@@ -283,6 +309,7 @@ def _document(wire: tuple) -> Document:
             Paragraph.model_construct(id=i, start=s, end=e, is_table=t) for i, (s, e, t) in enumerate(paragraphs)
         ],
         encoding=encoding,
+        warnings=warnings,
     )
 
 

@@ -24,6 +24,9 @@ class Document(BaseModel):
     text: str
     paragraphs: list[Paragraph]
     encoding: str = "utf-8"
+    warnings: list[str] = Field(
+        default_factory=list, description="what the reader could not read (charts, diagrams, ...): the text is partial"
+    )
 
     def paragraph_text(self, paragraph: Paragraph) -> str:
         return self.text[paragraph.start : paragraph.end]

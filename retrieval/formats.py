@@ -8,6 +8,7 @@ an encrypted one, missing parts and zip bombs each raise `DocumentError` with th
 from __future__ import annotations
 
 import contextlib
+import itertools
 import posixpath
 import re
 import zipfile
@@ -17,7 +18,8 @@ from pathlib import Path
 from urllib.parse import unquote
 from xml.etree import ElementTree
 
-from .loaders import DocumentError, html_to_text
+from .html_text import html_to_text
+from .loaders import DocumentError
 
 ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
 ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word
@@ -151,10 +153,11 @@ def _pipe_table(rows: list[list[str]]) -> str:
 # -- DOCX -------------------------------------------------------------------------------------------
 
 
-def read_docx(path: Path, max_words: int) -> str:
+def read_docx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Paragraphs, headings (as `#` lines) and tables (as pipe tables) of the main document, in
-    document order. Page headers and footers are left out (furniture, not content); footnotes,
-    comments and text boxes are not read."""
+    document order; text boxes (DrawingML and VML) after the paragraph that anchors them; page
+    headers and footers that carry words (once each, headers first, footers last); footnotes and
+    endnotes at the end. What is not read (charts, SmartArt, embedded objects) is added to `notes`."""
     limit = zip_byte_limit(max_words)
     with open_zip(path, "DOCX") as archive:
         if "[Content_Types].xml" not in archive.namelist():
@@ -163,7 +166,7 @@ def read_docx(path: Path, max_words: int) -> str:
         # python-docx inflates every part; reading each once first turns a bad CRC or bad deflate
         # data into a reason naming the part, and holds the bytes read to the limit
         budget = _Budget(path, "DOCX", limit)
-        counter = _ElementCounter(path, max_words)
+        counter = ElementCounter(path, max_words, "DOCX")
         for name in archive.namelist():
             is_xml = name.lower().endswith((".xml", ".rels"))
             budget.read(archive, name, keep=False, feed=counter.part(name) if is_xml else None)
@@ -171,16 +174,86 @@ def read_docx(path: Path, max_words: int) -> str:
     blocks: list[str] = []
     words = 0
     try:
-        for block in _docx_blocks(document.element.body, document._body):
+        headers, footers = _docx_furniture(document)
+        body = _docx_blocks(document.element.body, document._body)
+        for block in itertools.chain(headers, body, footers, _docx_notes(document)):
             words += len(block.split())
             if words > max_words:
                 raise _too_long(path, max_words)
             blocks.append(block)
+        if notes is not None:
+            notes.extend(_docx_unread(document))
     except DocumentError:
         raise
     except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:  # malformed XML python-docx trips on
         raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
     return "\n\n".join(blocks)
+
+
+def _docx_furniture(document) -> tuple[list[str], list[str]]:
+    """The text of page headers and footers, each distinct one once. A header of a page number
+    alone is furniture; one with words (a title, a notice, a contact line) is content."""
+    seen: set[str] = set()
+    parts: tuple[list[str], list[str]] = ([], [])
+    for section in document.sections:
+        for side, kinds in (
+            (0, ("header", "first_page_header", "even_page_header")),
+            (1, ("footer", "first_page_footer", "even_page_footer")),
+        ):
+            for kind in kinds:
+                part = getattr(section, kind)
+                if part.is_linked_to_previous:
+                    continue
+                for block in _docx_blocks(part._element, part):
+                    if block not in seen and re.search(r"[^\W\d_]", block):
+                        seen.add(block)
+                        parts[side].append(block)
+    return parts
+
+
+_NOTE_PARTS = (("footnote", "/word/footnotes.xml"), ("endnote", "/word/endnotes.xml"))
+
+
+def _docx_notes(document) -> Iterator[str]:
+    """Footnotes and endnotes, as `[^N]` paragraphs (python-docx does not read them)."""
+    from docx.oxml import parse_xml  # python-docx's parser: no entities, no network
+
+    by_name = {str(part.partname): part for part in document.part.package.iter_parts()}
+    for tag, name in _NOTE_PARTS:
+        part = by_name.get(name)
+        if part is None:
+            continue
+        root = parse_xml(part.blob)
+        for note in root.iterchildren():
+            if _local(note.tag) != tag or note.get(_W + "type") in (
+                "separator",
+                "continuationSeparator",
+                "continuationNotice",
+            ):
+                continue
+            text = " ".join(re.sub(r"^#{1,6} ", "", b) for b in _docx_blocks(note, document._body))
+            if text:
+                yield f"[^{note.get(_W + 'id', '')}] {text}"
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_UNREAD_PARTS = {
+    "/word/charts/": "charts",
+    "/word/diagrams/": "SmartArt diagrams",
+    "/word/embeddings/": "embedded objects",
+}
+
+
+def _docx_unread(document) -> list[str]:
+    found = sorted(
+        {
+            what
+            for part in document.part.package.iter_parts()
+            for prefix, what in _UNREAD_PARTS.items()
+            if str(part.partname).startswith(prefix)
+        }
+    )
+    return [f"{what} not read (their text, if any, is not indexed)" for what in found]
 
 
 def docx_element_limits(max_words: int) -> tuple[int, int]:
@@ -190,13 +263,13 @@ def docx_element_limits(max_words: int) -> tuple[int, int]:
     return DOCX_BASE_PARAGRAPHS + max_words // 4, DOCX_BASE_ELEMENTS + DOCX_ELEMENTS_PER_WORD * max_words
 
 
-class _ElementCounter:
-    """Counts the elements and paragraphs of a .docx's XML parts as they inflate, with expat
+class ElementCounter:
+    """Counts the elements and paragraphs of an Office file's XML parts as they inflate, with expat
     (which builds no tree), so a part of millions of empty paragraphs is refused before
     python-docx builds its whole tree. A part expat cannot parse is left to python-docx to name."""
 
-    def __init__(self, path: Path, max_words: int):
-        self.path = path
+    def __init__(self, path: Path, max_words: int, kind: str):
+        self.path, self.kind = path, kind
         self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
         self.paragraphs = self.elements = 0
 
@@ -228,12 +301,12 @@ class _ElementCounter:
             raise self._refused("XML elements", self.max_elements)
 
     def _entity(self, *_args: object) -> None:
-        raise DocumentError(self.path, "corrupt DOCX: a part declares XML entities (refused)")
+        raise DocumentError(self.path, f"corrupt {self.kind}: a part declares XML entities (refused)")
 
     def _refused(self, what: str, limit: int) -> DocumentError:
         return DocumentError(
             self.path,
-            f"too many {what} in the DOCX (more than {limit:,}: a bomb?); "
+            f"too many {what} in the {self.kind} (more than {limit:,}: a bomb?); "
             "raise LONGQA_MAX_WORDS to allow a longer document",
         )
 
@@ -265,9 +338,12 @@ def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -
     for child in element.iterchildren():
         name = _local(child.tag)
         if name == "p":
-            text = _docx_paragraph(Paragraph(child, parent), levels)
+            raw, boxes = _paragraph_text(child)
+            text = _docx_paragraph(raw, Paragraph(child, parent), levels)
             if text:
                 yield text
+            for box in boxes:  # text boxes anchored in the paragraph, after it
+                yield from _docx_blocks(box, parent, levels)
         elif name == "tbl":
             table = _docx_table(Table(child, parent))
             if table:
@@ -276,8 +352,37 @@ def _docx_blocks(element, parent, levels: dict[str | None, int] | None = None) -
             yield from _docx_blocks(child, parent, levels)
 
 
-def _docx_paragraph(paragraph, levels: dict[str | None, int]) -> str:
-    text = "\n".join(" ".join(line.split()) for line in paragraph.text.split("\n")).strip()
+_RUN_TEXT = {"t": None, "tab": "\t", "br": "\n", "cr": "\n", "noBreakHyphen": "-"}
+# property subtrees (tab stops are `w:tab` too), the VML copy of a DrawingML text box
+# (mc:Fallback repeats mc:Choice), and text boxes, which are read as blocks of their own
+_NOT_RUN_TEXT = {"pPr", "rPr", "Fallback", "txbxContent"}
+
+
+def _paragraph_text(p) -> tuple[str, list]:
+    """A paragraph's text, from every run (inside hyperlinks, fields, smart tags and tracked
+    insertions too, which python-docx's `Paragraph.text` skips in part), and its text boxes."""
+    out: list[str] = []
+    boxes: list = []
+    stack = [iter(p)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        name = _local(child.tag)
+        if name == "txbxContent":
+            boxes.append(child)
+        elif name in _NOT_RUN_TEXT:
+            continue
+        elif name in _RUN_TEXT:
+            out.append((child.text or "") if name == "t" else _RUN_TEXT[name])
+        else:
+            stack.append(iter(child))
+    return "".join(out), boxes
+
+
+def _docx_paragraph(raw: str, paragraph, levels: dict[str | None, int]) -> str:
+    text = "\n".join(" ".join(line.split()) for line in raw.split("\n")).strip()
     if not text:
         return ""
     style_id = paragraph._p.style  # the pStyle id, None for the default style
@@ -323,7 +428,9 @@ def _docx_cell_text(cell) -> str:
         if isinstance(item, Table):
             parts.extend(_docx_cell_text(c) for r in item.rows for c in r.cells)
         else:
-            parts.append(item.text)
+            raw, boxes = _paragraph_text(item._p)
+            parts.append(raw)
+            parts.extend(re.sub(r"^#{1,6} ", "", b) for box in boxes for b in _docx_blocks(box, cell))
     return " ".join(" ".join(parts).split())
 
 
@@ -332,7 +439,7 @@ def _docx_cell_text(cell) -> str:
 # project cannot depend on, and no permissive, maintained EPUB reader was found on PyPI.
 
 
-def read_epub(path: Path, max_words: int) -> str:
+def read_epub(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """The chapters in spine (reading) order, each XHTML file rendered by `html_to_text`."""
     with open_zip(path, "EPUB") as archive:
         budget = _Budget(path, "EPUB", zip_byte_limit(max_words))

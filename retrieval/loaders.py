@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .documents import Document, Paragraph, content_hash
+from .html_text import html_to_text, strip_markdown_html
 from .pdf_columns import reading_order
 from .pdf_text import clean_pdf_pages
 from .pdf_words import repair_words
@@ -26,14 +27,20 @@ log = logging.getLogger(__name__)
 
 SUPPORTED_SUFFIXES = {
     ".txt": "text",
-    ".md": "text",
-    ".markdown": "text",
+    ".md": "markdown",
+    ".markdown": "markdown",
     ".pdf": "pdf",
     ".html": "html",
     ".htm": "html",
     ".docx": "docx",
     ".epub": "epub",
+    ".pptx": "pptx",
+    ".xlsx": "xlsx",
+    ".odt": "odt",
+    ".csv": "csv",
+    ".tsv": "tsv",
 }
+TEXT_KINDS = {"text", "markdown", "csv", "tsv"}  # read by the streaming text reader
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
 FALLBACK_ENCODING = "cp1252"  # tried first when a file is not UTF-8: the common case, and detectors confuse it
 MIN_EVIDENCE_BYTES = 64  # non-ASCII bytes needed before a detected legacy encoding is believed
@@ -106,18 +113,38 @@ def _load_document(path: Path, max_words: int) -> Document:
         raise DocumentError(path, f"unsupported file type '{path.suffix or '(none)'}'; supported: {supported}")
     if path.stat().st_size == 0:
         raise DocumentError(path, "file is empty")
+    notes: list[str] = []
     if kind == "pdf":
         text, encoding = _read_pdf(path, max_words), "pdf"
-    elif kind in ("docx", "epub"):
-        from . import formats
+    elif kind in _ARCHIVE_READERS:
+        import importlib
 
-        reader = formats.read_docx if kind == "docx" else formats.read_epub
-        text, encoding = reader(path, max_words), kind
+        module, function = _ARCHIVE_READERS[kind]
+        reader = getattr(importlib.import_module(module, __package__), function)
+        text, encoding = reader(path, max_words, notes), kind
     else:
         text, encoding = _read_text_file(path, max_words)
         if kind == "html":
             text = html_to_text(text)
-    return document_from_text(text, source=printable_name(path), encoding=encoding, max_words=max_words)
+        elif kind == "markdown":
+            text = strip_markdown_html(text)
+        elif kind in ("csv", "tsv"):
+            from .sheets import csv_to_text
+
+            text = csv_to_text(path, text, max_words, tab=kind == "tsv")
+    document = document_from_text(text, source=printable_name(path), encoding=encoding, max_words=max_words)
+    document.warnings = notes
+    return document
+
+
+# the zip-based formats: kind -> (module, reader(path, max_words, notes) -> text)
+_ARCHIVE_READERS = {
+    "docx": (".formats", "read_docx"),
+    "epub": (".formats", "read_epub"),
+    "pptx": (".office", "read_pptx"),
+    "odt": (".office", "read_odt"),
+    "xlsx": (".sheets", "read_xlsx"),
+}
 
 
 def document_from_text(
@@ -311,59 +338,6 @@ def _is_aligned_row(line: str) -> bool:
 def _is_pipe_row(line: str) -> bool:
     s = line.strip()
     return s.startswith("|") and s.count("|") >= 2
-
-
-def html_to_text(html: str) -> str:
-    """Block elements become paragraphs; <table> becomes a markdown pipe table."""
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "html.parser")
-    for tag in soup(["script", "style", "noscript", "template", "head"]):
-        tag.decompose()
-    blocks: list[str] = []
-    block_tags = [
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "p",
-        "li",
-        "pre",
-        "blockquote",
-        "dt",
-        "dd",
-        "caption",
-        "figcaption",
-        "table",
-    ]
-    for el in soup.find_all(block_tags):
-        if el.find_parent(block_tags):  # its text is already part of an enclosing block
-            continue
-        if el.name == "table":
-            blocks.append(_table_to_markdown(el))
-        elif el.name == "pre":
-            blocks.append(el.get_text().strip("\n"))
-        else:
-            text = " ".join(el.get_text(" ").split())
-            if text:
-                blocks.append(("#" * int(el.name[1]) + " " + text) if el.name in block_tags[:6] else text)
-    if not blocks:  # no block markup at all: take the visible text as lines
-        blocks = [line.strip() for line in soup.get_text("\n").splitlines() if line.strip()]
-    return "\n\n".join(b for b in blocks if b.strip())
-
-
-def _table_to_markdown(table) -> str:
-    rows = []
-    for tr in table.find_all("tr"):
-        cells = [" ".join(c.get_text(" ").split()).replace("|", "/") for c in tr.find_all(["th", "td"])]
-        if cells:
-            rows.append("| " + " | ".join(cells) + " |")
-    if len(rows) > 1:
-        n = rows[0].count("|") - 1
-        rows.insert(1, "|" + "---|" * n)
-    return "\n".join(rows)
 
 
 def split_paragraphs(text: str) -> list[Paragraph]:

@@ -274,10 +274,10 @@ def test_undecodable_bytes(tmp_path):
 
 
 def test_unsupported_extension(tmp_path):
-    path = write(tmp_path / "sheet.xlsx", "a,b,c")
+    path = write(tmp_path / "slides.key", "a,b,c")
     with pytest.raises(DocumentError) as e:
         load_document(path)
-    assert_names_file(e.value, path, "unsupported file type '.xlsx'", ".txt", ".pdf", ".html")
+    assert_names_file(e.value, path, "unsupported file type '.key'", ".txt", ".pdf", ".html")
 
 
 def test_no_extension(tmp_path):
