@@ -21,9 +21,11 @@ cleaned). pymupdf is left out (AGPL-3.0).
 
 Scores per reader over each PDF:
 
-  word recall    share of the truth's words (lower-cased, multiset) found in the text
+  word recall    share of the truth's words (NFKC, lower-cased, multiset) found in the text
   bigram recall  share of the truth's adjacent word pairs found adjacent in the text (multiset):
                  interleaved columns and broken words lose pairs
+                 (both from bench/fidelity.py, shared with the other converter benches; a word
+                 hyphenated at a line end counts as found only if the reader joined it again)
   s/page         seconds per page, median of the rounds (imports and a warm-up untimed)
 
     python bench/pdf_layout.py                 # all readers, 3 rounds
@@ -34,12 +36,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import re
 import statistics
 import sys
 import tempfile
 import time
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,9 +47,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import machine, md_table, save  # noqa: E402
+from bench.fidelity import bigram_recall, word_recall, words  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "pdf"
-TOKEN = re.compile(r"[a-z0-9]+")
 VOCABULARY = (
     "model produced table figure result method analysis evaluation performance compiler interpreter "
     "program variable function memory allocation collection garbage benchmark measurement language "
@@ -245,29 +245,13 @@ READERS: dict[str, Callable[[Path], list[str]]] = {
 # -- scoring ---------------------------------------------------------------------------------------
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased words; ligatures and soft hyphens read as their letters, as longqa indexes them."""
-    import unicodedata
-
-    text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
-    # a word hyphenated across a line end ("con-\nfirming") reads as one word in the truth
-    text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
-    return TOKEN.findall(text.lower())
-
-
 def recalls(truth: list[str], text: str) -> tuple[float, float]:
-    """(word recall, bigram recall) of the truth's passages in `text`."""
-    got = tokens(text)
-    got_words, got_pairs = Counter(got), Counter(zip(got, got[1:], strict=False))
-    want_words: Counter[str] = Counter()
-    want_pairs: Counter[tuple[str, str]] = Counter()
-    for passage in truth:
-        t = tokens(passage)
-        want_words.update(t)
-        want_pairs.update(zip(t, t[1:], strict=False))
-    words = sum((want_words & got_words).values()) / max(1, sum(want_words.values()))
-    pairs = sum((want_pairs & got_pairs).values()) / max(1, sum(want_pairs.values()))
-    return words, pairs
+    """(word recall, bigram recall) of the truth's passages in `text`, scored by bench/fidelity.py;
+    bigrams passage by passage (weighted by their pairs), so the seam between two passages that are
+    not adjacent in the PDF is not counted as a pair to find."""
+    pairs = [max(0, len(words(p)) - 1) for p in truth]
+    bigram = sum(bigram_recall(p, text) * n for p, n in zip(truth, pairs, strict=True)) / max(1, sum(pairs))
+    return word_recall("\n\n".join(truth), text), bigram
 
 
 def main() -> None:

@@ -179,7 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
-    p.add_argument("paths", nargs="*", help="files and folders to search (one library)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files and folders to search (one library; inside a folder indexed before: searched within its library)",
+    )
     p.add_argument("query", type=query, help="the search query")
     add_scope_arguments(p)
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
@@ -200,7 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
-    p.add_argument("paths", nargs="*", help="files and folders to read (one library)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files and folders to read (one library; inside a folder indexed before: searched within its library)",
+    )
     p.add_argument("question", help="the question")
     add_scope_arguments(p)
     p.add_argument(
