@@ -11,6 +11,7 @@ Hand-written: no permissively licensed extractor measured repairs these (bench/R
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 
@@ -69,6 +70,7 @@ def _vocabulary(pages: list[str]) -> Counter[str]:
     return words
 
 
+@functools.lru_cache(maxsize=65_536)
 def _core(token: str) -> str:
     m = _CORE.match(token)
     return m.group("core") if m else token
@@ -112,11 +114,15 @@ def _runs(line: str) -> list[str | list[tuple[str, str]]]:
 
 
 def _repair_run(tokens: list[str], vocabulary: Counter[str]) -> list[str]:
-    tokens = _join_letter_spaced(tokens[:MAX_RUN], vocabulary) + tokens[MAX_RUN:]
+    if _has_letter_run(tokens[:MAX_RUN]):
+        tokens = _join_letter_spaced(tokens[:MAX_RUN], vocabulary) + tokens[MAX_RUN:]
+    # a split word has a piece that is no word: where MAX_PARTS tokens in a row are all words, no join starts
+    fragment = [_core(t).isalpha() and not _known(_core(t), vocabulary) for t in tokens]
     out: list[str] = []
     i = 0
     while i < len(tokens):
-        joined = _join_split_word(tokens, i, vocabulary)
+        starts = i + 1 < len(tokens) and tokens[i][0].isalpha() and tokens[i + 1][0].islower()
+        joined = _join_split_word(tokens, i, vocabulary) if starts and any(fragment[i : i + MAX_PARTS]) else None
         if joined:
             word, i = joined
             out.append(word)
