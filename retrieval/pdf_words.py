@@ -21,12 +21,13 @@ MIN_SPELLED = 5  # single letters that make a run joined even when it spells no 
 MAX_LETTER_GAP = 4  # spaces a layout extractor may print beside a wide letter of a letter-spaced word
 MAX_RUN = 200  # tokens in a letter-spaced run considered at most (a bound on the work per line)
 # short words that stand on their own: a piece that is one of these is a word, not a fragment
-_SHORT_WORDS = frozenset("a i an in on of to is it as at be by or we he if no so up us do go me my am an".split())
+_SHORT_WORDS = frozenset("a i an in on of to is it as at be by or we he if no so up us do go me my am".split())
 _TOKEN = re.compile(r"\S+")
 _HYPHEN_END = re.compile(r"(?<![\w-])(?P<head>[^\W\d_]+)-[ \t]*$")
 _LEADING_WORD = re.compile(r"^\s*(?P<word>[^\W\d_][^\s]*)\s?")
 _PUNCT = ".,;:!?)]"
-_CORE = re.compile(r"^[(\[\"'“‘]*(?P<core>.*?)[.,;:!?)\]\"'”’]*$")
+_OPENING = "([\"'“‘"
+_CLOSING = ".,;:!?)]\"'”’"
 _CUT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Za-z])(?=\d)|(?<=\d)(?=[A-Za-z])|(?<=[.,;:!?])(?=\w)")
 
 
@@ -72,8 +73,8 @@ def _vocabulary(pages: list[str]) -> Counter[str]:
 
 @functools.lru_cache(maxsize=65_536)
 def _core(token: str) -> str:
-    m = _CORE.match(token)
-    return m.group("core") if m else token
+    """The token without its opening and closing punctuation ("(model)," -> "model")."""
+    return token.lstrip(_OPENING).rstrip(_CLOSING)
 
 
 def _known(word: str, vocabulary: Counter[str]) -> bool:

@@ -87,7 +87,8 @@ def test_repair_and_reading_order_are_linear_in_the_page(tmp_path):
         letters = " ".join("abcdefghij" * (n // 10))
         split = "mo del " * n
         grid = "\n".join(("word " * 8).ljust(48) + "text " * 8 for _ in range(n // 20))
-        return f"{letters}\n{split}\n{grid}"
+        dots = "(" + "." * (n * 10) + ")"  # one long token of punctuation (a leader gone wrong)
+        return f"{letters}\n{split}\n{grid}\n{dots} a b c"
 
     times = []
     for n in (5_000, 40_000):
