@@ -20,7 +20,8 @@ Measures, per candidate, over every generated PDF:
                      lower-cased) found in the extracted text
   table rows         share of table rows whose cells come out on one line, in order
   rows in a table    share of table rows that end in an `is_table` paragraph after longqa's own
-                     steps (`clean_pdf_pages`, the layout-to-blocks pass, `split_paragraphs`)
+                     steps (`reading_order`, `repair_words`, `clean_pdf_pages`, the layout-to-blocks pass,
+                     `split_paragraphs`)
   header/footer      lines of running header or footer in the extracted text, and still there
                      after `clean_pdf_pages`, against the number drawn
   s/page             extraction seconds per page (median of the rounds; imports and a warm-up untimed)
@@ -305,9 +306,11 @@ def row_on_one_line(row: list[str], lines: list[str]) -> bool:
 
 def longqa_paragraphs(pages: list[str]):
     from longqa.retrieval.loaders import _pdf_layout_to_blocks, document_from_text
+    from longqa.retrieval.pdf_columns import reading_order
     from longqa.retrieval.pdf_text import clean_pdf_pages
+    from longqa.retrieval.pdf_words import repair_words
 
-    cleaned = clean_pdf_pages(pages)
+    cleaned = clean_pdf_pages(repair_words([reading_order(p) for p in pages]))
     text = "\n\n".join(b for b in (_pdf_layout_to_blocks(p) for p in cleaned) if b.strip())
     return cleaned, document_from_text(text)
 

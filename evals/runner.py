@@ -305,9 +305,9 @@ def run_eval(
     total = sum(len(p) for _, _, p in todo)
     bar = None
     if progress and total:
-        from tqdm import tqdm
+        from longqa.console import counter
 
-        bar = tqdm(total=total, desc="eval", unit="run", file=sys.stderr, dynamic_ncols=True)
+        bar = counter(total, "eval", "run", sys.stderr, dynamic_ncols=True)
     lock = threading.Lock()
     stop = threading.Event()
     t_start = time.perf_counter()

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from langchain_core.messages import HumanMessage
@@ -13,10 +15,15 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Overwrite
 
+from longqa.console import excerpt
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import OutputState
 from longqa.graph.graph import build_graph, graph
 from longqa.threads import thread_checkpointer
+
+MIN_PASSAGE_WORDS = 4  # a shorter passage ("IBM.") is filler: not shown unless the answer cites it
+MAX_SKIPS_SHOWN = 5
+_WORD = re.compile(r"\w+")
 
 
 @functools.lru_cache(maxsize=8)
@@ -67,7 +74,14 @@ def answer_fields(final: dict[str, Any]) -> dict[str, Any]:
     return {k: final.get(k) for k in OutputState.__annotations__ if k != "messages"}
 
 
-def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+def render(
+    result: dict[str, Any],
+    out: TextIO = sys.stdout,
+    question: str = "",
+    new_skipped: Sequence[str] | None = None,
+) -> None:
+    """The answer block: the answer, the files newly skipped (`new_skipped`; None: all of them),
+    each passage around its best match for `question`, and the usage table."""
     status = result.get("status")
     print(file=out)
     if status == "evidence-only":
@@ -79,22 +93,19 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
     else:
         label = f" [{result['model']}]" if result.get("model") else ""
         print(f"Answer{label}: {result.get('answer')}", file=out)
-    skipped = result.get("skipped") or []
-    if skipped:
-        shown = "; ".join(skipped[:5]) + (
-            f"; and {len(skipped) - 5} more (--json lists all)" if len(skipped) > 5 else ""
-        )
-        print(f"Skipped {len(skipped)} file(s): {shown}", file=out)
+    _render_skipped(result.get("skipped") or [], new_skipped, out)
     citations = result.get("citations") or []
-    if citations:
+    cited = set(re.findall(r"\[([A-Za-z]*\d+)\]", result.get("answer") or ""))
+    shown = [c for c in citations if c["id"] in cited or len(_WORD.findall(c["text"])) >= MIN_PASSAGE_WORDS]
+    if shown:
         print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)
-        for c in citations:
-            text = " ".join(c["text"].split())
+        for c in shown:
             print(
-                f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {text[:240]}"
-                f"{'...' if len(text) > 240 else ''}",
-                file=out,
+                f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {excerpt(c['text'], question)}", file=out
             )
+    if len(shown) < len(citations):
+        n = len(citations) - len(shown)
+        print(f"  ({n} passage(s) of fewer than {MIN_PASSAGE_WORDS} words not shown; --json lists all)", file=out)
     usage = result.get("usage") or []
     if usage:
         print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
@@ -111,6 +122,16 @@ def render(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
         )
         if t.get("question_budget"):
             print(f"question budget: {t['input_tokens']:,} of {t['question_budget']:,} input tokens spent", file=out)
+
+
+def _render_skipped(skipped: list[str], new: Sequence[str] | None, out: TextIO) -> None:
+    new = skipped if new is None else list(new)
+    if new:
+        shown = "; ".join(new[:MAX_SKIPS_SHOWN])
+        more = f"; and {len(new) - MAX_SKIPS_SHOWN} more (--json lists all)" if len(new) > MAX_SKIPS_SHOWN else ""
+        print(f"Skipped {len(new)} {'new ' if len(new) < len(skipped) else ''}file(s): {shown}{more}", file=out)
+    if len(skipped) > len(new):
+        print(f"({len(skipped) - len(new)} file(s) skipped as before; --json lists all)", file=out)
 
 
 def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,14 +20,16 @@ from longqa.arguments import (
     query,
     weights,
 )
+from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging, excerpt
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.folders import skip_summary
-from longqa.retrieval.manifest import Event
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
+from longqa.shown_skips import not_shown_before
+from longqa.shown_skips import record as record_shown_skips
 
 
 def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> None:
@@ -44,61 +45,6 @@ def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> 
     p.add_argument(
         "--exclude", action="append", metavar="GLOB", help="in folders, skip files matching (e.g. 'drafts/**')"
     )
-
-
-class EmbeddingProgress:
-    """A progress bar that appears only once something is embedded (a cached index shows none)."""
-
-    def __init__(self, desc: str, enabled: bool = True):
-        self.desc, self.enabled, self._bar = desc, enabled, None
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self._bar is None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, desc=self.desc, unit="vector", leave=False, file=sys.stderr)
-        self._bar.n = done
-        self._bar.refresh()
-
-    def __enter__(self) -> Callable[[int, int], None]:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.close()
-
-
-class LibraryProgress:
-    """Progress of a library update on stderr: one bar per step (reading files, embedding a
-    document, indexing documents), shown only once the step has work to do."""
-
-    def __init__(self, enabled: bool = True):
-        self.enabled, self._bars = enabled, {}
-
-    def __call__(self, event: Event) -> None:
-        if not self.enabled or event.total <= 0:
-            return
-        key = (event.step, event.source)
-        bar = self._bars.get(key)
-        if bar is None:
-            from tqdm import tqdm
-
-            for old in [k for k in self._bars if k[0] == event.step]:  # one bar per step at a time
-                self._bars.pop(old).close()
-            unit = {"reading": "file", "indexing": "document"}.get(event.step, "vector")
-            desc = f"embedding {Path(event.source).name}" if event.source else event.step
-            bar = self._bars[key] = tqdm(total=event.total, desc=desc, unit=unit, leave=False, file=sys.stderr)
-        bar.n = event.done
-        bar.refresh()
-
-    def __enter__(self) -> LibraryProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for bar in self._bars.values():
-            bar.close()
 
 
 def _scope(args: argparse.Namespace) -> dict:
@@ -124,9 +70,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"{label}: {name}")
     for s in opened.skipped:
         print(f"skipped: {s.path}: {s.reason}")
+    record_shown_skips(settings.home, [f"{s.path}: {s.reason}" for s in opened.skipped])
     sizes = ", ".join(f"g={g}: {manifest.parts[g].n_chunks:,} chunks" for g in args.granularity)
     print(
-        f"library {opened.library.name!r} {update.summary()}; "
+        f"library {opened.library.name!r} {update.summary(skipped=len(opened.skipped))}; "
         f"{len(opened.doc_ids)} document(s), {opened.words:,} words; {sizes}; {seconds:.1f} s"
     )
     if opened.skipped:
@@ -157,7 +104,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             f"\n#{rank} score={r.score:.3f} dense={dense} bm25={bm25} "
             f"{source} chunk {r.chunk.index} chars {r.chunk.start}-{r.chunk.end} ({r.chunk.n_tokens} tok)"
         )
-        print("   " + " ".join(r.chunk.text.split())[: args.width])
+        print("   " + excerpt(r.chunk.text, args.query, args.width))
     return 0
 
 
@@ -193,7 +140,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        render(result)
+        render(result, question=args.question, new_skipped=not_shown_before(settings.home, result.get("skipped") or []))
     return 1 if result.get("status") == "error" else 0
 
 
@@ -225,12 +172,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--collection", help="the library's name (it then holds exactly these documents); default: named by the paths"
     )
     add_scope_arguments(p, collection=False)
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
+    )
     add_set_argument(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
-    p.add_argument("paths", nargs="*", help="files and folders to search (one library)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files and folders to search (one library; inside a folder indexed before: searched within its library)",
+    )
     p.add_argument("query", type=query, help="the search query")
     add_scope_arguments(p)
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
@@ -244,12 +197,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
+    )
     add_set_argument(p)
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
-    p.add_argument("paths", nargs="*", help="files and folders to read (one library)")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help="files and folders to read (one library; inside a folder indexed before: searched within its library)",
+    )
     p.add_argument("question", help="the question")
     add_scope_arguments(p)
     p.add_argument(
@@ -287,7 +246,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep a conversation thread (in PostgreSQL with LONGQA_POSTGRES_URI, else SQLite under the home)",
     )
     p.add_argument("--json", action="store_true", help="print the whole output as JSON")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only the answer block (no progress)")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print only the answer block (no progress, no warnings from reading files)",
+    )
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser(
@@ -308,9 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(args.verbose, getattr(args, "quiet", False))
     try:
         return args.func(args)
     except (DocumentError, SettingsError, InputError) as e:

@@ -94,7 +94,7 @@ def _described(opened: Opened) -> str:
     """One line: what the run searches, what its update did, what was skipped and why."""
     line = f"{len(opened.doc_ids)} document(s), {opened.words:,} words, indexed"
     if opened.update is not None and (opened.update.added or opened.update.changed or opened.update.removed):
-        line += f" ({opened.update.summary()})"
+        line += f" ({opened.update.summary(skipped=len(opened.skipped))})"
     if opened.skipped:
         line += "; " + skip_summary(opened.skipped)
     return line

@@ -15,11 +15,14 @@ import contextlib
 import logging
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -45,6 +48,7 @@ _PRELOAD = (
     "pypdf",
     "charset_normalizer",
 )
+MAX_NOTES = 5  # kinds of library warning passed on for a file, then a count of the rest
 log = logging.getLogger(__name__)
 
 
@@ -172,6 +176,9 @@ class BoundedReader:
                 f"reading ran out of memory (needs more than {self.limits.memory_mb:,} MB: the read_memory_mb limit)",
             )
         worker.healthy = True
+        value, notes = value
+        for note in notes:  # a library's warnings while reading this file, named by the file
+            log.warning("%s: %s", shown, note)
         if kind == "ok":
             return _document(value)
         raise DocumentError(value[0], value[1])
@@ -206,14 +213,17 @@ def _serve(conn: Connection, memory_mb: int) -> None:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
     _limit_memory(memory_mb)
+    logging.getLogger().addHandler(logging.NullHandler())  # nothing printed bare: notes go to the parent
     conn.send(("ready", None))
     while True:
         try:
             path, max_words = conn.recv()
         except (EOFError, OSError):
             return
+        notes: list[str] = []
         try:
-            document = load_document(path, max_words=max_words)
+            with _notes(notes):
+                document = load_document(path, max_words=max_words)
             result: tuple = ("ok", _wire(document))
         except DocumentError as e:
             result = ("error", (e.source, e.reason))
@@ -223,10 +233,48 @@ def _serve(conn: Connection, memory_mb: int) -> None:
             result = ("error", (printable_name(path), "nested too deeply to read"))
         except Exception as e:  # a reader's bug must cost one file, never the worker's next files
             result = ("error", (printable_name(path), f"cannot be read ({type(e).__name__})"))
+        if result[0] != "memory":
+            result = (result[0], (result[1], _summarised(notes)))
         try:
             conn.send(result)
         except MemoryError:
             conn.send(("memory", None))
+
+
+class _NoteHandler(logging.Handler):
+    def __init__(self, notes: list[str]):
+        super().__init__(logging.WARNING)
+        self.notes = notes
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.notes.append(f"{record.getMessage()[:300]} ({record.name.split('.')[0]})")
+
+
+@contextlib.contextmanager
+def _notes(notes: list[str]) -> Iterator[None]:
+    """Collect the warnings libraries log or warn while one file is read (pypdf's "Ignoring wrong
+    pointing object", a parser's complaints) into `notes`, for the parent to name with the file."""
+    handler = _NoteHandler(notes)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+        notes += [f"{str(w.message)[:300]} ({w.category.__name__})" for w in caught]
+    finally:
+        root.removeHandler(handler)
+
+
+def _summarised(notes: list[str]) -> list[str]:
+    """One line per kind of warning (numbers aside), with how many of that kind, at most MAX_NOTES."""
+    kinds: dict[str, list[str]] = {}
+    for note in notes:
+        kinds.setdefault(re.sub(r"\d+", "#", note), []).append(note)
+    lines = [same[0] + (f" (and {len(same) - 1} like it)" if len(same) > 1 else "") for same in kinds.values()]
+    return lines[:MAX_NOTES] + (
+        [f"and {len(lines) - MAX_NOTES} other kinds of warning"] if len(lines) > MAX_NOTES else []
+    )
 
 
 def _limit_memory(memory_mb: int) -> None:

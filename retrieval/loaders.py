@@ -21,7 +21,9 @@ from pathlib import Path
 
 from .documents import Document, Paragraph, content_hash
 from .html_text import html_to_text, strip_markdown_html
+from .pdf_columns import reading_order
 from .pdf_text import clean_pdf_pages
+from .pdf_words import repair_words
 
 log = logging.getLogger(__name__)
 
@@ -276,13 +278,13 @@ def _read_pdf(path: Path, max_words: int) -> str:
             words += len(page_text.split())
             if words > max_words:
                 raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
-            pages.append(page_text)
+            pages.append(reading_order(page_text))
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, MemoryError, RecursionError) as e:
         # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb)
         raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {str(e)[:200]})") from None
-    blocks = (_pdf_layout_to_blocks(page) for page in clean_pdf_pages(pages))
+    blocks = (_pdf_layout_to_blocks(page) for page in clean_pdf_pages(repair_words(pages)))
     text = "\n\n".join(b for b in blocks if b.strip())
     if not text.strip():
         raise DocumentError(path, "PDF has no extractable text (scanned images need OCR first)")

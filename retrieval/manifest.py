@@ -109,11 +109,14 @@ class Update:
     chunked: int = 0
     published: bool = False  # a new version was written (the update took the write path)
 
-    def summary(self) -> str:
+    def summary(self, skipped: int | None = None) -> str:
+        """One line; `skipped`: the run's whole count of skipped files (those its folder walk left
+        out too), when the caller has it, instead of this update's unreadable files alone."""
         parts = [f"{len(self.added)} added", f"{len(self.changed)} changed", f"{len(self.removed)} removed"]
         parts += [f"{len(self.unchanged)} unchanged"]
-        if self.skipped:
-            parts.append(f"{len(self.skipped)} skipped")
+        skipped = len(self.skipped) if skipped is None else skipped
+        if skipped:
+            parts.append(f"{skipped} skipped")
         return f"version {self.version}: " + ", ".join(parts) + f"; {self.embedded:,} vectors embedded"
 
 

@@ -113,6 +113,9 @@ def open_library(state: Mapping[str, Any], settings: Settings, progress: Progres
     brought up to date first (see `index_library`)."""
     name = _collection(state)
     if not name:
+        scoped = _within_indexed_folder(state, settings, progress)
+        if scoped is not None:
+            return scoped
         return index_library(state, settings, [settings.primary_granularity], progress, reader=True)
     found, skipped = _files(state, settings)
     if _inline_texts(state.get("texts")):
@@ -172,6 +175,54 @@ def index_library(
     by_key = {k: e.doc_id for k, e in manifest.documents.items()}
     opened.sources.update({by_key[k]: name for k, name in name_of.items() if k in by_key})  # as given now
     return opened
+
+
+MAX_ANCESTORS = 32  # folders above a given path looked at for a library that holds it
+
+
+def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progress: Progress | None) -> Opened | None:
+    """A question over a subfolder (or files) of a folder already indexed as a library, with the
+    same patterns: that library, brought up to date as a question over the whole folder would,
+    searched within the files given (a scope of its documents), rather than a new library. None
+    when no enclosing folder has a library, or the library does not hold every file given."""
+    paths = _paths(state)
+    if not paths or _inline_texts(state.get("texts")):
+        return None
+    folder = _indexed_ancestor(state, settings, [os.path.realpath(Path(p).expanduser()) for p in paths])
+    if folder is None:
+        return None
+    found, skipped = _files(state, settings)  # the given paths checked and walked as always
+    opened = index_library({**state, "documents": [folder]}, settings, [settings.primary_granularity], progress, True)
+    manifest = opened.library.manifest()
+    names = {shown_name(str(f), settings) for f in found.files}
+    unreadable = [s for s in opened.skipped if s.path in names]
+    held = [manifest.documents[k] for k in map(file_key, found.files) if k in manifest.documents]
+    if len(held) + len(unreadable) != len(found.files):  # the folder's patterns left some out
+        return None
+    named = {shown_name(str(f), settings) for f in found.named}
+    for s in unreadable:  # as for a library of its own: a file named directly that cannot be read is the answer
+        if s.path in named:
+            raise DocumentError(s.path, s.reason)
+    if not held:
+        raise InputError(f"no readable documents in {', '.join(map(printable_name, paths))}")
+    doc_ids = list(dict.fromkeys(e.doc_id for e in held))
+    return _opened(opened.library, doc_ids, settings, skipped + unreadable, opened.update)
+
+
+def _indexed_ancestor(state: Mapping[str, Any], settings: Settings, given: list[str]) -> str | None:
+    """The nearest folder above every given path whose library (made by indexing that folder alone,
+    with the same patterns) exists; never above the documents root."""
+    store = store_for(settings)
+    root = Path(settings.documents_root).expanduser().resolve() if settings.documents_root is not None else None
+    for folder in list(Path(given[0]).parents)[:MAX_ANCESTORS]:
+        if root is not None and not folder.is_relative_to(root):
+            return None
+        if not all(Path(g).is_relative_to(folder) for g in given):
+            continue
+        name = _input_name({**state, "documents": [str(folder)]}, FileSet(), [])
+        if store.catalog.stamp(name) is not None:  # probed in the catalog: no Library object per folder tried
+            return str(folder)
+    return None
 
 
 def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:

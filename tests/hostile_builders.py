@@ -188,3 +188,34 @@ def html_span_bomb(path: Path, cells: int = 200) -> Path:
     row = '<td rowspan="1000000000" colspan="1000000000">x</td>' * cells
     path.write_text(f"<html><body><p>Before.</p><table><tr>{row}</tr><tr>{row}</tr></table></body></html>", "utf-8")
     return path
+
+
+def letter_spaced_pdf(path: Path, pages: int = 20, lines: int = 50, letters: int = 400) -> Path:
+    """A wide PDF whose every page is `lines` x `letters` single letters set apart by kerning (the
+    layout-text grid, the column search and the word repair all see the most tokens a page can
+    hold); all pages share one compressed content stream, so the file stays small."""
+    import zlib
+
+    row = b"[" + b" -600 ".join(b"(%c)" % (97 + i % 26) for i in range(letters)) + b"] TJ T*\n"
+    stream = zlib.compress(b"BT /F1 8 Tf 12 TL 20 780 Td\n" + row * lines + b"ET\n")
+    first_page = 5
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [%s] /Count %d >>"
+        % (b" ".join(b"%d 0 R" % (first_page + i) for i in range(pages)), pages),
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    resources = b"/Resources << /Font << /F1 4 0 R >> >>"
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 4000 800] /Contents 3 0 R %s >>" % resources
+    objects += [page] * pages
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (n, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path

@@ -146,17 +146,29 @@ def test_a_hostile_file_is_skipped_with_its_reason_and_the_folder_indexed(
     assert rss.growth_mb < RSS_GROWTH_MB, f"{name}: +{rss.growth_mb:.0f} MB"
 
 
-def test_a_quadratic_html_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_home):
-    """3.8 MB of unclosed `<div><p>x</p>`: every reader is under the time ceiling, so this HTML
-    is read (a linear HTML reader) or skipped when the ceiling kills its worker, never a hang."""
+def _read_or_skipped_at_the_time_limit(tmp_path: Path, home: Path, name: str, builder: Callable[[Path], Path]) -> None:
+    """The folder indexed with the file `builder` makes either read or skipped because the time
+    ceiling killed its worker, within the run's time and memory bounds."""
     folder = _folder(tmp_path)
-    build.quadratic_html(folder / "nested.html")
-    out, seconds, rss = _index(warm_home, folder)
+    builder(folder / name)
+    out, seconds, rss = _index(home, folder)
     assert out["error"] is None, out["error"]
-    skipped = [s for s in out["skipped"] if "nested.html" in s]
+    skipped = [s for s in out["skipped"] if name in s]
     assert len(out["doc_ids"]) == len(ORDINARY) + (0 if skipped else 1), out
     assert not skipped or "reading timed out (took longer than 4 s" in skipped[0], skipped
     assert seconds < RUN_SECONDS and rss.growth_mb < RSS_GROWTH_MB, (seconds, rss.growth_mb)
+
+
+def test_a_quadratic_html_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_home):
+    """3.8 MB of unclosed `<div><p>x</p>`: every reader is under the time ceiling, so this HTML
+    is read (a linear HTML reader) or skipped when the ceiling kills its worker, never a hang."""
+    _read_or_skipped_at_the_time_limit(tmp_path, warm_home, "nested.html", build.quadratic_html)
+
+
+def test_a_letter_spaced_pdf_is_at_worst_a_skip_at_the_time_limit(tmp_path, warm_home):
+    """20 wide pages of 20,000 kerned single letters each (issue 30's column search and word repair
+    run on every page): read, or skipped when the ceiling kills its worker, never a hang."""
+    _read_or_skipped_at_the_time_limit(tmp_path, warm_home, "spaced.pdf", build.letter_spaced_pdf)
 
 
 def test_plain_text_reading_is_linear_on_a_run_without_spaces(tmp_path):

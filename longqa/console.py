@@ -1,0 +1,186 @@
+"""What the command line shows while it works: progress bars on a terminal, and plain periodic lines
+(no carriage returns, no cursor codes) when stderr is a file or a pipe, so logs read as text."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+from longqa.retrieval.bm25 import bm25_tokens
+from longqa.retrieval.manifest import Event
+
+EXCERPT_CHARS = 320  # of each passage shown in plain output: the stretch around the best match
+_WORD = re.compile(r"\w+")
+PLAIN_EVERY_S = 5.0  # a plain progress line per step at most this often, besides each step's first and last
+
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether `stream` is a terminal a bar can redraw on (not a file, a pipe or TERM=dumb)."""
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):  # closed or not a real stream
+        return False
+
+
+class Counter(Protocol):
+    """A count towards a total (tqdm's subset that the plain form also has)."""
+
+    n: int
+
+    def refresh(self) -> None: ...
+    def update(self, n: int = 1) -> None: ...
+    def close(self) -> None: ...
+
+
+class Throttle:
+    """When plain lines were last printed: shared by the counters of one display, so a run over a
+    thousand documents prints a line every PLAIN_EVERY_S, not one per document."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if self.last is None or now - self.last >= PLAIN_EVERY_S:
+            self.last = now
+            return True
+        return False
+
+
+class PlainCounter:
+    """tqdm's `n` / `update` / `refresh` / `close` as lines ("eval: 12/40 runs"): the display's
+    first, then at most one a PLAIN_EVERY_S, and the last one unless `final` is False (a step
+    repeated per document)."""
+
+    def __init__(self, total: int, desc: str, unit: str, stream: TextIO, throttle: Throttle, final: bool = True):
+        self.total, self.desc, self.unit, self.stream = total, desc, unit, stream
+        self.throttle, self.final = throttle, final
+        self.n, self._shown = 0, -1
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self.refresh()
+
+    def refresh(self) -> None:
+        if self.n != self._shown and ((self.final and self.n >= self.total) or self.throttle.due()):
+            self._print()
+
+    def close(self) -> None:
+        if self.final and self.n != self._shown:
+            self._print()
+
+    def _print(self) -> None:
+        self._shown = self.n
+        print(f"{self.desc}: {self.n:,}/{self.total:,} {self.unit}s", file=self.stream, flush=True)
+
+
+def counter(
+    total: int,
+    desc: str,
+    unit: str,
+    stream: TextIO | None = None,
+    throttle: Throttle | None = None,
+    final: bool = True,
+    **bar: Any,
+) -> Counter:
+    """A tqdm bar on a terminal, else a `PlainCounter` on `stream` (default stderr)."""
+    stream = stream or sys.stderr
+    if is_terminal(stream):
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=desc, unit=unit, file=stream, **bar)
+    return PlainCounter(total, desc, unit, stream, throttle or Throttle(), final)
+
+
+class EmbeddingProgress:
+    """Embedding progress that appears only once something is embedded (a cached index shows none)."""
+
+    def __init__(self, desc: str, enabled: bool = True, stream: TextIO | None = None):
+        self.desc, self.enabled, self.stream, self._bar = desc, enabled, stream, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = counter(total, self.desc, "vector", self.stream, leave=False)
+        self._bar.n = done
+        self._bar.refresh()
+
+    def __enter__(self) -> Callable[[int, int], None]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+
+class LibraryProgress:
+    """Progress of a library update: one counter per step (reading files, embedding a document,
+    indexing documents), shown only once the step has work to do."""
+
+    def __init__(self, enabled: bool = True, stream: TextIO | None = None):
+        self.enabled, self.stream, self._bars, self._throttle = enabled, stream, {}, Throttle()
+
+    def __call__(self, event: Event) -> None:
+        if not self.enabled or event.total <= 0:
+            return
+        key = (event.step, event.source)
+        bar = self._bars.get(key)
+        if bar is None:
+            for old in [k for k in self._bars if k[0] == event.step]:  # one bar per step at a time
+                self._bars.pop(old).close()
+            unit = {"reading": "file", "indexing": "document"}.get(event.step, "vector")
+            desc = f"embedding {Path(event.source).name}" if event.source else event.step
+            final = event.step != "embedding"  # per document: its lines come with the throttle only
+            bar = self._bars[key] = counter(event.total, desc, unit, self.stream, self._throttle, final, leave=False)
+        bar.n = event.done
+        bar.refresh()
+
+    def __enter__(self) -> LibraryProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for bar in self._bars.values():
+            bar.close()
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """Log to stderr; `-q` keeps only errors (a file's reading warnings go), `-v` adds info."""
+    level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger().setLevel(level)
+
+
+def excerpt(text: str, question: str, width: int = EXCERPT_CHARS) -> str:
+    """About `width` characters of `text` (whitespace collapsed) around where the most distinct
+    words of `question` (stemmed, no stop words) come together, cut at word boundaries and marked
+    "…" where cut; the start when none of them occurs."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    terms = set(bm25_tokens(question))
+    hits = [(m.start(), bm25_tokens(m.group())) for m in _WORD.finditer(flat)]
+    hits = [(at, tokens[0]) for at, tokens in hits if tokens and tokens[0] in terms][:500]
+    start = 0
+    if hits:
+        lead = width // 4  # some of what comes before the match, for its sentence
+        best, first = -1, 0
+        for anchor, _ in hits:
+            begin = max(0, anchor - lead)
+            found = len({term for at, term in hits if begin <= at < begin + width})
+            if found > best:
+                best, start, first = found, begin, anchor
+        sentence = flat.rfind(". ", start, first)  # begin at the matching sentence when it starts in the lead
+        start = min(sentence + 2 if sentence >= 0 else start, len(flat) - width)
+    end = start + width
+    if start > 0 and flat[start - 1] != " ":
+        start = flat.find(" ", start) + 1 or start
+    if end < len(flat):
+        end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
+    return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
