@@ -135,7 +135,7 @@ def test_reasoner_answer_ends_the_loop_and_skips_the_generator(run_graph, script
     # the scripted reasoner answers at the first hop whatever it read: no grounding check here
     # (tests/test_grounding.py holds a draft to its passages)
     q = "Where was the lighthouse keeper of Port Verrin born?"
-    out = run_graph(q, model=name, max_hops=4, grounding="off")
+    out = run_graph(q, model=name, max_hops=4, grounding="off", stepwise_answer="reasoner")
     assert out["route"].count("reason_step") == 1
     assert out["answer"] == "Haldane" and out["status"] == "answered"
     assert model.calls == ["analyzer", "reasoner"]

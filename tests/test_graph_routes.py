@@ -212,7 +212,7 @@ def test_split_retrieves_each_sub_question(run_graph, scripted):
 
 def test_stepwise_answer_is_the_reasoners(run_graph, scripted):
     name, model = scripted({"analyzer": analyzer_reply("multi-bridge"), "reasoner": answer_on_second_hop})
-    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name)
+    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, stepwise_answer="reasoner")
     assert out["answer"] == "Haldane"
     assert model.calls == ["analyzer", "reasoner", "reasoner"]
     retrieved = [line for line in out["trace"] if line.startswith("retrieve:")]
