@@ -246,7 +246,15 @@ def test_a_step_quoting_the_document_is_not_an_echo(home):
     )
     analysis = '{"question-type": "multi-bridge", "info-type": "same", "containing": "yes"}'
     with OpenAIStub(reply_fn=replying(analyze=analysis, reason_step=reply)) as stub:
-        out = run(stub, home, question="Who directed 100 Rifles?", texts=[rifles], strategy="adaptive", analyzer="llm")
+        out = run(
+            stub,
+            home,
+            question="Who directed 100 Rifles?",
+            texts=[rifles],
+            strategy="adaptive",
+            analyzer="llm",
+            stepwise_answer="reasoner",
+        )
     assert out["status"] == "answered" and out["answer"] == "Tom Gries"
 
 
