@@ -196,9 +196,8 @@ class Settings(BaseModel):
     )
     stepwise_answer: Literal["reasoner", "passages", "both"] = Field(
         default="both",
-        description="step-wise: the reasoner's answer is final, or the generator answers from the hops' "
-        "passages (alone, or with the reasoner's notes: the default, chosen by measurement with "
-        "Qwen2.5-Coder-0.5B, evals/README.md)",
+        description="step-wise: the reasoner's answer is final, or the generator answers from the hops' passages "
+        "(alone, or with the reasoner's notes: the default, measured with Qwen2.5-Coder-0.5B, evals/README.md)",
     )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",

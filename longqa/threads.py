@@ -49,7 +49,7 @@ _OWNERS_DDL = f"CREATE TABLE IF NOT EXISTS {OWNERS_TABLE} (thread_id TEXT PRIMAR
 def claim_thread(saver: BaseCheckpointSaver, thread_id: str, tenant: str) -> str:
     """The tenant that owns `thread_id`: `tenant` when it is new (claimed now) or already its."""
     pool: Any = getattr(saver, "conn", None)
-    if hasattr(saver, "lock"):  # SqliteSaver: one connection, its lock
+    if isinstance(pool, sqlite3.Connection):  # SqliteSaver: one connection, its lock (PostgresSaver has a lock too)
         with saver.lock:  # type: ignore[attr-defined]
             pool.execute(f"INSERT INTO {OWNERS_TABLE} VALUES (?, ?) ON CONFLICT DO NOTHING", (thread_id, tenant))
             pool.commit()
