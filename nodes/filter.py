@@ -47,6 +47,7 @@ def judgements(state: State) -> list[FilterTask]:
             cot=state["cot"],
             evidence=e,
             allowance=None,
+            deadline_at=state.get("deadline_at"),  # a Send task is its own state: the run's deadline goes with it
         )
         if cap is not None:
             cost = round(prompt_tokens(filter_prompt(task)) * scale)

@@ -301,3 +301,41 @@ def test_who_answers_a_step_wise_question(run_graph, scripted, reading, generato
         (prompt,) = prompts
         assert ("Reasoning steps so far" in prompt) == notes_shown
         assert "The lighthouse keeper of Port Verrin is Amelie Kortsen." in prompt  # the hop's passage
+
+
+def test_longrags_per_chunk_filter_keeps_the_runs_deadline(scripted):
+    """Each filter task goes through `Send` as its own state: the run's deadline must go with it, and
+    a judgement whose deadline has passed is not sent (the chunk is kept, the safe default)."""
+    import time
+
+    from langgraph.graph import END, START, StateGraph
+
+    from longqa.contracts.plan import Plan
+    from longqa.contracts.state import FilterTask
+    from longqa.nodes.filter import filter_chunk, judgements
+
+    evidence = [
+        {"id": f"E{i}", "doc_id": "d", "source": "d.md", "start": 0, "end": 9, "text": f"Passage {i} about the keeper.",
+         "score": 1.0 - i / 10, "query": KEEPER_Q}
+        for i in (1, 2)
+    ]  # fmt: skip
+    deadline = time.time() - 1
+    plan = Plan(strategy="longrag", workflow="direct").model_dump()
+    state = {"question": KEEPER_Q, "cot": "c", "evidence": evidence, "plan": plan, "deadline_at": deadline}
+    tasks = judgements(state)
+    assert [t["deadline_at"] for t in tasks] == [deadline, deadline]
+
+    class Judged(FilterTask, total=False):  # the task, and what the filter node writes back
+        verdicts: list
+        trace: list
+
+    name, model = scripted({"filter": '{"keep": false}'})
+    builder = StateGraph(Judged, context_schema=Settings)
+    builder.add_node("filter", filter_chunk)
+    builder.add_edge(START, "filter")
+    builder.add_edge("filter", END)
+    one = builder.compile()
+    out = one.stream(tasks[0], context=Settings(model=name).model_dump(), stream_mode="updates")
+    update = next(iter(out))["filter"]
+    assert model.calls == [], "a judgement past the run's deadline is never sent"
+    assert update["verdicts"][0]["keep"] is True and "deadline" in update["trace"][0]
