@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from longqa.contracts.state import Evidence
 from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.links import names_in
 
@@ -89,3 +90,21 @@ def lexical_support(answer: str, passages: list[str], question: str = "", comput
     if share <= UNSUPPORTED_SHARE and not numbers:
         return Support("unsupported", share, checked, missing)
     return Support("unsure", share, checked, missing)
+
+
+def holds(answer: str, passage: str, question: str = "") -> bool:
+    """Whether one passage by itself holds what the answer says beyond the question (lexically supported)."""
+    return lexical_support(answer, [passage], question).verdict == "supported"
+
+
+def attributed(
+    answer: str, cited: list[Evidence], shown: list[Evidence], question: str = ""
+) -> tuple[list[Evidence], list[str]]:
+    """The citations corrected: where no passage the model named holds the answer's words but other passages it
+    was shown do, those lead the citations, then the model's own (a small model often names the wrong id).
+    Returns (citations, ids added)."""
+    if not answer or any(holds(answer, e["text"], question) for e in cited):
+        return cited, []
+    named = {e["id"] for e in cited}
+    found = [e for e in shown if e["id"] not in named and holds(answer, e["text"], question)]
+    return [*found, *cited], [e["id"] for e in found]

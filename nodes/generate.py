@@ -18,6 +18,7 @@ from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.budget import cut_to, fit, prompt_tokens
 from longqa.llm.calls import LLMError
 from longqa.llm.citations import split_sources
+from longqa.llm.grounding import attributed
 from longqa.llm.model_node import ModelSteps, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.llm.passages import as_data, source_name
@@ -147,11 +148,19 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     answer, cited, named = split_citations(text, kept)
     if not answer:
         return _failed(f"generate: the reply names sources but gives no answer ({text[:80]!r})", kept, shown, trace)
+    added: list[str] = []
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
+    elif named:
+        cited, added = attributed(answer, cited, kept, state["question"])
     trace.append(
         f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
         + ("" if named or not cited else "; no sources named, citing all passages shown")
+        + (
+            f"; the answer's words are in {', '.join(added)}, which the reply did not name: cited first"
+            if added
+            else ""
+        )
     )
     return {
         "answer": answer,

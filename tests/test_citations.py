@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from longqa.llm.citations import split_sources
+from longqa.llm.grounding import attributed
 from longqa.nodes.generate import split_citations
 from tests.test_graph_io import KEEPER_Q
 
@@ -57,3 +58,45 @@ def test_the_graph_cites_what_a_one_line_reply_names(run_graph, scripted):
     out = run_graph(KEEPER_Q, model=name, strategy="rag")
     assert out["answer"] == "Amelie Kortsen."
     assert [c["id"] for c in out["citations"]] == ["E1"]
+
+
+def test_a_wrong_citation_is_led_by_the_passage_that_holds_the_answer():
+    shown = [
+        {"id": "E1", "text": "The keeper of the Marrow light was Amelie Kortsen from 1901."},
+        {"id": "E2", "text": "The harbour was dredged in 1899 by the Marrowdeep."},
+        {"id": "E3", "text": "Amelie Kortsen later wrote a memoir."},
+    ]
+    cited, added = attributed("Amelie Kortsen", [shown[1]], shown, "Who kept the Marrow light?")
+    assert [e["id"] for e in cited] == ["E1", "E3", "E2"] and added == ["E1", "E3"]
+    # a right citation is left as the model gave it
+    assert attributed("Amelie Kortsen", [shown[2]], shown, "Who kept the light?") == ([shown[2]], [])
+    # an answer no passage holds keeps the model's citation (the grounding check judges it)
+    assert attributed("Ivo Brandt", [shown[1]], shown, "Who kept the light?") == ([shown[1]], [])
+    # yes / no claims nothing a passage could hold
+    assert attributed("Yes", [shown[1]], shown, "Was it dredged?") == ([shown[1]], [])
+
+
+def _lighthouse_text() -> str:
+    topics = ["tolls", "moorings", "repairs", "ferries", "markets", "schools"]
+    sections = [
+        f"## The {topic}\n\n"
+        + " ".join(
+            f"In year {n} the board reviewed the {topic} of berth {n} and approved {n * 7} crowns." for n in range(60)
+        )
+        for topic in topics
+    ]
+    sections[2] += " The lighthouse keeper of Port Verrin is Amelie Kortsen, who lit the lamp each evening."
+    return "\n\n".join(sections)
+
+
+def test_the_graph_cites_the_passage_holding_the_answer_when_the_reply_names_another(run_graph, scripted):
+    inputs = {"question": KEEPER_Q, "texts": [_lighthouse_text()]}
+    name, _ = scripted({"generator": "Amelie Kortsen. Sources: E99"})  # no id it has: every passage is cited
+    shown = run_graph(model=name, strategy="rag", inputs=inputs)["citations"]
+    holding = [c["id"] for c in shown if "Kortsen" in c["text"]]
+    others = [c["id"] for c in shown if "Kortsen" not in c["text"]]
+    assert holding and others, [c["id"] for c in shown]
+    name, _ = scripted({"generator": f"Amelie Kortsen. Sources: {others[0]}"})
+    out = run_graph(model=name, strategy="rag", inputs=inputs)
+    assert [c["id"] for c in out["citations"]] == [*holding, others[0]]
+    assert any("which the reply did not name" in line for line in out["trace"])
