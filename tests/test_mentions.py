@@ -10,13 +10,13 @@ import json
 import pytest
 
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.mentions import Vocabulary, folded, question_names, unmentioned, within_one_edit
+from longqa.retrieval.mentions import Vocabulary, folded, question_names, unmentioned, unsaid_words, within_one_edit
 from tests.replies import cited_answer
 from tests.test_graph_io import KEEPER_Q
 
 TEXT = (
     "The lighthouse keeper of Port Verrin is Amelie Kortsen. The composer of Aschenbrödel lived by the "
-    "Tekezé river. Thomas Bennett taught at the United States Naval Academy."
+    "Tekezé river, which flows past his home. Thomas Bennett taught at the United States Naval Academy."
 )
 VOCABULARY = Vocabulary(bm25_tokens(TEXT))
 
@@ -61,6 +61,18 @@ def test_the_names_the_documents_never_say(question, missing):
     assert unmentioned(question, VOCABULARY) == missing
 
 
+def test_a_question_with_three_words_the_documents_never_say_is_about_something_else():
+    shipyards = Vocabulary(bm25_tokens("The shipyard built the dredger; the harbour board paid the largest share."))
+    question = "Which company is the world's fourth-largest tyre maker by revenue?"
+    assert unsaid_words(question, shipyards) == ["company", "world's", "fourth", "tyre", "maker", "revenue"]
+    assert unmentioned(question, shipyards) == ["company", "world's", "fourth", "tyre", "maker", "revenue"]
+    # two unsaid words are not enough (a question may paraphrase), and a typo is within one edit
+    assert unmentioned("Which shipyard built the dredger for the tyre maker?", shipyards) == []
+    assert unsaid_words("Which shipyrd built the dreger?", shipyards) == []
+    # a name the documents never say comes first, alone
+    assert unmentioned("Which tyre maker did Ivo Brandt found in Oslo?", shipyards) == ["Ivo Brandt", "Oslo"]
+
+
 def test_an_empty_library_says_nothing():
     assert unmentioned("Who is Amelie Kortsen?", Vocabulary([])) == ["Amelie Kortsen"]
 
@@ -101,9 +113,10 @@ def test_without_grounding_the_names_are_not_looked_up(run_graph, scripted):
 @pytest.mark.shared_data
 def test_questions_over_another_items_document_are_told_apart():
     """60 HotpotQA and 60 MuSiQue items with their own long contexts, and the same questions each over
-    another item's context (`longqa convert --unanswerable`). Measured when written: 0 of 120 answerable
-    questions flagged; 41 of 48 HotpotQA and 32 of 46 MuSiQue questions over another document flagged
-    (78%; the rest name nothing, or only what both documents say)."""
+    another item's context (`longqa convert --unanswerable`). Measured when written with names alone: 0 of
+    120 answerable questions flagged; 41 of 48 HotpotQA and 32 of 46 MuSiQue questions over another
+    document flagged (78%; the rest name nothing, or only what both documents say). With three unsaid words
+    also flagging, at seeds 5 and 9 (n = 300 each): 2 of 250 answerable; 81.8% and 80.2% elsewhere."""
     from longqa.evals import long_contexts
     from longqa.evals.converters import convert, unanswerable
 
@@ -118,4 +131,4 @@ def test_questions_over_another_items_document_are_told_apart():
         return sum(bool(unmentioned(r["input"], Vocabulary(bm25_tokens(r["context"])))) for r in records)
 
     assert flagged(answerable) <= 1
-    assert flagged(elsewhere) >= 0.7 * len(elsewhere)
+    assert flagged(elsewhere) >= 0.78 * len(elsewhere)
