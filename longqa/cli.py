@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from longqa.arguments import (
     GRANULARITY_HELP,
+    add_model_arguments,
     add_set_argument,
     granularity,
     positive_float,
@@ -153,14 +154,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
-    parser.add_argument(
-        "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+_QUIET_HELP = "no progress, no warnings from reading files (errors only)"
 
+
+def _add_library_paths(p: argparse.ArgumentParser, verb: str) -> None:
+    """The optional paths of a command that reads one library (search, ask)."""
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help=f"files and folders to {verb} (one library; inside a folder indexed before: searched within its library)",
+    )
+
+
+def _add_index(sub: argparse._SubParsersAction) -> None:
+    """`longqa index`."""
     p = sub.add_parser(
         "index",
         help="index files and folders as one library; again: only new and changed files are embedded, "
@@ -172,18 +179,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--collection", help="the library's name (it then holds exactly these documents); default: named by the paths"
     )
     add_scope_arguments(p, collection=False)
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
-    )
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
     add_set_argument(p)
     p.set_defaults(func=cmd_index)
 
+
+def _add_search(sub: argparse._SubParsersAction) -> None:
+    """`longqa search`."""
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
-    p.add_argument(
-        "paths",
-        nargs="*",
-        help="files and folders to search (one library; inside a folder indexed before: searched within its library)",
-    )
+    _add_library_paths(p, "search")
     p.add_argument("query", type=query, help="the search query")
     add_scope_arguments(p)
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
@@ -197,18 +201,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
-    )
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
     add_set_argument(p)
     p.set_defaults(func=cmd_search)
 
+
+def _add_ask(sub: argparse._SubParsersAction) -> None:
+    """`longqa ask`."""
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
-    p.add_argument(
-        "paths",
-        nargs="*",
-        help="files and folders to read (one library; inside a folder indexed before: searched within its library)",
-    )
+    _add_library_paths(p, "read")
     p.add_argument("question", help="the question")
     add_scope_arguments(p)
     p.add_argument(
@@ -217,21 +218,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="plan preset (default: $LONGQA_STRATEGY or adaptive-precise)",
     )
-    p.add_argument(
-        "--model",
-        default=None,
-        help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
+    add_model_arguments(
+        p,
+        model_help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
         "unset = evidence only; 'scripted' = offline test model)",
+        base_url_help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)",
     )
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)")
-    p.add_argument(
-        "--analyzer",
-        choices=["auto", "llm", "local"],
-        default=None,
-        help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
-        "call; llm = OkraLong table 8; auto = llm when a model is set",
-    )
-    p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
     p.add_argument(
         "--timeout",
         type=positive_float,
@@ -254,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_ask)
 
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    """`longqa serve`."""
     p = sub.add_parser(
         "serve",
         help="run one replica: an HTTP app (POST /ask, POST /index) over the shared Chroma server and "
@@ -264,6 +259,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
     p.set_defaults(func=cmd_serve)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `longqa` parser: global options and every subcommand, each naming its handler in `func`."""
+    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
+    parser.add_argument(
+        "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_index, _add_search, _add_ask, _add_serve):
+        add(sub)
     add_keys_parser(sub)  # longqa keys add / list / remove
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
