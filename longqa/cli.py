@@ -60,6 +60,7 @@ def _index_settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    """`longqa index`: index the paths as one library and print what was added, changed, removed and skipped."""
     settings = _index_settings(args)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
@@ -83,6 +84,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    """`longqa search`: search one library and print the ranked chunks with their scores and an excerpt."""
     settings = _index_settings(args)
     opened = open_library({"documents": args.paths, **_scope(args)}, settings)
     searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
@@ -110,6 +112,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    """`longqa ask`: answer the question over the documents or collection, rendered for a person or as JSON; 1 when
+    the run ended in an error."""
     from longqa.retrieval.embedder import preload_in_background
 
     preload_in_background()  # the query encoder loads while the graph's libraries import
@@ -146,6 +150,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """`longqa serve`: run one HTTP replica (`--home` becomes its LONGQA_HOME)."""
     from .serve import serve
 
     if args.home:
@@ -276,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `longqa` command; bad input, settings or documents exit 2 with one line on stderr, an interruption
+    130."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, getattr(args, "quiet", False))
