@@ -233,10 +233,13 @@ def capitalised_spans(question: str) -> list[str]:
 
 
 def numbers_in(text: str) -> set[str]:
+    """The numbers written in a text, thousands separators removed."""
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
 def lexical_features(question: str) -> np.ndarray:
+    """Features of the question's own wording: its wh-word, length, and cues of comparison, arithmetic, summaries,
+    bridges, numbers, years, money and quotes."""
     q = " ".join(question.split())
     words = _WORDS.findall(q)
     n_words = max(1, len(words))

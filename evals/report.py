@@ -23,6 +23,7 @@ from .titles import mode_title
 
 
 def machine() -> dict[str, Any]:
+    """The CPU cores this process may use, the platform and the Python version, for the report's provenance."""
     return {
         "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "platform": platform.platform(),
@@ -40,6 +41,8 @@ def build_report(
     concurrency: int = 1,
     oracle: bool = False,
 ) -> dict[str, Any]:
+    """The report of a run: labels and provenance, one row of scores per dataset x strategy (evals/scoring.py), bad
+    lines and failures; what report.json holds."""
     by_uid = {item_uid(i): i for i in items}
     with_llm = settings.has_llm and not oracle  # the oracle answers nothing: evidence is all it scores
     checkable = {uid: answer_checkable(item) for uid, item in by_uid.items()}

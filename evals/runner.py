@@ -62,6 +62,7 @@ NOT_IN_KEY = frozenset(
 
 
 def settings_fingerprint(settings: Settings) -> dict[str, Any]:
+    """The settings that can change a result, as JSON values (every field but NOT_IN_KEY)."""
     return settings.model_dump(mode="json", exclude=set(NOT_IN_KEY))
 
 
@@ -70,6 +71,8 @@ def _counter_name() -> str:
 
 
 def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | None = None) -> str:
+    """The cache key of one run: a hash of the item, the strategy, the result-changing settings, the tokenizer and
+    CACHE_VERSION."""
     payload = {
         "v": CACHE_VERSION,
         "id": item.id,
@@ -84,6 +87,7 @@ def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | 
 
 
 def item_uid(item: EvalItem) -> str:
+    """An item's id across datasets: `dataset/id`."""
     return f"{item.dataset}/{item.id}"
 
 
@@ -115,6 +119,7 @@ class Cache:
         return records
 
     def append(self, record: dict[str, Any]) -> None:
+        """Append one record as a JSON line and flush it (on a fresh line if an interrupted run left half of one)."""
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -174,6 +179,7 @@ def _passage(e: dict[str, Any], whole: bool = False) -> dict[str, Any]:
 
 
 def passage_texts(passages: Sequence[dict[str, Any]], context: str) -> list[str]:
+    """The texts of recorded passages, the item's context standing in for a `whole_document` one."""
     return [context if p.get("whole_document") else p.get("text", "") for p in passages]
 
 
@@ -244,6 +250,9 @@ def _no_usage() -> dict[str, Any]:
 
 @dataclass
 class RunResult:
+    """What `run_eval` returns: the records of the current keys and counts of planned, cached and new runs, harness
+    failures and timings."""
+
     records: dict[tuple[str, str], dict[str, Any]]  # (item uid, strategy) -> record, for the current keys
     planned: int = 0
     cached: int = 0
@@ -257,6 +266,7 @@ class RunResult:
 
 
 def context_window_of(settings: Settings) -> int:
+    """The model's context window in tokens, as the graph would find it (llm/models.py)."""
     from longqa.llm.models import context_window
 
     return context_window(settings)

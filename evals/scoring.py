@@ -41,6 +41,8 @@ def answer_checkable(item: EvalItem) -> bool:
 
 
 def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: bool | None = None) -> dict[str, Any]:
+    """One run's scores against its item: F1/EM with a model, whether the evidence holds a gold answer and the
+    supporting texts, usage, latency, route and whether its citations support the answer."""
     passages = passage_texts(record.get("passages") or [], item.context)
     checkable = answer_checkable(item) if checkable is None else checkable
     answer_in = any(contains_answer(p, item.answers) for p in passages) if checkable else None
