@@ -41,7 +41,6 @@ from pathlib import Path
 import numpy as np
 
 from . import manifest as manifests
-from .catalog import Catalog
 from .documents import Document
 from .library_bm25 import LibraryBM25
 from .loaders import DocumentError
@@ -66,7 +65,7 @@ class Library:
         if not valid_name(name):
             raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
         self.store, self.name = store, name
-        self.catalog: Catalog = store.catalog
+        self.catalog = store.catalog  # a Catalog (retrieval/catalog.py)
         self.dir = self.catalog.dir(name)  # this host's caches (and, without a server, the manifest)
         self._lock = threading.Lock()  # the caches below
         self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)
@@ -78,7 +77,6 @@ class Library:
 
     # -- reading -----------------------------------------------------------------------------
     def exists(self) -> bool:
-        """Whether the library has a published manifest."""
         return self.catalog.stamp(self.name) is not None
 
     def manifest(self) -> Manifest:
