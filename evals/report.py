@@ -31,6 +31,18 @@ def machine() -> dict[str, Any]:
     }
 
 
+def _datasets(items: Sequence[EvalItem], files: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Each dataset's item count and the files its items came from, in the items' order."""
+    datasets: dict[str, dict[str, Any]] = {}
+    for item in items:
+        d = datasets.setdefault(item.dataset, {"items": 0, "files": []})
+        d["items"] += 1
+    for name, paths in files.items():
+        if name in datasets:
+            datasets[name]["files"] = paths
+    return datasets
+
+
 def build_report(
     items: Sequence[EvalItem],
     strategies: Sequence[str],
@@ -54,13 +66,7 @@ def build_report(
     order = {uid: n for n, uid in enumerate(by_uid)}
     scores.sort(key=lambda s: (order[f"{s['dataset']}/{s['id']}"], list(strategies).index(s["strategy"])))
     times = [r["time"] for r in result.records.values() if r.get("time")]
-    datasets: dict[str, dict[str, Any]] = {}
-    for item in items:
-        d = datasets.setdefault(item.dataset, {"items": 0, "files": []})
-        d["items"] += 1
-    for name, paths in (files or {}).items():
-        if name in datasets:
-            datasets[name]["files"] = paths
+    datasets = _datasets(items, files or {})
     return {
         "title": mode_title(settings, oracle),
         "oracle": oracle,
