@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -171,6 +171,13 @@ def _add_library_paths(p: argparse.ArgumentParser, verb: str) -> None:
     )
 
 
+def _add_quiet_and_settings(p: argparse.ArgumentParser, func: Callable[[argparse.Namespace], int]) -> None:
+    """The last arguments of index and search, -q and --set, and the command's handler."""
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
+    add_set_argument(p)
+    p.set_defaults(func=func)
+
+
 def _add_index(sub: argparse._SubParsersAction) -> None:
     """`longqa index`."""
     p = sub.add_parser(
@@ -184,9 +191,7 @@ def _add_index(sub: argparse._SubParsersAction) -> None:
         "--collection", help="the library's name (it then holds exactly these documents); default: named by the paths"
     )
     add_scope_arguments(p, collection=False)
-    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
-    add_set_argument(p)
-    p.set_defaults(func=cmd_index)
+    _add_quiet_and_settings(p, cmd_index)
 
 
 def _add_search(sub: argparse._SubParsersAction) -> None:
@@ -206,9 +211,7 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
-    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
-    add_set_argument(p)
-    p.set_defaults(func=cmd_search)
+    _add_quiet_and_settings(p, cmd_search)
 
 
 def _add_ask(sub: argparse._SubParsersAction) -> None:
