@@ -233,10 +233,13 @@ def capitalised_spans(question: str) -> list[str]:
 
 
 def numbers_in(text: str) -> set[str]:
+    """The numbers written in a text, thousands separators removed."""
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
 def lexical_features(question: str) -> np.ndarray:
+    """Features of the question's own wording: its wh-word, length, and cues of comparison, arithmetic, summaries,
+    bridges, numbers, years, money and quotes."""
     q = " ".join(question.split())
     words = _WORDS.findall(q)
     n_words = max(1, len(words))
@@ -300,42 +303,21 @@ def _row_match(terms: set[str], lines: list[str]) -> float:
     return max((len(terms & r) / len(terms) for r in rows), default=0.0)
 
 
-def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
-    """Features of the primary retrieval; `hits` in ranked order with text, score, dense_score, bm25_score."""
-    hits = list(hits)[:3]
-    texts = [str(hit_field(h, "text") or "") for h in hits]
+def _score_features(hits: list[Any], n_terms: int) -> list[float]:
+    """The hits' scores: dense and BM25 (per question term) levels and spreads, missing scores, the fused
+    scores of the top three, and whether the two retrievers agree on the best hit and the order."""
     dense = [hit_field(h, "dense_score") for h in hits]
     bm25 = [hit_field(h, "bm25_score") for h in hits]
     fused = [float(hit_field(h, "score") or 0.0) for h in hits]
-    terms = bm25_tokens(question)
-    n_terms = max(1, len(set(terms)))
     d = [float(x) for x in dense if x is not None]
     b = [float(x) / n_terms for x in bm25 if x is not None]
     n = max(1, len(hits))
-
     both = [i for i in range(len(hits)) if dense[i] is not None and bm25[i] is not None]
     d_full = [float(x) if x is not None else -1.0 for x in dense]
     b_full = [float(x) if x is not None else 0.0 for x in bm25]
     dense_best = int(np.argmax(d_full)) if hits else -1
     bm25_best = int(np.argmax(b_full)) if hits else -1
-
-    q_terms = set(terms)
-    chunk_seq = [bm25_tokens(t) for t in texts]  # stemmed once per hit: the costliest step here
-    chunk_terms = [set(seq) for seq in chunk_seq]
-    union = set().union(*chunk_terms) if chunk_terms else set()
-    per_chunk = [len(q_terms & c) / len(q_terms) for c in chunk_terms] if q_terms else []
-    bigrams = {(terms[i], terms[i + 1]) for i in range(len(terms) - 1)}
-    chunk_bigrams = {(s[i], s[i + 1]) for s in chunk_seq for i in range(len(s) - 1)}
-    joined_lower = " ".join(texts).lower()
-    names = [c.lower() for c in capitalised_spans(question)]
-    q_numbers = numbers_in(question)
-    text_numbers = numbers_in(" ".join(texts))
-    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question)]
-    all_text = " ".join(texts)
-    lines = [ln for t in texts for ln in t.splitlines() if ln.strip()]
-    q_years = _YEAR.findall(question)
-
-    values = [
+    return [
         len(hits) / 3.0,
         max(d) if d else 0.0,
         float(np.mean(d)) if d else 0.0,
@@ -353,6 +335,29 @@ def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
         float(bool(hits) and bm25_best == 0),
         float(bool(hits) and dense_best == bm25_best),
         _rank_corr([d_full[i] for i in both], [b_full[i] for i in both]) if len(both) > 1 else 0.0,
+    ]
+
+
+def _overlap_features(question: str, terms: list[str], texts: list[str]) -> list[float]:
+    """What of the question the hits' texts hold: its terms, bigrams, names, numbers, quotes and years,
+    and how the texts look (digits, table rows, length)."""
+    n = max(1, len(texts))
+    q_terms = set(terms)
+    chunk_seq = [bm25_tokens(t) for t in texts]  # stemmed once per hit: the costliest step here
+    chunk_terms = [set(seq) for seq in chunk_seq]
+    union = set().union(*chunk_terms) if chunk_terms else set()
+    per_chunk = [len(q_terms & c) / len(q_terms) for c in chunk_terms] if q_terms else []
+    bigrams = {(terms[i], terms[i + 1]) for i in range(len(terms) - 1)}
+    chunk_bigrams = {(s[i], s[i + 1]) for s in chunk_seq for i in range(len(s) - 1)}
+    joined_lower = " ".join(texts).lower()
+    names = [c.lower() for c in capitalised_spans(question)]
+    q_numbers = numbers_in(question)
+    text_numbers = numbers_in(" ".join(texts))
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(question)]
+    all_text = " ".join(texts)
+    lines = [ln for t in texts for ln in t.splitlines() if ln.strip()]
+    q_years = _YEAR.findall(question)
+    return [
         len(q_terms & union) / len(q_terms) if q_terms else 0.0,
         max(per_chunk) if per_chunk else 0.0,
         float(np.mean(per_chunk)) if per_chunk else 0.0,
@@ -372,6 +377,14 @@ def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
         sum(any(nm in t.lower() for nm in names) for t in texts) / 3.0 if names else 0.0,
         float(any(all(nm in t.lower() for nm in names) for t in texts)) if names else 0.0,
     ]
+
+
+def retrieval_features(question: str, hits: Sequence[Any]) -> np.ndarray:
+    """Features of the primary retrieval; `hits` in ranked order with text, score, dense_score, bm25_score."""
+    hits = list(hits)[:3]
+    texts = [str(hit_field(h, "text") or "") for h in hits]
+    terms = bm25_tokens(question)
+    values = _score_features(hits, max(1, len(set(terms)))) + _overlap_features(question, terms, texts)
     return np.asarray(values, dtype=np.float32)
 
 

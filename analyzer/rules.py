@@ -35,6 +35,8 @@ _EXACT = re.compile(r"\d|\"[^\"]+\"|'[^']+'|\b[A-Z]{2,}\b")
 
 
 def question_type(question: str) -> QuestionType:
+    """The question's OkraLong type by keyword rules: comparison, arithmetic, bridge and summary cues in that order,
+    else extractive."""
     q = question.strip()
     if _COMPARISON.search(q):
         return "multi-source"
@@ -48,6 +50,8 @@ def question_type(question: str) -> QuestionType:
 
 
 def info_pattern(question: str) -> str:
+    """Whether the question needs exact matching (a digit, a quote, an acronym, or two or more names past its
+    start), semantic search (no such name, four or more terms) or either (`same`)."""
     names = re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][a-z]+", question.strip())
     if _EXACT.search(question) or len(names) >= 2:
         return "exact"
@@ -68,6 +72,8 @@ def evidence_present(question: str, contexts: list[str]) -> bool:
 
 
 def analyze_rules(question: str, contexts: list[str]) -> Analysis:
+    """The rule-based analysis (backend `local-rules`): question type, information pattern, and whether the primary
+    chunks hold the evidence."""
     return Analysis(
         question_type=question_type(question),
         info_pattern=info_pattern(question),

@@ -13,6 +13,9 @@ INFO_PATTERNS: tuple[str, ...] = InfoPattern.__args__
 
 
 class Analysis(BaseModel):
+    """The analyzer's judgement of a question: its type, the retrieval it suits, whether the primary retrieval holds
+    the evidence, and which backend judged it."""
+
     question_type: QuestionType = "extractive"
     info_pattern: InfoPattern = "same"
     evidence: Literal["yes", "no"] = "no"

@@ -49,6 +49,7 @@ class Head:
     intercept: np.ndarray  # (classes,)
 
     def proba(self, x: np.ndarray) -> np.ndarray:
+        """The probability of each class for one feature vector (softmax of the standardised linear scores)."""
         z = self.coef @ ((x - self.mean) / self.scale) + self.intercept
         z = np.exp(z - z.max())
         return z / z.sum()
@@ -65,6 +66,7 @@ class TrainedAnalyzer:
     # -- loading ---------------------------------------------------------------------------
     @classmethod
     def load(cls, path: str | Path = WEIGHTS_PATH, embedder=None) -> TrainedAnalyzer:
+        """Load the heads from a weights file; WeightsError when it is missing or unreadable."""
         path = Path(path)
         if not path.is_file():
             raise WeightsError(f"weights file not found: {path}")
@@ -78,10 +80,12 @@ class TrainedAnalyzer:
 
     @property
     def uses_embedding(self) -> bool:
+        """Whether a head reads the question's embedding (the embedder is then needed)."""
         return any("embedding" in h.blocks for h in self.heads.values())
 
     @property
     def embedder(self):
+        """The sentence embedder, loaded on first use and checked to be the one the weights were trained with."""
         if self._embedder is None:
             from longqa.retrieval.embedder import get_embedder
 
@@ -105,6 +109,7 @@ class TrainedAnalyzer:
         embedding: np.ndarray | None = None,
         blocks: Sequence[str] = BLOCKS,
     ) -> dict[str, np.ndarray]:
+        """The named feature blocks of a question and its hits (the embedding computed when asked for and not given)."""
         if "embedding" in blocks and embedding is None:
             embedding = self.embed(question)
         return feature_blocks(question, hits, embedding, blocks)
@@ -112,6 +117,7 @@ class TrainedAnalyzer:
     def probabilities(
         self, question: str, hits: Sequence[Any] = (), embedding: np.ndarray | None = None
     ) -> dict[str, dict[str, float]]:
+        """Each head's class probabilities for a question and its primary hits."""
         needed = {b for h in self.heads.values() for b in h.blocks}
         feats = self.features(question, hits, embedding, tuple(b for b in BLOCKS if b in needed))
         out = {}
@@ -121,6 +127,7 @@ class TrainedAnalyzer:
         return out
 
     def predict(self, question: str, hits: Sequence[Any] = (), embedding: np.ndarray | None = None) -> Analysis:
+        """The most probable class of each head as an Analysis (backend `local-trained`; no evidence without hits)."""
         probs = self.probabilities(question, hits, embedding)
         best = {name: max(p, key=p.get) for name, p in probs.items()}
         evidence = best["evidence"] if hits else "no"  # nothing retrieved holds no evidence

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import os
 import platform
 import random
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,28 @@ def save(name: str, payload: dict[str, Any]) -> Path:
     path = RESULTS / f"{name}-{dt.datetime.now():%Y%m%d-%H%M%S}.json"
     path.write_text(json.dumps(payload, indent=1), "utf-8")
     return path
+
+
+def finish(name: str, info: dict[str, Any], before: str = "\n") -> None:
+    """End a benchmark: the load average at its end, the machine line (after `before`) and where the
+    results file was saved."""
+    info["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    print(f"{before}machine: {info['machine']}")
+    print(f"results: {save(name, info)}")
+
+
+def ms_stats(seconds: list[float]) -> dict[str, float]:
+    """Median and 95th percentile (nearest rank) of timings in seconds, in milliseconds, and their count."""
+    ordered = sorted(seconds)
+    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+    return {"median_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "n": len(ordered)}
+
+
+def timing_table(label: str, timings: dict[str, dict[str, float]]) -> str:
+    """`ms_stats` results as a markdown table: one row per named timing, median and p95 in ms."""
+    return md_table(
+        [label, "median ms", "p95 ms"], [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in timings.items()]
+    )
 
 
 def md_table(headers: list[str], rows: list[list[Any]]) -> str:

@@ -111,6 +111,11 @@ _TEXT_BOX = (
 )
 
 
+def _insert_before(files: dict[str, bytes], name: str, closing: str, addition: str) -> None:
+    """Put `addition` before every `closing` tag of the part `name` (one per part here)."""
+    files[name] = files[name].decode().replace(closing, addition + closing).encode()
+
+
 def _add_footnote(path: Path, text: str) -> None:
     """python-docx writes no footnotes: add word/footnotes.xml, its relationship and content type,
     and a reference in the last body paragraph."""
@@ -122,18 +127,20 @@ def _add_footnote(path: Path, text: str) -> None:
         f'<w:footnote w:id="1"><w:p><w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p></w:footnote>'
         "</w:footnotes>"
     ).encode()
-    rels = files["word/_rels/document.xml.rels"].decode()
-    files["word/_rels/document.xml.rels"] = rels.replace(
+    _insert_before(
+        files,
+        "word/_rels/document.xml.rels",
         "</Relationships>",
         '<Relationship Id="rIdFn1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/'
-        'footnotes" Target="footnotes.xml"/></Relationships>',
-    ).encode()
-    types = files["[Content_Types].xml"].decode()
-    files["[Content_Types].xml"] = types.replace(
+        'footnotes" Target="footnotes.xml"/>',
+    )
+    _insert_before(
+        files,
+        "[Content_Types].xml",
         "</Types>",
         '<Override PartName="/word/footnotes.xml" ContentType="application/vnd.openxmlformats-officedocument.'
-        'wordprocessingml.footnotes+xml"/></Types>',
-    ).encode()
+        'wordprocessingml.footnotes+xml"/>',
+    )
     body = files["word/document.xml"].decode()
     cut = body.rindex("</w:p>")
     files["word/document.xml"] = (body[:cut] + '<w:r><w:footnoteReference w:id="1"/></w:r>' + body[cut:]).encode()

@@ -68,6 +68,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,37 @@ def _long_context(
     return passages
 
 
+def _questions(
+    dataset: str,
+    items: list[dict],
+    chosen: list[dict],
+    paragraphs: Callable[[dict], list[tuple[str, str]]],
+    kind: Callable[[dict], str],
+    supporting: Callable[[dict], list[str]],
+    target_words: int,
+    seed: int,
+) -> list[Question]:
+    """Each chosen item over a long context: its own paragraphs among distractors from the other items."""
+    out = []
+    for item in chosen:
+        pool = [p for other in items if other["id"] != item["id"] for p in paragraphs(other)]
+        passages = _long_context(paragraphs(item), pool, target_words, random.Random(f"{seed}-{item['id']}"))
+        text = _passages_text(passages)
+        out.append(
+            Question(
+                item["id"],
+                dataset,
+                kind(item),
+                item["question"],
+                item["answer"],
+                text,
+                len(text.split()),
+                supporting(item),
+            )
+        )
+    return out
+
+
 def load_hotpotqa(n: int, target_words: int, seed: int) -> list[Question]:
     items = [json.loads(line) for line in (DATA / "hotpotqa_a.jsonl").read_text("utf-8").splitlines() if line]
     rng = random.Random(seed)
@@ -142,24 +174,10 @@ def load_hotpotqa(n: int, target_words: int, seed: int) -> list[Question]:
             (t, "".join(s).strip()) for t, s in zip(item["context"]["title"], item["context"]["sentences"], strict=True)
         ]
 
-    out = []
-    for item in chosen:
-        pool = [p for other in items if other["id"] != item["id"] for p in paragraphs(other)]
-        passages = _long_context(paragraphs(item), pool, target_words, random.Random(f"{seed}-{item['id']}"))
-        text = _passages_text(passages)
-        out.append(
-            Question(
-                item["id"],
-                "hotpotqa",
-                item["type"],
-                item["question"],
-                item["answer"],
-                text,
-                len(text.split()),
-                sorted(set(item["supporting_facts"]["title"])),
-            )
-        )
-    return out
+    def supporting(item: dict) -> list[str]:
+        return sorted(set(item["supporting_facts"]["title"]))
+
+    return _questions("hotpotqa", items, chosen, paragraphs, lambda i: i["type"], supporting, target_words, seed)
 
 
 def load_musique(n: int, target_words: int, seed: int) -> list[Question]:
@@ -169,24 +187,13 @@ def load_musique(n: int, target_words: int, seed: int) -> list[Question]:
     def paragraphs(item: dict) -> list[tuple[str, str]]:
         return [(p["title"], p["paragraph_text"].strip()) for p in item["paragraphs"]]
 
-    out = []
-    for item in chosen:
-        pool = [p for other in items if other["id"] != item["id"] for p in paragraphs(other)]
-        passages = _long_context(paragraphs(item), pool, target_words, random.Random(f"{seed}-{item['id']}"))
-        text = _passages_text(passages)
-        out.append(
-            Question(
-                item["id"],
-                "musique",
-                item["id"].split("__")[0],
-                item["question"],
-                item["answer"],
-                text,
-                len(text.split()),
-                sorted({p["title"] for p in item["paragraphs"] if p["is_supporting"]}),
-            )
-        )
-    return out
+    def supporting(item: dict) -> list[str]:
+        return sorted({p["title"] for p in item["paragraphs"] if p["is_supporting"]})
+
+    def kind(item: dict) -> str:
+        return item["id"].split("__")[0]
+
+    return _questions("musique", items, chosen, paragraphs, kind, supporting, target_words, seed)
 
 
 def build_questions(n: int, target_words: int, seed: int) -> list[Question]:

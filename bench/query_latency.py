@@ -28,8 +28,6 @@ library's) with --chroma.
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import random
 import re
 import shutil
@@ -44,15 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import big_document, finish, machine, md_table, ms_stats, offline_env, timing_table  # noqa: E402
 
 GRANULARITY, K, DEPTH = 150, 5, 20
-
-
-def ms_stats(values: list[float]) -> dict[str, float]:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
-    return {"median_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "n": len(ordered)}
 
 
 def timed(fn: Callable, *args, **kwargs) -> tuple[float, object]:
@@ -313,12 +305,7 @@ def main(argv: list[str] | None = None) -> None:
             f"### Warm hybrid search: {len(text.split()):,} words, {meta['n_chunks']} chunks of <= {GRANULARITY} "
             f"tokens, k={K}, depth={DEPTH}, {len(queries) - 5} queries\n"
         )
-        print(
-            md_table(
-                ["part", "median ms", "p95 ms"],
-                [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in warm.items()],
-            )
-        )
+        print(timing_table("part", warm))
         print(f"\nindex: {meta}", flush=True)
         if args.scale:
             chunks = synthetic_chunks(args.scale, meta["mean_chunk_words"], args.seed)
@@ -356,9 +343,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"\nLibraryBM25 vs rank-bm25 top-{DEPTH} agreement at {args.scale:,} chunks: {agreement:.1f}%")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    info["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(f"\nmachine: {info['machine']}")
-    print(f"results: {save('query_latency', info)}")
+    finish("query_latency", info)
 
 
 if __name__ == "__main__":

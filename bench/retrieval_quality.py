@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shutil
 import statistics
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine, md_table, offline_env, save  # noqa: E402
+from bench.common import finish, machine, md_table, offline_env  # noqa: E402
 from longqa.evals.long_contexts import LongItem, build  # noqa: E402
 from longqa.evals.metrics import contains_answer, normalize_answer  # noqa: E402
 
@@ -352,9 +351,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if args.home is None:
             shutil.rmtree(home, ignore_errors=True)
-    info["machine"]["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
-    print(f"token counter: {store.counter.name}; machine: {info['machine']}")
-    print(f"results: {save('retrieval_quality', info)}")
+    finish("retrieval_quality", info, before=f"token counter: {store.counter.name}; ")
 
 
 if __name__ == "__main__":

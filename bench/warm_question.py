@@ -27,9 +27,7 @@ keeps torch's pool) and on one thread, side by side, with no spinner.
 from __future__ import annotations
 
 import argparse
-import math
 import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,13 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
-
-
-def stats(seconds: list[float]) -> dict[str, float]:
-    ordered = sorted(seconds)
-    p95 = ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
-    return {"median_ms": 1000 * statistics.median(ordered), "p95_ms": 1000 * p95, "n": len(ordered)}
+from bench.common import big_document, machine, md_table, ms_stats, offline_env, save, timing_table  # noqa: E402
 
 
 def spinner() -> subprocess.Popen:
@@ -152,17 +144,12 @@ def main(argv: list[str] | None = None) -> None:
             embedder.embed(texts)
         indexing[name] = words / (time.perf_counter() - t)
 
-    result = {name: stats(values) for name, values in timings.items()}
+    result = {name: ms_stats(values) for name, values in timings.items()}
     print(
         f"### Warm question, {len(text.split()):,}-word document, {len(questions) - 5} questions, "
         f"{'one core kept busy by another process' if args.busy else 'idle machine'}\n"
     )
-    print(
-        md_table(
-            ["work", "median ms", "p95 ms"],
-            [[k, f"{v['median_ms']:.1f}", f"{v['p95_ms']:.1f}"] for k, v in result.items()],
-        )
-    )
+    print(timing_table("work", result))
     pool_ms, one_ms = (
         result["embed question (torch's pool)"]["median_ms"],
         result["embed question (product: 1 thread)"]["median_ms"],

@@ -68,6 +68,9 @@ class Shown(Evidence):
 
 
 class Verdict(TypedDict):
+    """A relevance judgement of one evidence passage (the CoT or per-chunk filter): keep it or not, and whether the
+    model's reply could be parsed."""
+
     evidence_id: str
     keep: bool
     parsed: bool
@@ -94,6 +97,8 @@ class Calculation(TypedDict):
 
 
 class Step(TypedDict):
+    """One hop of the step-wise workflow: its query, the evidence the reasoner noted, and its next query or answer."""
+
     hop: int
     query: str
     evidence: str
@@ -115,6 +120,9 @@ class LLMCall(TypedDict):
 
 
 class Usage(TypedDict):
+    """The run's model usage summed over every attempt: calls, tokens, OkraLong's cost, seconds, and the question's
+    input budget."""
+
     calls: int
     input_tokens: int
     output_tokens: int
@@ -267,6 +275,7 @@ def hit_from(result: ScoredChunk, query: str, sources: Mapping[str, str] | None 
 
 
 def scored_from(hit: Hit) -> ScoredChunk:
+    """The retrieval result a hit in the state was made from (the inverse of the hit's serialisation)."""
     chunk = Chunk(
         doc_id=hit["doc_id"],
         index=hit["index"],
@@ -305,6 +314,7 @@ def evidence_from_passage(passage: Passage, id: str, hits: list[Hit]) -> Evidenc
 
 
 def evidence_from_chunk(result: ScoredChunk, id: str, query: str, sources: Mapping[str, str] | None = None) -> Evidence:
+    """A retrieved chunk as evidence cited as `id`, named by the library's source for its document when given."""
     c = result.chunk
     return Evidence(
         id=id,
@@ -319,6 +329,7 @@ def evidence_from_chunk(result: ScoredChunk, id: str, query: str, sources: Mappi
 
 
 def evidence_from_document(document: Document, id: str, sources: Mapping[str, str] | None = None) -> Evidence:
+    """A whole document as one evidence passage cited as `id` (score 1.0, no query)."""
     return Evidence(
         id=id,
         doc_id=document.doc_id,

@@ -11,15 +11,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longqa.arguments import add_set_argument, positive_int
+from longqa.arguments import add_model_arguments, add_set_argument, positive_int
 
 DEFAULT_OUT = Path("evals/runs/default")
 
 
 def add_eval_parser(subparsers: Any) -> None:
-    from longqa.contracts.settings import STRATEGIES
+    """Add `longqa eval` and `longqa convert` to longqa's subcommands."""
+    _add_eval(subparsers)
+    _add_convert(subparsers)
 
-    from .converters import DATASETS
+
+def _add_eval(subparsers: Any) -> None:
+    """`longqa eval`."""
+    from longqa.contracts.settings import STRATEGIES
 
     p = subparsers.add_parser(
         "eval",
@@ -35,21 +40,12 @@ def add_eval_parser(subparsers: Any) -> None:
         default=["all"],
         help="strategies to run (default: all)",
     )
-    p.add_argument(
-        "--model",
-        default=None,
-        help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
+    add_model_arguments(
+        p,
+        model_help="chat model (default $LONGQA_MODEL); 'none' = retrieval-only, "
         "no LLM; 'scripted' = offline test model (not a quality measurement)",
+        base_url_help="OpenAI-compatible endpoint",
     )
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint")
-    p.add_argument(
-        "--analyzer",
-        choices=["auto", "llm", "local"],
-        default=None,
-        help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
-        "call; llm = OkraLong table 8; auto = llm when a model is set",
-    )
-    p.add_argument("--context-window", type=positive_int, default=None, help="the model's context window (tokens)")
     add_set_argument(p)
     p.add_argument("--n", type=positive_int, default=None, help="first N valid items of each file")
     p.add_argument("--concurrency", type=positive_int, default=2, help="questions run at once (default 2)")
@@ -73,6 +69,11 @@ def add_eval_parser(subparsers: Any) -> None:
     p.add_argument("--no-plot", action="store_true", help="skip plot.png")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_eval)
+
+
+def _add_convert(subparsers: Any) -> None:
+    """`longqa convert`."""
+    from .converters import DATASETS
 
     c = subparsers.add_parser("convert", help="convert the shared QA data (../shared/data) to LongBench jsonl")
     c.add_argument("dataset", choices=DATASETS)
@@ -102,6 +103,7 @@ def add_eval_parser(subparsers: Any) -> None:
 
 
 def cmd_convert(args: argparse.Namespace) -> int:
+    """`longqa convert`: write a dataset of the shared QA data as LongBench jsonl; 2 on unreadable data."""
     from .converters import convert
     from .longbench import write_jsonl
 
@@ -129,6 +131,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
 
 
 def settings_from_args(args: argparse.Namespace):
+    """The run's Settings from `--set`, the model options and the index home (`--home`, else longqa's)."""
     from longqa.contracts.settings import Settings, UnknownSetting, check_names
 
     values: dict[str, Any] = dict(args.overrides)
@@ -147,24 +150,11 @@ def settings_from_args(args: argparse.Namespace):
     return Settings(**values)
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    from longqa.contracts.settings import STRATEGIES
-
+def _read_datasets(args: argparse.Namespace) -> tuple[list, list, dict[str, list[str]]] | None:
+    """The items of every dataset file (an item repeating an earlier file's dataset/_id skipped), the bad
+    lines, and each dataset's files; None (after an error message) when a file cannot be read."""
     from .longbench import read_jsonl
-    from .oracle import ORACLE_TITLE
-    from .report import build_report, write_report
-    from .runner import run_eval
-    from .tables import markdown
-    from .titles import RETRIEVAL_TITLE, SCRIPTED_TITLE
 
-    strategies = list(STRATEGIES) if "all" in args.strategies else list(dict.fromkeys(args.strategies))
-    settings = settings_from_args(args)
-    if args.oracle:
-        if settings.has_llm:
-            print("longqa eval: error: --oracle replaces the model; run it with --model none", file=sys.stderr)
-            return 2
-        if "all" in args.strategies:
-            strategies = ["adaptive"]
     items, bad, files = [], [], {}
     seen: set[tuple[str, str]] = set()
     for path in args.datasets:
@@ -172,7 +162,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file_items, file_bad = read_jsonl(path, limit=args.n)
         except OSError as e:
             print(f"longqa eval: error: cannot read {path}: {e}", file=sys.stderr)
-            return 2
+            return None
         for b in file_bad:
             print(f"longqa eval: {b}", file=sys.stderr)
         kept = [i for i in file_items if (i.dataset, i.id) not in seen]
@@ -190,15 +180,75 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"longqa eval: {path}: {len(kept)} item(s) read, {len(file_bad)} bad line(s) skipped", file=sys.stderr)
         items += kept
         bad += file_bad
-    if not items:
-        print("longqa eval: error: no valid items to evaluate", file=sys.stderr)
-        return 2
+    return items, bad, files
+
+
+def _announce(args: argparse.Namespace, settings: Any) -> None:
+    """Say on stderr when the numbers are not a quality measurement (oracle, scripted model, no model)."""
+    from .oracle import ORACLE_TITLE
+    from .titles import RETRIEVAL_TITLE, SCRIPTED_TITLE
+
     if args.oracle:
         print(f"longqa eval: {ORACLE_TITLE}", file=sys.stderr)
     elif settings.is_scripted:
         print(f"longqa eval: {SCRIPTED_TITLE}", file=sys.stderr)
     elif not settings.has_llm:
         print(f"longqa eval: {RETRIEVAL_TITLE}", file=sys.stderr)
+
+
+def _report(
+    args: argparse.Namespace,
+    items: list,
+    strategies: list[str],
+    settings: Any,
+    result: Any,
+    bad: list,
+    files: dict[str, list[str]],
+) -> None:
+    """Write report.md, report.json and the plot, print the markdown, and say on stderr what was written."""
+    from .report import build_report, write_report
+    from .tables import markdown
+
+    for failure in result.failures:
+        print(f"longqa eval: failed (not cached): {failure}", file=sys.stderr)
+    report = build_report(
+        items, strategies, settings, result, bad, files, concurrency=args.concurrency, oracle=args.oracle
+    )
+    paths = write_report(report, args.out, make_plot=not args.no_plot)
+    print(markdown(report))
+    if report.get("plot_note"):
+        print(f"longqa eval: {report['plot_note']}", file=sys.stderr)
+    missing = result.planned - len(result.records)
+    print(
+        f"longqa eval: wrote {', '.join(str(p) for p in paths.values())}"
+        + (f"; {missing} run(s) missing from the report" if missing else ""),
+        file=sys.stderr,
+    )
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """`longqa eval`: run (or resume) the strategies over the datasets and write the report; 1 when a run
+    failed in the harness, 2 on bad input, 130 when interrupted."""
+    from longqa.contracts.settings import STRATEGIES
+
+    from .runner import run_eval
+
+    strategies = list(STRATEGIES) if "all" in args.strategies else list(dict.fromkeys(args.strategies))
+    settings = settings_from_args(args)
+    if args.oracle:
+        if settings.has_llm:
+            print("longqa eval: error: --oracle replaces the model; run it with --model none", file=sys.stderr)
+            return 2
+        if "all" in args.strategies:
+            strategies = ["adaptive"]
+    read = _read_datasets(args)
+    if read is None:
+        return 2
+    items, bad, files = read
+    if not items:
+        print("longqa eval: error: no valid items to evaluate", file=sys.stderr)
+        return 2
+    _announce(args, settings)
     try:
         result = run_eval(
             items,
@@ -218,19 +268,5 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
-    for failure in result.failures:
-        print(f"longqa eval: failed (not cached): {failure}", file=sys.stderr)
-    report = build_report(
-        items, strategies, settings, result, bad, files, concurrency=args.concurrency, oracle=args.oracle
-    )
-    paths = write_report(report, args.out, make_plot=not args.no_plot)
-    print(markdown(report))
-    if report.get("plot_note"):
-        print(f"longqa eval: {report['plot_note']}", file=sys.stderr)
-    missing = result.planned - len(result.records)
-    print(
-        f"longqa eval: wrote {', '.join(str(p) for p in paths.values())}"
-        + (f"; {missing} run(s) missing from the report" if missing else ""),
-        file=sys.stderr,
-    )
+    _report(args, items, strategies, settings, result, bad, files)
     return 1 if result.failures else 0

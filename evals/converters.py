@@ -59,6 +59,8 @@ def convert_hotpotqa(
     target_words: int = lc.HOTPOTQA_WORDS,
     data_dir: str | Path | None = None,
 ) -> list[dict]:
+    """HotpotQA questions over LongBench-style long contexts (seeded), as LongBench records labelled bridge ->
+    multi-bridge, comparison -> multi-source."""
     items = lc.build_hotpotqa(n, seed, split=split, target_words=target_words, data_dir=data_dir)
     return [_long_item_record(i, HOTPOTQA_LABELS.get(i.type, "")) for i in items]
 
@@ -66,6 +68,7 @@ def convert_hotpotqa(
 def convert_musique(
     n: int | None = None, seed: int = 0, target_words: int = lc.MUSIQUE_WORDS, data_dir: str | Path | None = None
 ) -> list[dict]:
+    """MuSiQue questions over LongBench-style long contexts (seeded), as LongBench records labelled multi-bridge."""
     items = lc.build_musique(n, seed, target_words=target_words, data_dir=data_dir)
     return [_long_item_record(i, "multi-bridge") for i in items]
 
@@ -119,6 +122,7 @@ def tatqa_answers(question: dict[str, Any]) -> tuple[list[str], list[str]]:
 
 
 def tatqa_document(context: dict[str, Any]) -> str:
+    """A TAT-QA context as one document: its table as a markdown pipe table, then its paragraphs in their order."""
     paragraphs = sorted(context.get("paragraphs") or [], key=lambda p: p.get("order", 0))
     blocks = [markdown_table(context.get("table", {}).get("table") or [])]
     blocks += [" ".join(p["text"].split()) for p in paragraphs if p.get("text", "").strip()]
@@ -128,6 +132,8 @@ def tatqa_document(context: dict[str, Any]) -> str:
 def convert_tatqa(
     n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, path: str | Path | None = None
 ) -> list[dict]:
+    """One LongBench record per TAT-QA question over its context's document, with the answer's type, derivation,
+    scale and supporting paragraphs; a seeded sample of n."""
     contexts = json.loads(Path(path or lc.shared_data_dir(data_dir) / "tatqa_dev.json").read_text("utf-8"))
     records = []
     for context in contexts:
@@ -162,6 +168,8 @@ def convert_tatqa(
 def convert_papers(
     n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, path: str | Path | None = None
 ) -> list[dict]:
+    """One LongBench record per distinct question of each paper (Qasper via LEval), the whole paper as context and
+    every reference as a gold answer; a seeded sample of n."""
     path = Path(path or lc.shared_data_dir(data_dir) / "papers_qa.jsonl")
     records = []
     with path.open(encoding="utf-8") as f:

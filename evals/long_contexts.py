@@ -44,6 +44,9 @@ Paragraph = tuple[str, str]  # (title, text)
 
 @dataclass(frozen=True)
 class LongItem:
+    """One HotpotQA or MuSiQue question over its long context, with its gold answers, supporting texts and gold
+    paragraphs."""
+
     id: str
     dataset: str
     question: str
@@ -60,6 +63,7 @@ class LongItem:
     oracle_queries: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The item's fields as a dict."""
         return asdict(self)
 
 
@@ -73,16 +77,19 @@ def shared_data_dir(data_dir: str | Path | None = None) -> Path:
 
 
 def load_hotpotqa(split: Literal["a", "b"] = "a", data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The raw records of the shared hotpotqa_<split>.jsonl."""
     path = shared_data_dir(data_dir) / f"hotpotqa_{split}.jsonl"
     with path.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
 def load_musique(data_dir: str | Path | None = None) -> list[dict[str, Any]]:
+    """The raw records of the shared musique_a.json."""
     return json.loads((shared_data_dir(data_dir) / "musique_a.json").read_text("utf-8"))
 
 
 def format_context(paragraphs: Sequence[Paragraph]) -> str:
+    """Paragraphs as a LongBench context: `Passage N:`, the title and the text of each, blank lines between."""
     return "\n\n".join(f"Passage {i}:\n{title}\n{text}" for i, (title, text) in enumerate(paragraphs, 1))
 
 
@@ -91,6 +98,7 @@ def _clean(text: str) -> str:
 
 
 def paragraph_words(paragraph: Paragraph) -> int:
+    """Words a paragraph adds to a context (its title, its text and the `Passage N:` label)."""
     return 2 + len(paragraph[0].split()) + len(paragraph[1].split())  # 2 = "Passage N:"
 
 
@@ -128,6 +136,7 @@ def select(items: Sequence[dict[str, Any]], n: int | None, seed: int) -> list[di
 
 
 def hotpotqa_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+    """A HotpotQA record's (title, text) paragraphs, sentences joined and white space folded."""
     ctx = raw["context"]
     return [
         (t, _clean(" ".join(s.strip() for s in sents))) for t, sents in zip(ctx["title"], ctx["sentences"], strict=True)
@@ -222,6 +231,7 @@ def build_hotpotqa(
 
 
 def musique_paragraphs(raw: dict[str, Any]) -> list[Paragraph]:
+    """A MuSiQue record's (title, text) paragraphs, white space folded."""
     return [(p["title"], _clean(p["paragraph_text"])) for p in raw["paragraphs"]]
 
 

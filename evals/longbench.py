@@ -28,6 +28,9 @@ KNOWN = (*REQUIRED, "length", "dataset")
 
 @dataclass(frozen=True)
 class EvalItem:
+    """One question of a LongBench jsonl file: id, question, context, gold answers, dataset, length, and its other
+    fields in `extra`."""
+
     id: str
     question: str
     context: str
@@ -38,13 +41,16 @@ class EvalItem:
 
     @property
     def supporting(self) -> list[str]:
+        """The item's supporting texts that are non-blank strings (none when the file gives none)."""
         return [s for s in self.extra.get("supporting") or [] if isinstance(s, str) and s.strip()]
 
     @property
     def context_hash(self) -> str:
+        """The SHA-256 of the context (part of the cache key)."""
         return hashlib.sha256(self.context.encode("utf-8")).hexdigest()
 
     def to_record(self) -> dict[str, Any]:
+        """The item as a LongBench record again (`_id`, `input`, ... and its extra fields)."""
         return {
             "_id": self.id,
             "input": self.question,
@@ -58,6 +64,8 @@ class EvalItem:
 
 @dataclass(frozen=True)
 class BadLine:
+    """A dataset line skipped because it is not a usable LongBench record, and why."""
+
     path: str
     line: int
     reason: str
@@ -80,6 +88,7 @@ def record(id: str, question: str, context: str, answers: Iterable[str], dataset
 
 
 def write_jsonl(records: Iterable[dict[str, Any]], path: str | Path) -> int:
+    """Write records as JSON lines through a temporary file replaced in one step; returns how many."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0

@@ -32,6 +32,7 @@ MODEL_PREFIX = "oracle:"  # each item's stand-in is registered as oracle:<item u
 
 
 def is_oracle(settings: Settings) -> bool:
+    """Whether the settings' model is the decomposition oracle."""
     return (settings.model or "").startswith(MODEL_PREFIX)
 
 
@@ -60,6 +61,8 @@ class OracleChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self.reply(prompt_kind(text), text)))])
 
     def reply(self, kind: str, text: str) -> str:
+        """The oracle's reply to one kind of prompt: the workflow's question type, the gold split or next step query,
+        a kept chunk for the filter, and no answer for every other operator."""
         if kind == "analyzer":
             return json.dumps({"question-type": WORKFLOW_TYPE[self.workflow], "info-type": "same", "containing": "no"})
         if kind == "splitter":

@@ -42,13 +42,75 @@ def plot(report: dict[str, Any], path: str | Path) -> str | None:
     return None
 
 
+def _axes(with_llm: bool) -> tuple[str, str, str, str, float]:
+    """The row keys plotted, the axes' labels and the score's scale: F1 vs cost, or without a model
+    the answer-in-evidence rate vs evidence tokens."""
+    if with_llm:
+        return "cost", "f1", "cost per question: input + 4 × output tokens", "F1 (LongBench, ×100)", 100.0
+    return (
+        "evidence_tokens",
+        "answer_in_evidence_pct",
+        "evidence tokens per question",
+        "gold answer in evidence (%)",
+        1.0,
+    )
+
+
+def _points(
+    ax: Any, group: list[dict[str, Any]], points: list[tuple[float, float]], strategies: list[str], colors: Any
+) -> None:
+    """Each strategy's point, its own marker and colour; the non-dominated ones ringed, joined by the frontier."""
+    front = pareto_front(points)
+    for i, (r, (x, y)) in enumerate(zip(group, points, strict=True)):
+        n = strategies.index(r["strategy"])
+        ax.scatter(
+            [x],
+            [y],
+            s=70,
+            marker=MARKERS[n % len(MARKERS)],
+            color=colors(n % 10),
+            zorder=4,
+            edgecolors="black" if i in front else "none",
+            linewidths=1.6,
+            label=r["strategy"] + (" (non-dominated)" if i in front else ""),
+        )
+    if len(front) > 1:
+        ax.plot(
+            [points[i][0] for i in front],
+            [points[i][1] for i in front],
+            "--",
+            color="0.35",
+            lw=1.1,
+            zorder=2,
+            label="Pareto frontier",
+        )
+
+
+def _limits(ax: Any, points: list[tuple[float, float]]) -> None:
+    """A log cost axis when costs span over 20x; the score axis padded around the points; the legend."""
+    xs = [p[0] for p in points]
+    if xs and min(xs) > 0 and max(xs) / min(xs) > 20:
+        ax.set_xscale("log")
+    if points:
+        ys = [p[1] for p in points]
+        pad = max(2.0, (max(ys) - min(ys)) * 0.12)
+        top = max(ys) + pad
+        ax.set_ylim(max(0.0, min(ys) - pad), min(top, 105.0) if max(ys) <= 100 else top)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+
+
+def _subtitle(report: dict[str, Any]) -> str:
+    """What the numbers are: the oracle, the scripted model, retrieval-only, or the model's name."""
+    if report.get("oracle"):
+        return ORACLE_TITLE
+    if report["scripted"]:
+        return SCRIPTED_TITLE
+    return RETRIEVAL_TITLE if report["retrieval_only"] else f"model {report['model']}"
+
+
 def draw(report: dict[str, Any], plt: Any) -> Any:
     """The plot's figure (see `plot`)."""
-    with_llm = not report["retrieval_only"]
-    xkey, ykey = ("cost", "f1") if with_llm else ("evidence_tokens", "answer_in_evidence_pct")
-    xlabel = "cost per question: input + 4 × output tokens" if with_llm else "evidence tokens per question"
-    ylabel = "F1 (LongBench, ×100)" if with_llm else "gold answer in evidence (%)"
-    scale = 100.0 if with_llm else 1.0
+    xkey, ykey, xlabel, ylabel, scale = _axes(not report["retrieval_only"])
     rows = [r for r in report["rows"] if r.get(xkey) is not None and r.get(ykey) is not None]
     strategies = list(dict.fromkeys(r["strategy"] for r in rows))
     colors = plt.get_cmap("tab10")
@@ -57,49 +119,12 @@ def draw(report: dict[str, Any], plt: Any) -> Any:
     for ax, dataset in zip(axes[0], datasets, strict=True):
         group = [r for r in rows if r["dataset"] == dataset]
         points = [(float(r[xkey]), float(r[ykey]) * scale) for r in group]
-        front = pareto_front(points)
-        for i, (r, (x, y)) in enumerate(zip(group, points, strict=True)):
-            n = strategies.index(r["strategy"])
-            ax.scatter(
-                [x],
-                [y],
-                s=70,
-                marker=MARKERS[n % len(MARKERS)],
-                color=colors(n % 10),
-                zorder=4,
-                edgecolors="black" if i in front else "none",
-                linewidths=1.6,
-                label=r["strategy"] + (" (non-dominated)" if i in front else ""),
-            )
-        if len(front) > 1:
-            ax.plot(
-                [points[i][0] for i in front],
-                [points[i][1] for i in front],
-                "--",
-                color="0.35",
-                lw=1.1,
-                zorder=2,
-                label="Pareto frontier",
-            )
-        xs = [p[0] for p in points]
-        if xs and min(xs) > 0 and max(xs) / min(xs) > 20:
-            ax.set_xscale("log")
-        if points:
-            ys = [p[1] for p in points]
-            pad = max(2.0, (max(ys) - min(ys)) * 0.12)
-            top = max(ys) + pad
-            ax.set_ylim(max(0.0, min(ys) - pad), min(top, 105.0) if max(ys) <= 100 else top)
-            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+        _points(ax, group, points, strategies, colors)
+        _limits(ax, points)
         ax.set_title(f"{dataset} (n={group[0]['n'] if group else 0} questions)", fontsize=10)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    if report.get("oracle"):
-        subtitle = ORACLE_TITLE
-    elif report["scripted"]:
-        subtitle = SCRIPTED_TITLE
-    else:
-        subtitle = RETRIEVAL_TITLE if report["retrieval_only"] else f"model {report['model']}"
-    fig.suptitle(f"Cost vs score per strategy\n{subtitle}", fontsize=11)
+    fig.suptitle(f"Cost vs score per strategy\n{_subtitle(report)}", fontsize=11)
     fig.tight_layout()
     return fig

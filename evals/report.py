@@ -23,11 +23,24 @@ from .titles import mode_title
 
 
 def machine() -> dict[str, Any]:
+    """The CPU cores this process may use, the platform and the Python version, for the report's provenance."""
     return {
         "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "platform": platform.platform(),
         "python": platform.python_version(),
     }
+
+
+def _datasets(items: Sequence[EvalItem], files: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """Each dataset's item count and the files its items came from, in the items' order."""
+    datasets: dict[str, dict[str, Any]] = {}
+    for item in items:
+        d = datasets.setdefault(item.dataset, {"items": 0, "files": []})
+        d["items"] += 1
+    for name, paths in files.items():
+        if name in datasets:
+            datasets[name]["files"] = paths
+    return datasets
 
 
 def build_report(
@@ -40,6 +53,8 @@ def build_report(
     concurrency: int = 1,
     oracle: bool = False,
 ) -> dict[str, Any]:
+    """The report of a run: labels and provenance, one row of scores per dataset x strategy (evals/scoring.py), bad
+    lines and failures; what report.json holds."""
     by_uid = {item_uid(i): i for i in items}
     with_llm = settings.has_llm and not oracle  # the oracle answers nothing: evidence is all it scores
     checkable = {uid: answer_checkable(item) for uid, item in by_uid.items()}
@@ -51,13 +66,7 @@ def build_report(
     order = {uid: n for n, uid in enumerate(by_uid)}
     scores.sort(key=lambda s: (order[f"{s['dataset']}/{s['id']}"], list(strategies).index(s["strategy"])))
     times = [r["time"] for r in result.records.values() if r.get("time")]
-    datasets: dict[str, dict[str, Any]] = {}
-    for item in items:
-        d = datasets.setdefault(item.dataset, {"items": 0, "files": []})
-        d["items"] += 1
-    for name, paths in (files or {}).items():
-        if name in datasets:
-            datasets[name]["files"] = paths
+    datasets = _datasets(items, files or {})
     return {
         "title": mode_title(settings, oracle),
         "oracle": oracle,

@@ -62,6 +62,7 @@ NOT_IN_KEY = frozenset(
 
 
 def settings_fingerprint(settings: Settings) -> dict[str, Any]:
+    """The settings that can change a result, as JSON values (every field but NOT_IN_KEY)."""
     return settings.model_dump(mode="json", exclude=set(NOT_IN_KEY))
 
 
@@ -70,6 +71,8 @@ def _counter_name() -> str:
 
 
 def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | None = None) -> str:
+    """The cache key of one run: a hash of the item, the strategy, the result-changing settings, the tokenizer and
+    CACHE_VERSION."""
     payload = {
         "v": CACHE_VERSION,
         "id": item.id,
@@ -84,6 +87,7 @@ def cache_key(item: EvalItem, strategy: str, settings: Settings, counter: str | 
 
 
 def item_uid(item: EvalItem) -> str:
+    """An item's id across datasets: `dataset/id`."""
     return f"{item.dataset}/{item.id}"
 
 
@@ -115,6 +119,7 @@ class Cache:
         return records
 
     def append(self, record: dict[str, Any]) -> None:
+        """Append one record as a JSON line and flush it (on a fresh line if an interrupted run left half of one)."""
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             self.dir.mkdir(parents=True, exist_ok=True)
@@ -174,6 +179,7 @@ def _passage(e: dict[str, Any], whole: bool = False) -> dict[str, Any]:
 
 
 def passage_texts(passages: Sequence[dict[str, Any]], context: str) -> list[str]:
+    """The texts of recorded passages, the item's context standing in for a `whole_document` one."""
     return [context if p.get("whole_document") else p.get("text", "") for p in passages]
 
 
@@ -244,6 +250,9 @@ def _no_usage() -> dict[str, Any]:
 
 @dataclass
 class RunResult:
+    """What `run_eval` returns: the records of the current keys and counts of planned, cached and new runs, harness
+    failures and timings."""
+
     records: dict[tuple[str, str], dict[str, Any]]  # (item uid, strategy) -> record, for the current keys
     planned: int = 0
     cached: int = 0
@@ -257,9 +266,127 @@ class RunResult:
 
 
 def context_window_of(settings: Settings) -> int:
+    """The model's context window in tokens, as the graph would find it (llm/models.py)."""
     from longqa.llm.models import context_window
 
     return context_window(settings)
+
+
+_Todo = tuple[EvalItem, Settings, list[tuple[str, str]]]  # an item, its settings, its (strategy, key) runs
+
+
+def _plan(
+    items: Sequence[EvalItem],
+    strategies: Sequence[str],
+    settings: Settings,
+    cache: Cache,
+    result: RunResult,
+    retry_errors: bool,
+    execute: bool,
+    oracle: bool,
+) -> list[_Todo]:
+    """Count the planned runs, take the cached ones into `result`, and return the items still to run."""
+    existing = cache.load()
+    result.corrupt_cache_lines = list(cache.corrupt_lines)
+    counter = _counter_name()
+    todo: list[_Todo] = []
+    for item in items:
+        item_settings = oracle_settings(item, item_uid(item), settings) if oracle else settings
+        if item_settings is None:
+            result.oracle_skipped += 1
+            continue
+        pending = []
+        for strategy in strategies:
+            key = cache_key(item, strategy, item_settings, counter)
+            result.planned += 1
+            cached = existing.get(key)
+            if cached is not None and not (retry_errors and cached.get("status") == "error"):
+                result.records[(item_uid(item), strategy)] = cached
+                result.cached += 1
+            else:
+                pending.append((strategy, key))
+        if pending and execute:
+            todo.append((item, item_settings, pending))
+    return todo
+
+
+class _Runs:
+    """The runs of one evaluation shared by its worker threads: results, cache, progress bar, stop flag."""
+
+    def __init__(self, cache: Cache, result: RunResult, bar: Any, on_record: Callable[[dict[str, Any]], None] | None):
+        self.cache, self.result, self.bar, self.on_record = cache, result, bar, on_record
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+
+    def work(self, item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
+        """A worker's task: one item's runs, unless an interruption has stopped the evaluation."""
+        if self.stop.is_set():
+            return
+        try:
+            self._item(item, item_settings, pending)
+        except BaseException:  # an interruption: no queued item may start after it
+            self.stop.set()
+            raise
+
+    def _fail(self, message: str, runs: int) -> None:
+        with self.lock:
+            self.result.failures.append(message)
+            if self.bar is not None:
+                self.bar.update(runs)
+
+    def _item(self, item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
+        try:
+            seconds = warm(item, [s for s, _ in pending], item_settings)
+        except Exception as e:  # noqa: BLE001 - reported, the item's runs are retried next time
+            log.exception("indexing %s failed", item_uid(item))
+            self._fail(f"{item_uid(item)}: indexing failed: {type(e).__name__}: {e}", len(pending))
+            return
+        with self.lock:
+            self.result.index_seconds += seconds
+        for strategy, key in pending:
+            if self.stop.is_set():
+                return
+            self._run(item, item_settings, strategy, key)
+
+    def _run(self, item: EvalItem, item_settings: Settings, strategy: str, key: str) -> None:
+        try:
+            record = {
+                "key": key,
+                **run_one(item, strategy, item_settings),
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            }
+        except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
+            log.exception("run %s / %s failed", item_uid(item), strategy)
+            self._fail(f"{item_uid(item)} / {strategy}: {type(e).__name__}: {e}", 1)
+            return
+        self.cache.append(record)
+        with self.lock:
+            self.result.records[(item_uid(item), strategy)] = record
+            self.result.ran += 1
+            if self.bar is not None:
+                self.bar.update(1)
+        if self.on_record is not None:
+            self.on_record(record)
+
+
+def _drive(runs: _Runs, todo: list[_Todo], concurrency: int) -> None:
+    """Run the items on a thread pool; an interruption stops the running items after their current
+    strategy, cancels the queued ones and is raised again."""
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="eval")
+    futures = set()
+    try:
+        futures = {pool.submit(runs.work, item, item_settings, pending) for item, item_settings, pending in todo}
+        while futures:
+            done, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in done:
+                future.result()  # re-raises an interruption (KeyboardInterrupt) from a worker
+    except BaseException:
+        runs.stop.set()  # running items stop after their current strategy; queued ones never start
+        for future in futures:
+            future.cancel()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_eval(
@@ -279,100 +406,18 @@ def run_eval(
     `execute=False` only the cached records are collected. With `oracle`, each item with a gold
     decomposition runs under the decomposition oracle (evals/oracle.py); the others are skipped."""
     cache = Cache(out_dir)
-    existing = cache.load()
-    counter = _counter_name()
-    window = context_window_of(settings)
-    result = RunResult(records={}, corrupt_cache_lines=list(cache.corrupt_lines), window=window)
-    todo: list[tuple[EvalItem, Settings, list[tuple[str, str]]]] = []
-    for item in items:
-        item_settings = oracle_settings(item, item_uid(item), settings) if oracle else settings
-        if item_settings is None:
-            result.oracle_skipped += 1
-            continue
-        pending = []
-        for strategy in strategies:
-            key = cache_key(item, strategy, item_settings, counter)
-            result.planned += 1
-            cached = existing.get(key)
-            if cached is not None and not (retry_errors and cached.get("status") == "error"):
-                result.records[(item_uid(item), strategy)] = cached
-                result.cached += 1
-            else:
-                pending.append((strategy, key))
-        if pending and execute:
-            todo.append((item, item_settings, pending))
-
+    result = RunResult(records={}, window=context_window_of(settings))
+    todo = _plan(items, strategies, settings, cache, result, retry_errors, execute, oracle)
     total = sum(len(p) for _, _, p in todo)
     bar = None
     if progress and total:
         from longqa.console import counter
 
         bar = counter(total, "eval", "run", sys.stderr, dynamic_ncols=True)
-    lock = threading.Lock()
-    stop = threading.Event()
     t_start = time.perf_counter()
-
-    def work(item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
-        if stop.is_set():
-            return
-        try:
-            run_item(item, item_settings, pending)
-        except BaseException:  # an interruption: no queued item may start after it
-            stop.set()
-            raise
-
-    def run_item(item: EvalItem, item_settings: Settings, pending: list[tuple[str, str]]) -> None:
-        try:
-            seconds = warm(item, [s for s, _ in pending], item_settings)
-        except Exception as e:  # noqa: BLE001 - reported, the item's runs are retried next time
-            log.exception("indexing %s failed", item_uid(item))
-            with lock:
-                result.failures.append(f"{item_uid(item)}: indexing failed: {type(e).__name__}: {e}")
-                if bar is not None:
-                    bar.update(len(pending))
-            return
-        with lock:
-            result.index_seconds += seconds
-        for strategy, key in pending:
-            if stop.is_set():
-                return
-            try:
-                record = {
-                    "key": key,
-                    **run_one(item, strategy, item_settings),
-                    "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                }
-            except Exception as e:  # noqa: BLE001 - a harness bug must not end the other runs
-                log.exception("run %s / %s failed", item_uid(item), strategy)
-                with lock:
-                    result.failures.append(f"{item_uid(item)} / {strategy}: {type(e).__name__}: {e}")
-                    if bar is not None:
-                        bar.update(1)
-                continue
-            cache.append(record)
-            with lock:
-                result.records[(item_uid(item), strategy)] = record
-                result.ran += 1
-                if bar is not None:
-                    bar.update(1)
-            if on_record is not None:
-                on_record(record)
-
-    pool = ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="eval")
-    futures = set()
     try:
-        futures = {pool.submit(work, item, item_settings, pending) for item, item_settings, pending in todo}
-        while futures:
-            done, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in done:
-                future.result()  # re-raises an interruption (KeyboardInterrupt) from a worker
-    except BaseException:
-        stop.set()  # running items stop after their current strategy; queued ones never start
-        for future in futures:
-            future.cancel()
-        raise
+        _drive(_Runs(cache, result, bar, on_record), todo, concurrency)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
         if bar is not None:
             bar.close()
         result.wall_seconds = time.perf_counter() - t_start

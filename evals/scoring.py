@@ -41,6 +41,8 @@ def answer_checkable(item: EvalItem) -> bool:
 
 
 def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: bool | None = None) -> dict[str, Any]:
+    """One run's scores against its item: F1/EM with a model, whether the evidence holds a gold answer and the
+    supporting texts, usage, latency, route and whether its citations support the answer."""
     passages = passage_texts(record.get("passages") or [], item.context)
     checkable = answer_checkable(item) if checkable is None else checkable
     answer_in = any(contains_answer(p, item.answers) for p in passages) if checkable else None
@@ -104,6 +106,69 @@ def percentile(values: list[float], q: float) -> float | None:
     return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
+_Pairs = list[tuple[dict[str, Any], dict[str, Any]]]  # (a run, the lc run of the same item)
+
+
+def _pct(part: float, whole: float) -> float | None:
+    return 100.0 * part / whole if whole else None
+
+
+def _answer_stats(runs: list[dict[str, Any]], both: _Pairs) -> dict[str, Any]:
+    """Errors, answer quality, usage (also as a share of lc's on the same items) and latency."""
+    seconds = [r["seconds"] for r in runs]
+    lc_tokens = sum(b["input_tokens"] + b["output_tokens"] for _, b in both)
+    return {
+        "errors": sum(r["status"] == "error" for r in runs),
+        "f1": _mean([r["f1"] for r in runs]),
+        "em": _mean([r["em"] for r in runs]),
+        "calls": _mean([r["calls"] for r in runs]),
+        "input_tokens": _mean([r["input_tokens"] for r in runs]),
+        "output_tokens": _mean([r["output_tokens"] for r in runs]),
+        "cost": _mean([r["cost"] for r in runs]),
+        "estimated_usage": any(r["estimated_usage"] for r in runs),
+        "tokens_pct_of_lc": _pct(sum(r["input_tokens"] + r["output_tokens"] for r, _ in both), lc_tokens),
+        "p50_s": percentile(seconds, 50),
+        "p95_s": percentile(seconds, 95),
+    }
+
+
+def _evidence_stats(runs: list[dict[str, Any]], both: _Pairs) -> dict[str, Any]:
+    """What the evidence holds (answer, supporting facts) and its size (also as a share of lc's)."""
+    answer_in, n_answer = _rate([r["answer_in_evidence"] for r in runs])
+    support, n_support = _rate([r["all_supporting"] for r in runs])
+    return {
+        "answer_in_evidence_pct": answer_in,
+        "answer_in_evidence_n": n_answer,
+        "all_supporting_pct": support,
+        "all_supporting_n": n_support,
+        "support_recall": _mean([r["support_recall"] for r in runs]),
+        "evidence_tokens": _mean([r["evidence_tokens"] for r in runs]),
+        "evidence_words": _mean([r["evidence_words"] for r in runs]),
+        "evidence_pct_of_lc": _pct(
+            sum(r["evidence_tokens"] for r, _ in both), sum(b["evidence_tokens"] for _, b in both)
+        ),
+    }
+
+
+def _route_stats(strategy: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Routes taken, declines, citations' support, workflows and the analyzer's agreement with the labels."""
+    n = len(runs)
+    types = Counter(r["question_type"] for r in runs if r["question_type"])
+    labelled = [r for r in runs if r["question_type"] and r["label"]]
+    fallback_runs = (
+        [r for r in runs if r["status"] in ("answered", "unanswerable")] if strategy in FALLBACK_STRATEGIES else []
+    )
+    return {
+        "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
+        "declined_pct": 100.0 * sum(r.get("declined", False) for r in runs) / n,
+        "supported_pct": _rate([r.get("supported_by_citations") for r in runs])[0],
+        "answered_from_retrieval_pct": _pct(sum(not r["long_context"] for r in fallback_runs), len(fallback_runs)),
+        "workflows": dict(Counter(r["workflow"] or "?" for r in runs).most_common()),
+        "question_types": dict(types.most_common()),
+        "label_agreement_pct": _pct(sum(r["question_type"] == r["label"] for r in labelled), len(labelled)),
+    }
+
+
 def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:
     """One row per dataset x strategy (and per strategy over all datasets when there are several)."""
     datasets = list(dict.fromkeys(s["dataset"] for s in scores))
@@ -120,65 +185,11 @@ def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[d
             runs = by_strategy.get(strategy, [])
             if not runs:
                 continue
-            n = len(runs)
-            answer_in, n_answer = _rate([r["answer_in_evidence"] for r in runs])
-            support, n_support = _rate([r["all_supporting"] for r in runs])
             both = [(r, lc[(r["dataset"], r["id"])]) for r in runs if (r["dataset"], r["id"]) in lc]
-            lc_tokens = sum(b["input_tokens"] + b["output_tokens"] for _, b in both)
-            lc_evidence = sum(b["evidence_tokens"] for _, b in both)
-            seconds = [r["seconds"] for r in runs]
-            types = Counter(r["question_type"] for r in runs if r["question_type"])
-            labelled = [r for r in runs if r["question_type"] and r["label"]]
-            fallback_runs = (
-                [r for r in runs if r["status"] in ("answered", "unanswerable")]
-                if strategy in FALLBACK_STRATEGIES
-                else []
-            )
             rows.append(
-                {
-                    "dataset": dataset,
-                    "strategy": strategy,
-                    "n": n,
-                    "errors": sum(r["status"] == "error" for r in runs),
-                    "f1": _mean([r["f1"] for r in runs]),
-                    "em": _mean([r["em"] for r in runs]),
-                    "calls": _mean([r["calls"] for r in runs]),
-                    "input_tokens": _mean([r["input_tokens"] for r in runs]),
-                    "output_tokens": _mean([r["output_tokens"] for r in runs]),
-                    "cost": _mean([r["cost"] for r in runs]),
-                    "estimated_usage": any(r["estimated_usage"] for r in runs),
-                    "tokens_pct_of_lc": (
-                        100.0 * sum(r["input_tokens"] + r["output_tokens"] for r, _ in both) / lc_tokens
-                        if lc_tokens
-                        else None
-                    ),
-                    "p50_s": percentile(seconds, 50),
-                    "p95_s": percentile(seconds, 95),
-                    "answer_in_evidence_pct": answer_in,
-                    "answer_in_evidence_n": n_answer,
-                    "all_supporting_pct": support,
-                    "all_supporting_n": n_support,
-                    "support_recall": _mean([r["support_recall"] for r in runs]),
-                    "evidence_tokens": _mean([r["evidence_tokens"] for r in runs]),
-                    "evidence_words": _mean([r["evidence_words"] for r in runs]),
-                    "evidence_pct_of_lc": (
-                        100.0 * sum(r["evidence_tokens"] for r, _ in both) / lc_evidence if lc_evidence else None
-                    ),
-                    "long_context_pct": 100.0 * sum(r["long_context"] for r in runs) / n,
-                    "declined_pct": 100.0 * sum(r.get("declined", False) for r in runs) / n,
-                    "supported_pct": _rate([r.get("supported_by_citations") for r in runs])[0],
-                    "answered_from_retrieval_pct": (
-                        100.0 * sum(not r["long_context"] for r in fallback_runs) / len(fallback_runs)
-                        if fallback_runs
-                        else None
-                    ),
-                    "workflows": dict(Counter(r["workflow"] or "?" for r in runs).most_common()),
-                    "question_types": dict(types.most_common()),
-                    "label_agreement_pct": (
-                        100.0 * sum(r["question_type"] == r["label"] for r in labelled) / len(labelled)
-                        if labelled
-                        else None
-                    ),
-                }
+                {"dataset": dataset, "strategy": strategy, "n": len(runs)}
+                | _answer_stats(runs, both)
+                | _evidence_stats(runs, both)
+                | _route_stats(strategy, runs)
             )
     return rows

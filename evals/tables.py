@@ -20,35 +20,71 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in counts.items()) or "–"
 
 
-def markdown(report: dict[str, Any]) -> str:
-    rows = report["rows"]
-    with_llm = not report["retrieval_only"]
-    out = [f"# {report['title']}", ""]
+_ORACLE = (
+    "**Decomposition oracle: the gold decomposition (MuSiQue) or the compared entities (HotpotQA "
+    "comparison) supply the split and step-wise queries, and a stand-in replies for every other "
+    "operator. It measures what those workflows can retrieve when their queries are right — an upper "
+    "bound, NOT a quality number. {skipped} item(s) without a gold "
+    "decomposition were skipped.**"
+)
+_SCRIPTED = (
+    "**The model is the offline scripted test model (`llm/scripted.py`), not an LLM: these numbers "
+    "exercise the pipeline and are NOT a quality measurement.**"
+)
+_RETRIEVAL_ONLY = (
+    "**Retrieval-only: no LLM was called (`--model none`). There are no answers, so no F1/EM; the "
+    "scores below say whether the evidence a generator would be shown contains a gold answer and "
+    "the supporting facts. They are not answer quality.**"
+)
+_ANSWERS_NOTE = (
+    "F1 and EM are LongBench's (x100, best over the gold answers); calls, tokens and cost are means per question"
+)
+_EVIDENCE_NOTE = (
+    'In brackets: questions scored. Left out of "answer in evidence": yes/no answers and answers that '
+    'occur nowhere in the document (computed numbers, free-form references); of "all supporting": items '
+    "without supporting texts. Passages: those the generator was shown (after the CoT filter), plus the "
+    "long-context spans when the run read the long context; the extractor's global information is not "
+    "counted."
+)
+_ROUTES_NOTE = (
+    '"answered from retrieval": of the runs that produced an answer, those that did not go on to the '
+    'long context (Self-Route\'s answerable share). "declined": runs that ended unanswerable (the model '
+    'declined, or the grounding check found its answer unsupported); "supported by citations": of the '
+    "answers given, those whose cited passages contain the answer's own text or a gold answer. Labels are "
+    "the datasets' own types mapped to OkraLong's classes (evals/converters.py)."
+)
+_NO_MODEL_NOTE = (
+    "Without a model: the analyzer is the local one (no LLM call); workflows that need a model to write "
+    "queries (split, step-wise) become one direct retrieval with bridge expansion, so the adaptive "
+    "strategies' evidence is that retrieval; longrag, longrag-ext and longrag-fil retrieve the same "
+    "chunks (the extractor and the filter are LLM steps); self-route and adaptive-precise show their "
+    "retrieval step only (the long-context fallback follows an LLM answer); lc is the context the "
+    "long-context step would send (the whole document when it fits the window)."
+)
+
+
+def _without_model(report: dict[str, Any]) -> bool:
+    """A retrieval-only run that is not the decomposition oracle: no model was called at all."""
+    return bool(report["retrieval_only"] and not report.get("oracle"))
+
+
+def _labels(report: dict[str, Any]) -> list[str]:
+    """The bold honesty labels: oracle, scripted model, retrieval-only."""
+    out: list[str] = []
     if report.get("oracle"):
-        out += [
-            "**Decomposition oracle: the gold decomposition (MuSiQue) or the compared entities (HotpotQA "
-            "comparison) supply the split and step-wise queries, and a stand-in replies for every other "
-            "operator. It measures what those workflows can retrieve when their queries are right — an upper "
-            f"bound, NOT a quality number. {report.get('oracle_skipped', 0)} item(s) without a gold "
-            "decomposition were skipped.**",
-            "",
-        ]
+        out += [_ORACLE.format(skipped=report.get("oracle_skipped", 0)), ""]
     if report["scripted"]:
-        out += [
-            "**The model is the offline scripted test model (`llm/scripted.py`), not an LLM: these numbers "
-            "exercise the pipeline and are NOT a quality measurement.**",
-            "",
-        ]
-    if report["retrieval_only"] and not report.get("oracle"):
-        out += [
-            "**Retrieval-only: no LLM was called (`--model none`). There are no answers, so no F1/EM; the "
-            "scores below say whether the evidence a generator would be shown contains a gold answer and "
-            "the supporting facts. They are not answer quality.**",
-            "",
-        ]
+        out += [_SCRIPTED, ""]
+    if _without_model(report):
+        out += [_RETRIEVAL_ONLY, ""]
+    return out
+
+
+def _provenance(report: dict[str, Any]) -> list[str]:
+    """The bullet list of when, where, with what model and data, and how the run went."""
     run = report["run"]
     m = report["machine"]
-    out += [
+    out = [
         f"- report written {report['date']}; machine: {m['cpus']} CPU cores, {m['platform']}, Python {m['python']}",
         f"- model: {report['model'] or 'none (retrieval-only)'}"
         + (f" at {report['base_url']}" if report.get("base_url") else "")
@@ -69,165 +105,119 @@ def markdown(report: dict[str, Any]) -> str:
     ]
     if report["bad_lines"]:
         out.append(f"- bad dataset lines skipped: {len(report['bad_lines'])} (listed at the end)")
-    out.append("")
+    return out + [""]
 
-    multi = len({r["dataset"] for r in rows}) > 1
+
+def _rows_table(rows: list[dict[str, Any]], multi: bool, headers: list[str], cells: Any) -> str:
+    """A table with one row per report row: the dataset column first when the report has several."""
     lead = ["dataset"] if multi else []
-    if with_llm:
-        out += ["## Answers", ""]
-        est = any(r["estimated_usage"] for r in rows)
-        headers = lead + [
-            "strategy",
-            "n",
-            "F1",
-            "EM",
-            "LLM calls",
-            "input tok",
-            "output tok",
-            "cost (in+4·out)",
-            "tokens % of lc",
-            "p50 s",
-            "p95 s",
-            "errors",
-        ]
-        out.append(
-            _table(
-                headers,
-                [
-                    ([r["dataset"]] if multi else [])
-                    + [
-                        r["strategy"],
-                        str(r["n"]),
-                        _f(r["f1"], scale=100),
-                        _f(r["em"], scale=100),
-                        _f(r["calls"]),
-                        _f(r["input_tokens"], 0),
-                        _f(r["output_tokens"], 0),
-                        _f(r["cost"], 0),
-                        _f(r["tokens_pct_of_lc"]),
-                        _f(r["p50_s"], 2),
-                        _f(r["p95_s"], 2),
-                        str(r["errors"]),
-                    ]
-                    for r in rows
-                ],
-            )
-        )
-        out += [
-            "",
-            "F1 and EM are LongBench's (x100, best over the gold answers); calls, tokens and cost are means "
-            "per question"
-            + (" (some token counts estimated with the offline tokenizer)" if est else "")
-            + "; p50/p95 are wall seconds per question.",
-            "",
+    return _table(lead + headers, [([r["dataset"]] if multi else []) + cells(r) for r in rows])
+
+
+def _answers(rows: list[dict[str, Any]], multi: bool) -> list[str]:
+    """The answer-quality and cost table, for runs that called a model."""
+    headers = ["strategy", "n", "F1", "EM", "LLM calls", "input tok", "output tok", "cost (in+4·out)"]
+    headers += ["tokens % of lc", "p50 s", "p95 s", "errors"]
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
+            r["strategy"],
+            str(r["n"]),
+            _f(r["f1"], scale=100),
+            _f(r["em"], scale=100),
+            _f(r["calls"]),
+            _f(r["input_tokens"], 0),
+            _f(r["output_tokens"], 0),
+            _f(r["cost"], 0),
+            _f(r["tokens_pct_of_lc"]),
+            _f(r["p50_s"], 2),
+            _f(r["p95_s"], 2),
+            str(r["errors"]),
         ]
 
-    out += [
+    est = any(r["estimated_usage"] for r in rows)
+    note = (
+        _ANSWERS_NOTE
+        + (" (some token counts estimated with the offline tokenizer)" if est else "")
+        + "; p50/p95 are wall seconds per question."
+    )
+    return ["## Answers", "", _rows_table(rows, multi, headers, cells), "", note, ""]
+
+
+def _evidence(rows: list[dict[str, Any]], multi: bool, with_llm: bool) -> list[str]:
+    """The retrieval-only scores table: what the evidence shown to the generator contains."""
+    headers = ["strategy", "n", "answer in evidence %", "all supporting %", "support recall", "evidence tokens"]
+    headers += ["evidence words", "% of lc tokens"] + ([] if with_llm else ["p50 s", "p95 s"])
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
+            r["strategy"],
+            str(r["n"]),
+            f"{_f(r['answer_in_evidence_pct'])} ({r['answer_in_evidence_n']})",
+            f"{_f(r['all_supporting_pct'])} ({r['all_supporting_n']})",
+            _f(r["support_recall"], 2),
+            _f(r["evidence_tokens"], 0),
+            _f(r["evidence_words"], 0),
+            _f(r["evidence_pct_of_lc"]),
+        ] + ([] if with_llm else [_f(r["p50_s"], 2), _f(r["p95_s"], 2)])
+
+    return [
         "## Retrieval-only scores" + ("" if with_llm else " (no LLM)"),
         "",
         "Label: **retrieval-only** — computed from the passages the generator was shown, not from answers.",
         "",
-    ]
-    headers = (
-        lead
-        + [
-            "strategy",
-            "n",
-            "answer in evidence %",
-            "all supporting %",
-            "support recall",
-            "evidence tokens",
-            "evidence words",
-            "% of lc tokens",
-        ]
-        + ([] if with_llm else ["p50 s", "p95 s"])
-    )
-    out.append(
-        _table(
-            headers,
-            [
-                ([r["dataset"]] if multi else [])
-                + [
-                    r["strategy"],
-                    str(r["n"]),
-                    f"{_f(r['answer_in_evidence_pct'])} ({r['answer_in_evidence_n']})",
-                    f"{_f(r['all_supporting_pct'])} ({r['all_supporting_n']})",
-                    _f(r["support_recall"], 2),
-                    _f(r["evidence_tokens"], 0),
-                    _f(r["evidence_words"], 0),
-                    _f(r["evidence_pct_of_lc"]),
-                ]
-                + ([] if with_llm else [_f(r["p50_s"], 2), _f(r["p95_s"], 2)])
-                for r in rows
-            ],
-        )
-    )
-    out += [
+        _rows_table(rows, multi, headers, cells),
         "",
-        'In brackets: questions scored. Left out of "answer in evidence": yes/no answers and answers that '
-        'occur nowhere in the document (computed numbers, free-form references); of "all supporting": items '
-        "without supporting texts. Passages: those the generator was shown (after the CoT filter), plus the "
-        "long-context spans when the run read the long context; the extractor's global information is not "
-        "counted.",
+        _EVIDENCE_NOTE,
         "",
     ]
 
-    out += ["## Routes and plans", ""]
-    headers = lead + [
-        "strategy",
-        "read long context %",
-        "answered from retrieval %",
-        "declined %",
-        "answers supported by citations %",
-        "workflows",
-        "analyzer question types",
-        "agrees with label %",
-    ]
-    out.append(
-        _table(
-            headers,
-            [
-                ([r["dataset"]] if multi else [])
-                + [
-                    r["strategy"],
-                    _f(r["long_context_pct"]),
-                    _f(r["answered_from_retrieval_pct"]),
-                    _f(r.get("declined_pct")),
-                    _f(r.get("supported_pct")),
-                    _counts(r["workflows"]),
-                    _counts(r["question_types"]),
-                    _f(r["label_agreement_pct"]),
-                ]
-                for r in rows
-            ],
-        )
-    )
-    out += [
-        "",
-        '"answered from retrieval": of the runs that produced an answer, those that did not go on to the '
-        'long context (Self-Route\'s answerable share). "declined": runs that ended unanswerable (the model '
-        'declined, or the grounding check found its answer unsupported); "supported by citations": of the '
-        "answers given, those whose cited passages contain the answer's own text or a gold answer. Labels are "
-        "the datasets' own types mapped to OkraLong's classes (evals/converters.py).",
-        "",
-    ]
-    if report["retrieval_only"] and not report.get("oracle"):
-        out += [
-            "Without a model: the analyzer is the local one (no LLM call); workflows that need a model to write "
-            "queries (split, step-wise) become one direct retrieval with bridge expansion, so the adaptive "
-            "strategies' evidence is that retrieval; longrag, longrag-ext and longrag-fil retrieve the same "
-            "chunks (the extractor and the filter are LLM steps); self-route and adaptive-precise show their "
-            "retrieval step only (the long-context fallback follows an LLM answer); lc is the context the "
-            "long-context step would send (the whole document when it fits the window).",
-            "",
+
+def _routes(rows: list[dict[str, Any]], multi: bool) -> list[str]:
+    """The routes and plans table: long-context share, declines, citations' support, workflows chosen."""
+    headers = ["strategy", "read long context %", "answered from retrieval %", "declined %"]
+    headers += ["answers supported by citations %", "workflows", "analyzer question types", "agrees with label %"]
+
+    def cells(r: dict[str, Any]) -> list[str]:
+        return [
+            r["strategy"],
+            _f(r["long_context_pct"]),
+            _f(r["answered_from_retrieval_pct"]),
+            _f(r.get("declined_pct")),
+            _f(r.get("supported_pct")),
+            _counts(r["workflows"]),
+            _counts(r["question_types"]),
+            _f(r["label_agreement_pct"]),
         ]
+
+    return ["## Routes and plans", "", _rows_table(rows, multi, headers, cells), "", _ROUTES_NOTE, ""]
+
+
+def _trailer(report: dict[str, Any]) -> list[str]:
+    """What follows the tables: the no-model note, the plot, harness failures and bad dataset lines."""
+    out: list[str] = []
+    if _without_model(report):
+        out += [_NO_MODEL_NOTE, ""]
     if report.get("plot"):
         out += [f"Plot: `{report['plot']}`.", ""]
     elif report.get("plot_note"):
         out += [f"Plot: {report['plot_note']}", ""]
-    if run["failures"]:
-        out += ["## Harness failures (not cached; a rerun retries them)", ""] + [f"- {f}" for f in run["failures"]]
+    failures = report["run"]["failures"]
+    if failures:
+        out += ["## Harness failures (not cached; a rerun retries them)", ""] + [f"- {f}" for f in failures]
         out.append("")
     if report["bad_lines"]:
         out += ["## Bad dataset lines (skipped)", ""] + [f"- {b}" for b in report["bad_lines"]] + [""]
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """Render a built report as the markdown of `report.md`: labels, provenance, tables and their notes."""
+    rows = report["rows"]
+    with_llm = not report["retrieval_only"]
+    multi = len({r["dataset"] for r in rows}) > 1
+    out = [f"# {report['title']}", ""] + _labels(report) + _provenance(report)
+    if with_llm:
+        out += _answers(rows, multi)
+    out += _evidence(rows, multi, with_llm) + _routes(rows, multi) + _trailer(report)
     return "\n".join(out)

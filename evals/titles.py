@@ -12,6 +12,7 @@ RETRIEVAL_TITLE = "retrieval-only (no LLM) — evidence coverage, not answer qua
 
 
 def mode_title(settings: Settings, oracle: bool = False) -> str:
+    """The report's title: which kind of run it was (oracle, scripted model, retrieval-only, or the model's name)."""
     if oracle:
         return f"longqa evaluation — {ORACLE_TITLE}"
     if settings.is_scripted:

@@ -10,10 +10,13 @@ from longqa.nodes.index_documents import IndexInput, IndexOutput, index_document
 
 
 class IndexState(IndexInput, IndexOutput):
+    """The index graph's state: its input and output faces together."""
+
     pass
 
 
 def build_index_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
+    """The index graph before compiling: START -> index_documents -> END, with this context schema."""
     builder = StateGraph(IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=context)
     builder.add_node("index_documents", index_documents)
     builder.add_edge(START, "index_documents")

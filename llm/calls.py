@@ -71,6 +71,9 @@ class LLMError(RuntimeError):
 
 @dataclass
 class Reply:
+    """A model call's outcome: the text, the usage of every attempt, why the model stopped, and the reply's response
+    metadata."""
+
     text: str
     usage: list[dict]  # one record per attempt, the successful one last
     finish_reason: str | None = None

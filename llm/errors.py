@@ -39,6 +39,7 @@ def cut_structured_reply(e: BaseException) -> AIMessage | None:
 
 
 def status_of(e: BaseException) -> int | None:
+    """The HTTP status an exception from a model client carries (its own or its response's), if any."""
     status = getattr(e, "status_code", None)
     if status is None:
         status = getattr(getattr(e, "response", None), "status_code", None)
@@ -46,6 +47,7 @@ def status_of(e: BaseException) -> int | None:
 
 
 def is_timeout(e: BaseException) -> bool:
+    """Whether an exception is a timeout (TimeoutError or a client's ...Timeout... error)."""
     return isinstance(e, TimeoutError) or "timeout" in type(e).__name__.lower()
 
 
@@ -57,6 +59,7 @@ _CONTEXT_LENGTH = re.compile(
 
 
 def is_context_length(e: BaseException) -> bool:
+    """Whether a 400 or 413 says the prompt exceeds the model's context window."""
     return status_of(e) in (400, 413) and bool(_CONTEXT_LENGTH.search(str(e)))
 
 
@@ -91,10 +94,12 @@ def context_numbers(e: BaseException) -> tuple[int | None, int | None]:
 
 
 def refuses_schema(e: BaseException) -> bool:
+    """Whether a 400 or 422 says the server does not take the response-format / JSON-schema request."""
     return status_of(e) in (400, 422) and bool(re.search(r"response_format|json_schema|schema", str(e), re.I))
 
 
 def retry_after(e: BaseException) -> float | None:
+    """The seconds a rate-limited response asks to wait (retry-after-ms or retry-after header), if it says."""
     headers = getattr(getattr(e, "response", None), "headers", None) or {}
     try:
         if "retry-after-ms" in headers:

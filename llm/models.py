@@ -22,6 +22,8 @@ DEFAULT_CONTEXT_WINDOW = 32768  # used only when neither an override nor the mod
 
 
 class ModelSpec(Protocol):
+    """The settings a chat model is built from (Settings, or a run context that has them)."""
+
     model: str | None
     base_url: str | None
     api_key_env: str
@@ -50,6 +52,8 @@ _REGISTRY["scripted"] = _scripted
 
 
 def chat_model(spec: ModelSpec) -> BaseChatModel:
+    """The chat model the spec names (a registered offline model, an OpenAI-compatible base URL, or an
+    init_chat_model string), one per distinct spec; ValueError without a model."""
     return _chat_model(spec.model, spec.base_url, spec.api_key_env, spec.temperature, spec.timeout_s)
 
 

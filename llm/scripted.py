@@ -67,6 +67,7 @@ KIND_MARKERS: list[tuple[str, str]] = [
 
 
 def prompt_kind(text: str) -> str:
+    """Which longqa prompt a text is, by the first template marker it contains (default: generator)."""
     return next((kind for kind, marker in KIND_MARKERS if marker in text), "generator")
 
 
@@ -88,6 +89,9 @@ def _section(text: str, start: str, end: str | None = None) -> str:
 
 
 class ScriptedChatModel(BaseChatModel):
+    """The offline scripted model (see the module docstring); `replies` overrides a kind's reply, `calls` records
+    each call's kind, `latency_s` and `max_in_flight` let tests see concurrency."""
+
     replies: dict[str, str | Callable[[str], str]] = Field(default_factory=dict)
     latency_s: float = 0.0
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -100,6 +104,7 @@ class ScriptedChatModel(BaseChatModel):
         return "longqa-scripted"
 
     def model_post_init(self, context: Any) -> None:
+        """Give the model a 32,768-token context window profile unless one was set."""
         super().model_post_init(context)
         if self.profile is None:
             self.profile = {"max_input_tokens": 32768}  # stands in for a small local model's window

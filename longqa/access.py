@@ -37,6 +37,9 @@ class Denied(Exception):
 
 @dataclass(frozen=True)
 class Caller:
+    """Who sent a request, from its API key: the tenant, its grants, and the collections and document folders it may
+    use."""
+
     tenant: str
     grants: frozenset[str]
     collections: frozenset[str]
@@ -44,12 +47,15 @@ class Caller:
 
     @classmethod
     def of(cls, key: Key) -> Caller:
+        """The caller an API key names."""
         return cls(key.tenant, frozenset(key.grants), frozenset(key.collections), tuple(key.documents))
 
     def can(self, grant: str) -> bool:
+        """Whether the caller holds this grant (`admin` holds every grant)."""
         return grant in self.grants or "admin" in self.grants
 
     def on_collection(self, name: str) -> bool:
+        """Whether the caller may use this collection (`*`: any)."""
         return ANY in self.collections or name in self.collections
 
     def may_read(self, path: str, root: Path | None) -> bool:
@@ -83,6 +89,7 @@ def presented_key(headers: Mapping[str, str]) -> str | None:
 
 
 def is_loopback(address: str | None) -> bool:
+    """Whether a client address is this machine's own (127.0.0.0/8, ::1; an IPv6 zone is ignored)."""
     try:
         return address is not None and ipaddress.ip_address(address.split("%")[0]).is_loopback
     except ValueError:

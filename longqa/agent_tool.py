@@ -13,6 +13,8 @@ from longqa.graph.graph import graph
 
 
 class AskDocuments(BaseModel):
+    """The tool's arguments as an agent sends them: the question, and optionally which documents to read."""
+
     question: str = Field(description="the question to answer from the documents")
     documents: list[str] | None = Field(
         default=None,
@@ -22,6 +24,8 @@ class AskDocuments(BaseModel):
 
 
 def format_result(result: dict[str, Any]) -> str:
+    """The tool's reply to the agent: the answer (or, without a model, the passages) and each citation's source, span
+    and first 300 characters; the error when the run failed."""
     status = result.get("status")
     if status == "error":
         return f"longqa error: {result.get('error')}"

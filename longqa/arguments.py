@@ -1,4 +1,4 @@
-"""Argument types shared by every `longqa` subcommand (index, search, ask, eval, convert)."""
+"""Argument types and arguments shared by `longqa`'s subcommands (index, search, ask, eval, convert)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,14 @@ import argparse
 import math
 
 GRANULARITY_HELP = "chunk size in tokens (OkraLong uses 150, 256, 400; Std-RAG 512)"
+ANALYZER_HELP = (
+    "analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
+    "call; llm = OkraLong table 8; auto = llm when a model is set"
+)
 
 
 def positive_int(text: str) -> int:
+    """An argument type: a whole number of at least 1."""
     try:
         value = int(text)
     except ValueError:
@@ -19,6 +24,7 @@ def positive_int(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
+    """An argument type: a finite number above 0."""
     try:
         value = float(text)
     except ValueError:
@@ -29,6 +35,7 @@ def positive_float(text: str) -> float:
 
 
 def granularity(text: str) -> int:
+    """An argument type: a chunk size in tokens, at least 8."""
     value = positive_int(text)
     if value < 8:
         raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
@@ -36,6 +43,7 @@ def granularity(text: str) -> int:
 
 
 def weights(text: str) -> tuple[float, float]:
+    """An argument type: the fusion weights `DENSE:BM25`, non-negative and not both zero."""
     try:
         dense, sparse = (float(x) for x in text.split(":"))
     except ValueError:
@@ -46,9 +54,23 @@ def weights(text: str) -> tuple[float, float]:
 
 
 def query(text: str) -> str:
+    """An argument type: a search query that is not blank."""
     if not text.strip():
         raise argparse.ArgumentTypeError("the query is empty")
     return text
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, model_help: str, base_url_help: str) -> None:
+    """--model, --base-url, --analyzer and --context-window: the model a run calls (ask and eval share them)."""
+    parser.add_argument("--model", default=None, help=model_help)
+    parser.add_argument("--base-url", default=None, help=base_url_help)
+    parser.add_argument("--analyzer", choices=["auto", "llm", "local"], default=None, help=ANALYZER_HELP)
+    parser.add_argument(
+        "--context-window",
+        type=positive_int,
+        default=None,
+        help="the model's context window in tokens (default: what the server says, else the model's profile)",
+    )
 
 
 def add_set_argument(parser: argparse.ArgumentParser) -> None:
@@ -65,6 +87,7 @@ def add_set_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def assignment(text: str) -> tuple[str, str]:
+    """An argument type: `FIELD=VALUE` as a (field, value) pair, both stripped (the value may be empty)."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected FIELD=VALUE (got {text!r})")

@@ -135,5 +135,6 @@ def _render_skipped(skipped: list[str], new: Sequence[str] | None, out: TextIO) 
 
 
 def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
+    """Write the whole question output as indented JSON (what `longqa ask --json` prints)."""
     json.dump(result, out, indent=1, default=str)
     print(file=out)

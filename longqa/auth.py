@@ -93,6 +93,7 @@ async def refuse_the_rest(ctx: Auth.types.AuthContext, value: Any) -> bool:
 
 @auth.on.threads.create
 async def own_new_thread(ctx: Auth.types.AuthContext, value: Auth.types.on.threads.create.value):
+    """A new thread belongs to the tenant that creates it; the key must hold `ask` or `index`."""
     caller = _caller(ctx)
     if not (caller.can("ask") or caller.can("index")):
         raise _refuse(403, "this key may neither ask nor index")
@@ -102,21 +103,25 @@ async def own_new_thread(ctx: Auth.types.AuthContext, value: Auth.types.on.threa
 
 @auth.on.threads.read
 async def read_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A caller reads only its tenant's threads."""
     return _owned(ctx)
 
 
 @auth.on.threads.search
 async def search_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A search finds only the caller's tenant's threads."""
     return _owned(ctx)
 
 
 @auth.on.threads.delete
 async def delete_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A caller deletes only its tenant's threads."""
     return _owned(ctx)
 
 
 @auth.on.threads.update
 async def update_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A caller updates only its tenant's threads and cannot change a thread's owner."""
     metadata = value.get("metadata") or {}
     if "owner" in metadata and metadata["owner"] != ctx.user.identity:
         raise _refuse(403, "a thread's owner cannot be changed")
@@ -125,6 +130,8 @@ async def update_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.ty
 
 @auth.on.threads.create_run
 async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.threads.create_run.value):
+    """A run needs the grant of its graph (both for an assistant an admin made) on what its input names, a question
+    within the length limit and a valid context within the ceilings; it belongs to the caller's tenant."""
     caller = _caller(ctx)
     kwargs = value.get("kwargs") or {}
     payload = kwargs.get("input") if isinstance(kwargs.get("input"), dict) else {}
@@ -145,26 +152,31 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
 
 @auth.on.assistants.read
 async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every caller may read assistants (graph configurations hold no user data)."""
     return None
 
 
 @auth.on.assistants.search
 async def search_assistants(ctx: Auth.types.AuthContext, value: Any) -> None:
+    """Every caller may search assistants."""
     return None
 
 
 @auth.on.assistants.create
 async def create_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Creating an assistant takes `admin`, and its context is checked as a run's."""
     return _admin_assistant(ctx, value)
 
 
 @auth.on.assistants.update
 async def update_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Changing an assistant takes `admin`, and its context is checked as a run's."""
     return _admin_assistant(ctx, value)
 
 
 @auth.on.assistants.delete
 async def delete_assistant(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Deleting an assistant takes `admin`."""
     return _admin_assistant(ctx, value)
 
 

@@ -6,13 +6,14 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from longqa.arguments import (
     GRANULARITY_HELP,
+    add_model_arguments,
     add_set_argument,
     granularity,
     positive_float,
@@ -59,6 +60,7 @@ def _index_settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    """`longqa index`: index the paths as one library and print what was added, changed, removed and skipped."""
     settings = _index_settings(args)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
@@ -82,6 +84,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    """`longqa search`: search one library and print the ranked chunks with their scores and an excerpt."""
     settings = _index_settings(args)
     opened = open_library({"documents": args.paths, **_scope(args)}, settings)
     searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
@@ -109,6 +112,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
+    """`longqa ask`: answer the question over the documents or collection, rendered for a person or as JSON; 1 when
+    the run ended in an error."""
     from longqa.retrieval.embedder import preload_in_background
 
     preload_in_background()  # the query encoder loads while the graph's libraries import
@@ -145,6 +150,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    """`longqa serve`: run one HTTP replica (`--home` becomes its LONGQA_HOME)."""
     from .serve import serve
 
     if args.home:
@@ -153,14 +159,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
-    parser.add_argument(
-        "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+_QUIET_HELP = "no progress, no warnings from reading files (errors only)"
 
+
+def _add_library_paths(p: argparse.ArgumentParser, verb: str) -> None:
+    """The optional paths of a command that reads one library (search, ask)."""
+    p.add_argument(
+        "paths",
+        nargs="*",
+        help=f"files and folders to {verb} (one library; inside a folder indexed before: searched within its library)",
+    )
+
+
+def _add_quiet_and_settings(p: argparse.ArgumentParser, func: Callable[[argparse.Namespace], int]) -> None:
+    """The last arguments of index and search, -q and --set, and the command's handler."""
+    p.add_argument("-q", "--quiet", action="store_true", help=_QUIET_HELP)
+    add_set_argument(p)
+    p.set_defaults(func=func)
+
+
+def _add_index(sub: argparse._SubParsersAction) -> None:
+    """`longqa index`."""
     p = sub.add_parser(
         "index",
         help="index files and folders as one library; again: only new and changed files are embedded, "
@@ -172,18 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--collection", help="the library's name (it then holds exactly these documents); default: named by the paths"
     )
     add_scope_arguments(p, collection=False)
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
-    )
-    add_set_argument(p)
-    p.set_defaults(func=cmd_index)
+    _add_quiet_and_settings(p, cmd_index)
 
+
+def _add_search(sub: argparse._SubParsersAction) -> None:
+    """`longqa search`."""
     p = sub.add_parser("search", help="hybrid BM25 + dense search over documents (indexes them first)")
-    p.add_argument(
-        "paths",
-        nargs="*",
-        help="files and folders to search (one library; inside a folder indexed before: searched within its library)",
-    )
+    _add_library_paths(p, "search")
     p.add_argument("query", type=query, help="the search query")
     add_scope_arguments(p)
     p.add_argument("-k", "--k", type=positive_int, default=5, help="chunks to return (default 5)")
@@ -197,18 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
     p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
-    p.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress, no warnings from reading files (errors only)"
-    )
-    add_set_argument(p)
-    p.set_defaults(func=cmd_search)
+    _add_quiet_and_settings(p, cmd_search)
 
+
+def _add_ask(sub: argparse._SubParsersAction) -> None:
+    """`longqa ask`."""
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
-    p.add_argument(
-        "paths",
-        nargs="*",
-        help="files and folders to read (one library; inside a folder indexed before: searched within its library)",
-    )
+    _add_library_paths(p, "read")
     p.add_argument("question", help="the question")
     add_scope_arguments(p)
     p.add_argument(
@@ -217,21 +226,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="plan preset (default: $LONGQA_STRATEGY or adaptive-precise)",
     )
-    p.add_argument(
-        "--model",
-        default=None,
-        help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
+    add_model_arguments(
+        p,
+        model_help="chat model, e.g. openai:gpt-4o-mini (default: $LONGQA_MODEL; "
         "unset = evidence only; 'scripted' = offline test model)",
+        base_url_help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)",
     )
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp)")
-    p.add_argument(
-        "--analyzer",
-        choices=["auto", "llm", "local"],
-        default=None,
-        help="analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
-        "call; llm = OkraLong table 8; auto = llm when a model is set",
-    )
-    p.add_argument("--context-window", type=int, default=None, help="override the model's context window")
     p.add_argument(
         "--timeout",
         type=positive_float,
@@ -254,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_ask)
 
+
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    """`longqa serve`."""
     p = sub.add_parser(
         "serve",
         help="run one replica: an HTTP app (POST /ask, POST /index) over the shared Chroma server and "
@@ -264,12 +267,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8123, help="port to listen on (default 8123)")
     p.set_defaults(func=cmd_serve)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `longqa` parser: global options and every subcommand, each naming its handler in `func`."""
+    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
+    parser.add_argument(
+        "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_index, _add_search, _add_ask, _add_serve):
+        add(sub)
     add_keys_parser(sub)  # longqa keys add / list / remove
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `longqa` command; bad input, settings or documents exit 2 with one line on stderr, an interruption
+    130."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     configure_logging(args.verbose, getattr(args, "quiet", False))

@@ -33,9 +33,14 @@ class Counter(Protocol):
 
     n: int
 
-    def refresh(self) -> None: ...
-    def update(self, n: int = 1) -> None: ...
-    def close(self) -> None: ...
+    def refresh(self) -> None:
+        """Show the current count."""
+
+    def update(self, n: int = 1) -> None:
+        """Add `n` to the count."""
+
+    def close(self) -> None:
+        """End the display (the plain form prints its last line)."""
 
 
 class Throttle:
@@ -46,6 +51,7 @@ class Throttle:
         self.last: float | None = None
 
     def due(self) -> bool:
+        """Whether a plain line may be printed now (and, if so, the time of this one is noted)."""
         now = time.monotonic()
         if self.last is None or now - self.last >= PLAIN_EVERY_S:
             self.last = now
@@ -64,14 +70,17 @@ class PlainCounter:
         self.n, self._shown = 0, -1
 
     def update(self, n: int = 1) -> None:
+        """Add `n` to the count and print a line when one is due."""
         self.n += n
         self.refresh()
 
     def refresh(self) -> None:
+        """Print a line when the count changed and one is due (always at the total when `final`)."""
         if self.n != self._shown and ((self.final and self.n >= self.total) or self.throttle.due()):
             self._print()
 
     def close(self) -> None:
+        """Print the last count unless it was shown (or `final` is False)."""
         if self.final and self.n != self._shown:
             self._print()
 

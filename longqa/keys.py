@@ -80,6 +80,7 @@ class Key(BaseModel):
         return [normal_prefix(p) for p in value]
 
     def matches(self, secret: str) -> bool:
+        """Whether a presented secret is this key (salted SHA-256, compared in constant time)."""
         digest = hashlib.sha256(bytes.fromhex(self.salt) + secret.encode()).hexdigest()
         return hmac.compare_digest(digest, self.sha256)
 
@@ -95,6 +96,8 @@ def normal_prefix(prefix: str) -> str:
 
 
 class KeyFile(BaseModel):
+    """The keys file's content: a version and the stored (hashed) keys."""
+
     version: Literal[1] = 1
     keys: list[Key] = Field(default_factory=list)
 
@@ -154,6 +157,7 @@ def add_key(
 
 
 def remove_key(path: Path, key_id: str) -> Key:
+    """Revoke the key with this id from the keys file and return it; KeysError when there is none."""
     keys = read_keys(path)
     kept = [k for k in keys.keys if k.id != key_id]
     if len(kept) == len(keys.keys):

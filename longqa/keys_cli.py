@@ -26,6 +26,7 @@ def _grants(text: str) -> list[str]:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    """`longqa keys add`: create a key, print it once on stdout and what it may do on stderr."""
     record, key = add_key(args.file or keys_file(), args.tenant, args.grant, args.collections, args.documents)
     print(key)
     print(
@@ -38,6 +39,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """`longqa keys list`: each key's id, tenant, grants, collections and documents (never a secret)."""
     path = args.file or keys_file()
     keys = read_keys(path).keys
     print(f"{len(keys)} key(s) in {path}")
@@ -49,12 +51,14 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
+    """`longqa keys remove`: revoke a key by its id."""
     removed = remove_key(args.file or keys_file(), args.id)
     print(f"removed key {removed.id} of tenant {removed.tenant!r}")
     return 0
 
 
 def add_keys_parser(subparsers: Any) -> None:
+    """Add `longqa keys add / list / remove` to longqa's subcommands."""
     p = subparsers.add_parser(
         "keys",
         help="manage the API keys of `longqa serve` and the LangGraph server (stored hashed)",

@@ -14,6 +14,9 @@ MAX_JSON_DEPTH = 400  # objects and arrays nested in a request body
 
 
 class ServerLimits(BaseModel):
+    """What one request may send and how long it may take: body size, question length, body deadline (read from the
+    environment when a server starts)."""
+
     max_body_bytes: int = Field(
         default_factory=lambda: _env_int("LONGQA_MAX_BODY_MB", 16, highest=1024)() * 2**20,
         description="largest request body (LONGQA_MAX_BODY_MB, default 16): refused as it is read, never held whole",

@@ -49,6 +49,8 @@ INDEX_KEYS = {"documents", "texts", "collection", "include", "exclude", "granula
 
 
 class BadRequest(ValueError):
+    """A request refused before it runs, with its HTTP status (400 unless named: 408, 413, 415 ...)."""
+
     def __init__(self, message: str, status: int = 400):
         super().__init__(message)
         self.status = status
@@ -240,6 +242,7 @@ def _endpoint(action: str, run: Callable, allowed: set[str], keys: KeyStore, lim
 
 
 async def health(request: Request) -> JSONResponse:
+    """`GET /health`: the replica is up."""
     return JSONResponse({"ok": True})
 
 

@@ -10,6 +10,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 
 def protocol_with_header_timeout(seconds: float) -> type[H11Protocol]:
+    """uvicorn's H11 protocol that closes a connection whose request headers have not all arrived within `seconds`."""
+
     class HeaderTimeoutProtocol(H11Protocol):
         _headers_due: asyncio.TimerHandle | None = None
 

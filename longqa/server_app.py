@@ -61,6 +61,9 @@ async def _refuse(send: Send, status: int, detail: str) -> None:
 
 
 class RunContextGuard:
+    """ASGI middleware before LangGraph's server: a run-creating POST is buffered (413 over the body limit, 400
+    nested too deep) and refused with 422 when its context is not usable; the rest passes through."""
+
     def __init__(self, app: ASGIApp):
         self.app = app
 

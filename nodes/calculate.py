@@ -35,12 +35,15 @@ CONSTANTS = {"100", "1000", *(str(i) for i in range(1, 13))}
 
 
 def expression_prompt(question: str, passages: list[Evidence]) -> str:
+    """The calculator's prompt: the passages as quoted data, each under its id, and the question."""
     blocks = "\n\n".join(f"[{e['id']}] {as_data(e['text'])}" for e in passages)
     return arithmetic.EXPRESSION.format(passages=blocks, question=question)
 
 
 @model_node
 def calculate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
+    """Ask the model for an arithmetic expression over the passages' numbers and evaluate it here; the result becomes
+    the draft answer only when every operand is written in the cited passages (else the generator answers)."""
     settings = settings_of(runtime)
     plan = plan_of(state)
     question = state["question"]

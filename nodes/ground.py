@@ -37,12 +37,15 @@ SUPPORT_MAX_TOKENS = 12
 
 
 def support_prompt(question: str, answer: str, passages: list[Evidence]) -> str:
+    """The grounding prompt: the cited passages as quoted data, the question and the answer to check."""
     blocks = "\n\n".join(f"[{e['id']}] {as_data(e['text'])}" for e in passages)
     return grounding.SUPPORT.format(passages=blocks, question=question, answer=answer)
 
 
 @model_node
 def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
+    """Check that the answer is supported by its cited passages: computed answers pass, an unmentioned subject fails,
+    else by its words, and the model decides when the words are unsure."""
     settings = settings_of(runtime)
     plan = plan_of(state)
     answer = state.get("answer")

@@ -15,6 +15,9 @@ from longqa.services.inputs import InputError, index_library
 
 
 class IndexInput(TypedDict, total=False):
+    """The index graph's input: documents (or texts) to index as one library, folder patterns, its name and chunk
+    sizes."""
+
     documents: list[str]  # files and folders (walked recursively)
     include: list[str]  # glob patterns a file found in a folder must match (any)
     exclude: list[str]  # glob patterns a file found in a folder must not match
@@ -24,6 +27,9 @@ class IndexInput(TypedDict, total=False):
 
 
 class IndexOutput(TypedDict, total=False):
+    """The index graph's output: the library, its documents, chunks per size, version, changes and skipped files, or
+    the input error."""
+
     doc_ids: list[str]
     collection: str | None
     chunks: dict[str, int]  # "<granularity>" -> chunks in the library at that size
@@ -51,6 +57,8 @@ def _granularities(value: object, settings: Settings) -> list[int]:
 
 
 def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutput:
+    """Index the input as one library at the asked chunk sizes (default: the primary one); bad input ends with
+    `error`, never an exception."""
     settings = settings_of(runtime)
     try:
         granularities = _granularities(state.get("granularities"), settings)

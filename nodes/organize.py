@@ -15,6 +15,8 @@ from longqa.llm.budget import overheads
 
 
 def organize(state: State, runtime: Runtime[Settings]) -> dict:
+    """Plan the run from the analysis and the strategy, sized to the question budget (an error when the question
+    alone is over it)."""
     settings = settings_of(runtime)
     analysis = Analysis.model_validate(state["analysis"]) if state.get("analysis") else None
     strategy = state.get("strategy") or settings.strategy

@@ -52,6 +52,8 @@ def history_of(state: State, turns: int = 3) -> list[str]:
 
 
 def prepare(state: State, runtime: Runtime[Settings]) -> dict:
+    """Start a turn: read the question (or the last human message), open and update the library, and set the turn's
+    deadline and search query (a follow-up is searched with the question before it); bad input ends the run."""
     settings = settings_of(runtime)
     # the turn's other fields start clean in the node wrapper (graph/node.py): only this turn's own here
     own = {"model": settings.model, "deadline_at": time.time() + settings.deadline_s}

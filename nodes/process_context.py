@@ -39,6 +39,8 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
 
 
 def process_context(state: State, runtime: Runtime[Settings]) -> dict:
+    """Turn the retrieved chunks into evidence passages per the plan (merged, extended, tables recovered, sentences
+    pruned) and, when the plan extracts, the source paragraphs for the extractor."""
     settings = settings_of(runtime)
     plan = plan_of(state)
     hits = state.get("hits") or []

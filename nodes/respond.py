@@ -16,6 +16,7 @@ from longqa.llm.scripted import LABEL as SCRIPTED_LABEL
 
 
 def usage_totals(records: list[dict], question_budget: int | None = None) -> Usage:
+    """The run's usage summed over the attempt records (cost: input + 4 x output tokens)."""
     inp = sum(r["input_tokens"] for r in records)
     out = sum(r["output_tokens"] for r in records)
     return Usage(
@@ -34,6 +35,8 @@ def _cite(e: dict) -> str:
 
 
 def respond(state: State, runtime: Runtime[Settings]) -> dict:
+    """The run's outcome: its status, the answer (unanswerable when its passages do not support it), citations, usage
+    totals and the chat message a person reads."""
     try:
         settings = settings_of(runtime)
         has_llm, scripted, model = settings.has_llm, settings.is_scripted, settings.model

@@ -17,6 +17,8 @@ from longqa.services.stores import searcher_for
 
 
 def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
+    """One search task (a Send): search at the task's chunk size, refined by the precision operators, filling its
+    token budget with bridge expansion or taking the top k."""
     settings = settings_of(runtime)
     searcher = searcher_for(settings, task["library"], task["doc_ids"])
     g, dense = task["granularity"], task["mode"] != "bm25"

@@ -13,6 +13,8 @@ from longqa.services.stores import searcher_for
 
 
 def retrieve_primary(state: State, runtime: Runtime[Settings]) -> dict:
+    """The primary retrieval the analyzer judges by (top primary_k at the primary size), and the question's names the
+    library never mentions when grounding is on."""
     settings = settings_of(runtime)
     searcher = searcher_for(settings, state["library"], state["doc_ids"])
     query = state.get("search_query") or state["question"]

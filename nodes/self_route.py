@@ -18,6 +18,8 @@ from longqa.retrieval.tokens import default_counter
 
 
 def self_route(state: State, runtime: Runtime[Settings]) -> dict:
+    """Decide whether an unanswerable or unsupported answer falls back to the long context: not when the documents
+    never name the subject, nor when the question budget leaves too little room."""
     plan = plan_of(state)
     fallback = needs_long_context(state, plan.fallback)
     rest = left(plan.question_budget, state.get("usage"))

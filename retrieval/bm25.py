@@ -34,4 +34,5 @@ def _stem(word: str) -> str:
 
 
 def bm25_tokens(text: str) -> list[str]:
+    """The BM25 terms of a text: its lower-cased words, stop words left out, each stemmed."""
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP_WORDS]

@@ -30,7 +30,9 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Protocol
 
 from .documents import Document
 from .files import atomic_write, file_lock
@@ -45,6 +47,49 @@ RENEW_S = 5.0
 WAIT_STEP_S = 0.2
 
 
+class Catalog(Protocol):
+    """What a library asks of where its manifest, pending marks and update lock live (`LocalCatalog`,
+    `SharedCatalog`)."""
+
+    shared: bool  # True: the records are on the Chroma server every replica shares
+
+    def dir(self, name: str) -> Path:
+        """This host's directory of a library (its caches)."""
+        ...
+
+    def stamp(self, name: str) -> object | None:
+        """What changes when a new version is published (None: no manifest)."""
+        ...
+
+    def read(self, name: str) -> str | None:
+        """The library's published manifest JSON (None: never published)."""
+        ...
+
+    def publish(self, name: str, manifest_json: str, version: int) -> object:
+        """Make this manifest the published version; returns its stamp."""
+        ...
+
+    def pending(self, name: str) -> set[str]:
+        """The doc ids whose vectors an unpublished update added."""
+        ...
+
+    def mark_pending(self, name: str, doc_ids: set[str]) -> None:
+        """Record the doc ids an update is adding, before it adds their vectors."""
+        ...
+
+    def clear_pending(self, name: str) -> None:
+        """Forget the pending marks."""
+        ...
+
+    def lock(self, name: str) -> AbstractContextManager[None]:
+        """Hold the library's update lock (across processes and, when shared, replicas) for the block."""
+        ...
+
+    def drop(self, name: str) -> None:
+        """The library's manifest and marks go (the caller holds the lock)."""
+        ...
+
+
 class LocalCatalog:
     """A library's manifest, pending marks and lock as files under `home/libraries/<name>/`."""
 
@@ -54,6 +99,7 @@ class LocalCatalog:
         self.home = home
 
     def dir(self, name: str) -> Path:
+        """This host's directory of a library (its caches; here also its manifest, marks and lock file)."""
         return self.home / "libraries" / name
 
     def stamp(self, name: str) -> tuple[int, int, int] | None:
@@ -65,28 +111,34 @@ class LocalCatalog:
         return (st.st_mtime_ns, st.st_size, st.st_ino)
 
     def read(self, name: str) -> str | None:
+        """The library's published manifest JSON (None: never published)."""
         try:
             return (self.dir(name) / "manifest.json").read_text("utf-8")
         except FileNotFoundError:
             return None
 
     def publish(self, name: str, manifest_json: str, version: int) -> object:
+        """Replace the manifest in one rename; returns its new stamp."""
         atomic_write(self.dir(name) / "manifest.json", manifest_json)
         return self.stamp(name)
 
     def pending(self, name: str) -> set[str]:
+        """The doc ids whose vectors an unpublished update added (empty when none or unreadable)."""
         with contextlib.suppress(ValueError, OSError):
             return set(json.loads((self.dir(name) / "pending.json").read_text("utf-8")))
         return set()
 
     def mark_pending(self, name: str, doc_ids: set[str]) -> None:
+        """Record the doc ids an update is adding, so a crashed update's vectors can be cleared later."""
         atomic_write(self.dir(name) / "pending.json", json.dumps(sorted(doc_ids)))
 
     def clear_pending(self, name: str) -> None:
+        """Forget the pending marks (the update published, or its leftovers were cleared)."""
         (self.dir(name) / "pending.json").unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
+        """Hold the library's update lock (an flock on `.lock`) for the block."""
         with file_lock(self.dir(name) / ".lock"):
             yield
 
@@ -112,6 +164,7 @@ class SharedCatalog(LocalCatalog):
 
     @property
     def records(self):
+        """The server's catalog collection, opened again when the store has made a new client."""
         client = self._client_of()
         with self._lock:
             if self._collection is None or self._collection[0] is not client:
@@ -123,14 +176,17 @@ class SharedCatalog(LocalCatalog):
 
     # -- manifests ------------------------------------------------------------------------------
     def stamp(self, name: str) -> str | None:
+        """The published manifest's stamp (new per publish; None: no manifest)."""
         got = self.records.get(ids=[f"manifest:{name}"], include=["metadatas"])
         return str(got["metadatas"][0]["stamp"]) if got["ids"] else None
 
     def read(self, name: str) -> str | None:
+        """The library's published manifest JSON from the server (None: never published)."""
         got = self.records.get(ids=[f"manifest:{name}"], include=["documents"])
         return got["documents"][0] if got["ids"] else None
 
     def publish(self, name: str, manifest_json: str, version: int) -> object:
+        """Write the manifest record with a new stamp, which it returns."""
         stamp = f"{version}-{uuid.uuid4().hex[:12]}"
         self._put(
             f"manifest:{name}", manifest_json, {"kind": "manifest", "library": name, "version": version, "stamp": stamp}
@@ -138,24 +194,31 @@ class SharedCatalog(LocalCatalog):
         return stamp
 
     def pending(self, name: str) -> set[str]:
+        """The doc ids an unpublished update added, from the `pending:` record (empty when none)."""
         got = self.records.get(ids=[f"pending:{name}"], include=["documents"])
         with contextlib.suppress(ValueError, TypeError):
             return set(json.loads(got["documents"][0])) if got["ids"] else set()
         return set()
 
     def mark_pending(self, name: str, doc_ids: set[str]) -> None:
+        """Record the doc ids an update is adding in the `pending:` record."""
         self._put(f"pending:{name}", json.dumps(sorted(doc_ids)), {"kind": "pending", "library": name})
 
     def clear_pending(self, name: str) -> None:
+        """Delete the `pending:` record."""
         self.records.delete(ids=[f"pending:{name}"])
 
     def drop(self, name: str) -> None:
+        """The manifest and pending records go, and this host's files as `LocalCatalog.drop` (the caller holds the
+        lock)."""
         self.records.delete(ids=[f"manifest:{name}", f"pending:{name}"])
         super().drop(name)
 
     # -- the update lease -----------------------------------------------------------------------
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[None]:
+        """Hold the library's update lease for the block: the host's file lock first, then the lease in the catalog,
+        renewed by a thread until the block ends."""
         with super().lock(name):  # processes of this host queue on the file first
             self._acquire(name)
             stop = threading.Event()
@@ -208,6 +271,7 @@ class SharedCatalog(LocalCatalog):
         return {i.split(":")[1] for i in got["ids"]}
 
     def put_document(self, document: Document) -> None:
+        """Store a loaded document as JSON records of at most PIECE_CHARS characters, piece 0 written last."""
         text = document.model_dump_json()
         pieces = [text[i : i + PIECE_CHARS] for i in range(0, len(text), PIECE_CHARS)] or [""]
         for i in reversed(range(len(pieces))):  # piece 0 last: its presence says the rest is there
@@ -215,6 +279,7 @@ class SharedCatalog(LocalCatalog):
             self._put(f"document:{document.doc_id}:{i}", pieces[i], meta)
 
     def get_document(self, doc_id: str) -> Document | None:
+        """A document another replica stored, its pieces joined (None: the catalog does not hold it)."""
         first = self.records.get(ids=[f"document:{doc_id}:0"], include=["documents", "metadatas"])
         if not first["ids"]:
             return None
@@ -227,21 +292,26 @@ class SharedCatalog(LocalCatalog):
         return Document.model_validate_json(text)
 
     def forget_documents(self, doc_ids: list[str]) -> None:
+        """Delete these documents' records (their chunking records stay)."""
         if doc_ids:
             self.records.delete(where={"$and": [{"kind": "document"}, {"doc_id": {"$in": doc_ids}}]})
 
     @staticmethod
     def chunks_id(doc_id: str, granularity: int, signature: dict) -> str:
+        """The record id of a document's chunking at one size under the store's chunking settings."""
         digest = hashlib.sha256(json.dumps(signature, sort_keys=True).encode()).hexdigest()[:16]
         return f"chunks:{doc_id}:g{granularity}:{digest}"
 
     def has_chunks(self, ids: list[str]) -> set[str]:
+        """Which of these chunking record ids the catalog holds."""
         return set(self.records.get(ids=ids, include=[])["ids"]) if ids else set()
 
     def put_chunks(self, record_id: str, payload: dict) -> None:
+        """Store one chunking record (its spans and manifest) under its id."""
         self._put(record_id, json.dumps(payload), {"kind": "chunks", "doc_id": payload["doc_id"]})
 
     def get_chunks(self, record_id: str) -> dict | None:
+        """A chunking record another replica stored (None: not there)."""
         got = self.records.get(ids=[record_id], include=["documents"])
         return json.loads(got["documents"][0]) if got["ids"] else None
 

@@ -26,6 +26,8 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]]*)\s+|\n+")
 
 @dataclass(frozen=True, slots=True)
 class Atom:
+    """The smallest span a chunk is cut from: a sentence of prose or a row of a table, in one paragraph."""
+
     start: int
     end: int
     paragraph_id: int

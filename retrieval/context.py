@@ -28,6 +28,7 @@ class Passage(BaseModel):
     tables_recovered: int = 0
 
     def citation(self) -> str:
+        """How the passage is cited: `source[start:end]`, character offsets into its document."""
         return f"{self.source}[{self.start}:{self.end}]"
 
 

@@ -29,10 +29,12 @@ class Document(BaseModel):
     )
 
     def paragraph_text(self, paragraph: Paragraph) -> str:
+        """The text of one of the document's paragraphs."""
         return self.text[paragraph.start : paragraph.end]
 
     @property
     def n_words(self) -> int:
+        """Words in the document, split on white space."""
         return len(self.text.split())
 
 
@@ -49,6 +51,7 @@ class Chunk(BaseModel):
 
     @property
     def chunk_id(self) -> str:
+        """A short id of the chunk: the start of its document's id and its index there."""
         return f"{self.doc_id[:16]}:{self.index}"
 
 
@@ -65,4 +68,5 @@ class ScoredChunk(BaseModel):
 
 
 def content_hash(text: str) -> str:
+    """The SHA-256 hex digest of a text's UTF-8 bytes (a document's id)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

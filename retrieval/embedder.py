@@ -85,6 +85,7 @@ class Embedder:
 
     @property
     def dimension(self) -> int:
+        """The length of the model's embedding vectors."""
         # renamed in sentence-transformers 5 (the old name warns); both report the same number
         dimension = (
             getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension

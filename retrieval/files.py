@@ -10,6 +10,7 @@ from pathlib import Path
 
 
 def atomic_write(target: Path, text: str) -> None:
+    """Write a text file through a temporary file and one rename: a reader sees the old text or the new, never part."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:

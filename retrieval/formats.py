@@ -202,6 +202,7 @@ class ElementCounter:
         self.row = self.column = self.max_row = self.max_column = 0
 
     def part(self, name: str) -> Callable[[bytes], None]:
+        """A feed for one XML part's inflated bytes: it counts as it parses (and stops parsing a part expat refuses)."""
         from xml.parsers import expat
 
         self.row = self.column = self.max_row = self.max_column = 0  # a sheet's extent is its own

@@ -65,7 +65,7 @@ class Library:
         if not valid_name(name):
             raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
         self.store, self.name = store, name
-        self.catalog = store.catalog
+        self.catalog = store.catalog  # a Catalog (retrieval/catalog.py)
         self.dir = self.catalog.dir(name)  # this host's caches (and, without a server, the manifest)
         self._lock = threading.Lock()  # the caches below
         self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)

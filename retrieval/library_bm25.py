@@ -38,6 +38,7 @@ class LibraryBM25:
 
     @classmethod
     def build(cls, doc_ids: list[str], tokens: list[list[list[str]]]) -> LibraryBM25:
+        """Index every chunk of these documents (`tokens`: per document, each chunk's BM25 terms) with Lucene's BM25."""
         bm25s = _bm25s()
         offsets, corpus = [], []
         for chunks in tokens:
@@ -51,6 +52,7 @@ class LibraryBM25:
         return cls(bm25 if corpus else None, doc_ids, offsets)
 
     def save(self, target: Path) -> None:
+        """Write the index and its row map into a new directory."""
         target.mkdir(parents=True)
         if self.bm25 is not None:
             self.bm25.save(str(target), show_progress=False)
@@ -58,12 +60,14 @@ class LibraryBM25:
 
     @classmethod
     def load(cls, source: Path) -> LibraryBM25:
+        """Read an index written by `save`."""
         bm25s = _bm25s()
         rows = json.loads((source / "rows.json").read_text("utf-8"))
         bm25 = bm25s.BM25.load(str(source)) if (source / "params.index.json").exists() else None
         return cls(bm25, rows["doc_ids"], rows["offsets"])
 
     def key(self, row: int) -> Key:
+        """The (doc id, chunk index) of a row of the matrix."""
         i = bisect_right(self.offsets, row) - 1
         return self.doc_ids[i], row - self.offsets[i]
 

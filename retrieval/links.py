@@ -46,6 +46,7 @@ _NAME_BREAK = re.compile(r"[,;:()\[\]\"“”!?\n]|\.\s")  # a name does not run
 
 
 def words(text: str) -> tuple[str, ...]:
+    """The word characters' runs of a text, as a tuple (a name's form for matching)."""
     return tuple(_WORD.findall(text))
 
 
@@ -102,6 +103,8 @@ class DocumentLinks:
 
     @classmethod
     def build(cls, document: Document, chunks: Sequence[Chunk]) -> DocumentLinks:
+        """Find the names each passage is titled by (its headings, or a title block before it) and each chunk's words
+        without its heading lines."""
         named: dict[int, list[tuple[str, ...]]] = {}  # paragraph id -> its names
         body: dict[int, str] = {}  # paragraph id -> its text without heading lines
         pending: list[str] = []  # heading paragraphs waiting for the paragraph they title

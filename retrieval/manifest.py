@@ -55,6 +55,9 @@ class Part(BaseModel):
 
 
 class Manifest(BaseModel):
+    """A library's published version: its members, its index at each chunk size, and the doc ids whose vectors go
+    after publishing."""
+
     format: int = LIBRARY_FORMAT
     name: str
     version: int = 0
@@ -121,6 +124,8 @@ class Update:
 
 
 def valid_name(name: str) -> bool:
+    """Whether a library name is usable as a directory and record name: 1-128 letters, digits, `-_.`, not starting
+    with a dot."""
     return bool(name) and len(name) <= 128 and all(ch.isalnum() or ch in "-_." for ch in name) and name[0] != "."
 
 

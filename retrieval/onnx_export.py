@@ -44,6 +44,7 @@ class OnnxUnavailable(RuntimeError):
 
 
 def onnx_cache_dir() -> Path:
+    """Where the exported ONNX embedder is kept: $LONGQA_ONNX_DIR, else the user's cache directory's longqa/onnx."""
     if os.environ.get("LONGQA_ONNX_DIR"):
         return Path(os.environ["LONGQA_ONNX_DIR"]).expanduser()
     cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -41,6 +41,8 @@ def is_boilerplate(text: str) -> bool:
 
 
 def without_boilerplate(ranked: Sequence[ScoredChunk]) -> list[ScoredChunk]:
+    """The ranked chunks less tables of contents, indexes and page-number runs; all of them when nothing else is
+    left."""
     kept = [r for r in ranked if not is_boilerplate(r.chunk.text)]
     return kept or list(ranked)
 

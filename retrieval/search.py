@@ -98,6 +98,7 @@ class Searcher:
         return manifest.n_words(self._allowed(manifest)[0])
 
     def document(self, doc_id: str) -> Document:
+        """A member document by id, with the source name the library gives it (kept once loaded)."""
         with self._lock:
             document = self._documents.get(doc_id)
         if document is None:
@@ -139,6 +140,8 @@ class Searcher:
         depth: int = 20,
         mode: SearchMode = "hybrid",
     ) -> list[ScoredChunk]:
+        """The k best chunks for a query at one chunk size: dense and BM25 top-`depth` lists fused with `weights` (or
+        one retriever by `mode`); indexes first when needed. A blank query or k, depth below 1 is a ValueError."""
         if not query.strip():
             raise ValueError("empty query")
         if k < 1 or depth < 1:

@@ -86,12 +86,15 @@ class IndexStore:
     # -- resources -------------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder:
+        """The sentence embedder, loaded on first use."""
         if self._embedder is None:
             self._embedder = get_embedder(batch_size=self.settings.embed_batch_size)
         return self._embedder
 
     @property
     def client(self):
+        """The Chroma client (embedded or the server's), made on first use and again after `see_writes_since` dropped
+        it."""
         with self._lock:
             if self._client is None:
                 self._client_born_ns = time.time_ns()
@@ -122,6 +125,7 @@ class IndexStore:
         return self.embedder.name, self.embedder.max_tokens
 
     def doc_dir(self, doc_id: str) -> Path:
+        """This host's directory of one indexed document."""
         return self.settings.home / "index" / doc_id
 
     # -- documents -------------------------------------------------------------------------
@@ -185,6 +189,8 @@ class IndexStore:
         self.share([document.doc_id])
 
     def document(self, doc_id: str) -> Document:
+        """An indexed document by id: from this host's disk, else copied from the shared catalog; KeyError when
+        neither holds it."""
         target = self.doc_dir(doc_id) / "document.json"
         if not target.exists():
             shared = self.catalog.get_document(doc_id) if self.catalog.shared else None

@@ -17,11 +17,15 @@ from typing import Protocol
 
 
 class TokenCounter(Protocol):
+    """What counts tokens for budgets and chunking: a name, and counts and spans of texts."""
+
     name: str
 
-    def count(self, text: str) -> int: ...
+    def count(self, text: str) -> int:
+        """Tokens in one text."""
 
-    def count_many(self, texts: list[str]) -> list[int]: ...
+    def count_many(self, texts: list[str]) -> list[int]:
+        """Tokens in each of several texts."""
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Character (start, end) of each token in `text`."""
@@ -44,9 +48,11 @@ class WordPieceCounter:
         self._unk = self._tok.token_to_id("[UNK]")
 
     def count(self, text: str) -> int:
+        """Tokens in one text (an unknown word counted by its length)."""
         return self._size(self._tok.encode(text, add_special_tokens=False))
 
     def count_many(self, texts: list[str]) -> list[int]:
+        """Tokens in each text, encoded as one batch."""
         if not texts:
             return []
         return [self._size(e) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
@@ -64,6 +70,7 @@ class WordPieceCounter:
         return len(ids) + extra
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of each token in `text`."""
         return [tuple(o) for o in self._tok.encode(text, add_special_tokens=False).offsets]
 
 
@@ -75,6 +82,8 @@ _tiktoken_lock = threading.Lock()
 
 
 class TiktokenCounter:
+    """OpenAI's tiktoken encodings (LONGQA_TOKENIZER), read from tiktoken's local cache only, never downloaded."""
+
     def __init__(self, encoding_name: str = "cl100k_base"):
         import tiktoken
         import tiktoken.load
@@ -96,12 +105,15 @@ class TiktokenCounter:
         self.name = f"tiktoken-{encoding_name}"
 
     def count(self, text: str) -> int:
+        """Tokens in one text (special tokens counted as text)."""
         return len(self._enc.encode(text, disallowed_special=()))
 
     def count_many(self, texts: list[str]) -> list[int]:
+        """Tokens in each of several texts."""
         return [len(t) for t in self._enc.encode_batch(texts, disallowed_special=())]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of each token in `text`."""
         tokens = self._enc.encode(text, disallowed_special=())
         _, starts = self._enc.decode_with_offsets(tokens)
         ends = starts[1:] + [len(text)]
@@ -143,6 +155,7 @@ def embedder_model_path() -> Path:
 
 @functools.cache
 def wordpiece_counter() -> WordPieceCounter:
+    """A counter with the bundled embedder's word-piece tokenizer."""
     return WordPieceCounter(embedder_model_path() / "tokenizer.json")
 
 
