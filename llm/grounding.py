@@ -15,13 +15,14 @@ attribution models that do need a download).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from longqa.contracts.state import Evidence
 from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.links import names_in
 
+P = TypeVar("P", bound=Mapping[str, Any])  # a passage: at least its "id" and "text"
 Verdict = Literal["supported", "unsupported", "unsure"]
 
 SUPPORTED_SHARE = 0.6  # of the answer's content words found in its passages: supported
@@ -97,9 +98,7 @@ def holds(answer: str, passage: str, question: str = "") -> bool:
     return lexical_support(answer, [passage], question).verdict == "supported"
 
 
-def attributed(
-    answer: str, cited: list[Evidence], shown: list[Evidence], question: str = ""
-) -> tuple[list[Evidence], list[str]]:
+def attributed(answer: str, cited: list[P], shown: list[P], question: str = "") -> tuple[list[P], list[str]]:
     """The citations corrected: where no passage the model named holds the answer's words but other passages it
     was shown do, those lead the citations, then the model's own (a small model often names the wrong id).
     Returns (citations, ids added)."""
