@@ -19,12 +19,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from longqa.llm.budget import GLOBAL_INFO_TOKENS, NOTE_TOKENS, SAFETY, Overheads, counted_by, spent, usable
+from longqa.llm.budget import GLOBAL_INFO_TOKENS, NOTE_TOKENS, SAFETY, Overheads, counted_by, overheads, spent, usable
 
 from .plan import Plan
 from .settings import Settings
+from .state import State
 
-__all__ = ["OverBudget", "counted_by", "evidence_tokens", "sized_plan"]
+__all__ = ["OverBudget", "counted_by", "evidence_tokens", "sized_for", "sized_plan"]
 
 
 class OverBudget(ValueError):
@@ -90,3 +91,10 @@ def sized_plan(plan: Plan, o: Overheads, settings: Settings, usage: Sequence[dic
     else:
         reasons.append(f"question budget {plan.question_budget} tokens: the route fits")
     return plan.model_copy(update={"overheads": o, "reasons": reasons})
+
+
+def sized_for(plan: Plan, state: State, settings: Settings) -> Plan:
+    """`sized_plan` for this question: its prompts' overheads (the question and the conversation so
+    far) and what the run has spent already (the LLM analyzer's call)."""
+    o = overheads(state["question"], state.get("history") or ())
+    return sized_plan(plan, o, settings, state.get("usage"))

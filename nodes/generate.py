@@ -10,6 +10,7 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.failure import fail
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
@@ -146,11 +147,4 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
 
 def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str]) -> dict:
     """No answer: the run ends with the reason, and the calls it made stay on the ledger."""
-    return {
-        "answer": None,
-        "status": "error",
-        "error": error,
-        "citations": kept,
-        "shown": shown,
-        "trace": [*trace, error],
-    }
+    return fail("generate", error, answer=None, citations=kept, shown=shown, trace=[*trace, error])

@@ -43,7 +43,7 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     answer = state.get("answer")
-    if not plan.ground or not answer or is_unanswerable(answer) or state.get("status") == "error":
+    if not plan.ground or not answer or is_unanswerable(answer):
         return {"grounding": None}
     cited: list[Evidence] = state.get("citations") or []
     calculation = state.get("calculation")

@@ -10,6 +10,7 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
@@ -142,9 +143,10 @@ def _prompt(spans: list[Evidence], question: str) -> str:
 
 def _failed(error: str, spans: list[Evidence], how: str, trace: list[str]) -> dict:
     selection = f"{how}; {error}"
-    return {
-        "error": error,
-        "shown": shown_by("long_context", spans),
-        "long_context_selection": selection,
-        "trace": [*trace, f"long_context: {selection}"],
-    }
+    return fail(
+        "long_context",
+        error,
+        shown=shown_by("long_context", spans),
+        long_context_selection=selection,
+        trace=[*trace, f"long_context: {selection}"],
+    )
