@@ -3,8 +3,8 @@ only its own update:
 - the node's name goes on the run's `route`;
 - a node that raises ends the run with a clear `status: error` naming the node and the failure,
   the usage of every model call it made kept on the ledger (a model node's driver hands them over
-  on the exception, llm/model_node.py), and `failed` set, which every router reads to go to
-  `respond`;
+  on the exception, llm/model_node.py), and `failed` set (contracts/failure.py `fail`, the same
+  update a node returns to end the run), which every router asks (`ended`) to go to `respond`;
 - a model node's calls get the run's deadline from the driver itself, and its prompts are sized by
   the model server's own count where it can give one;
 - the turn's first node (`starts_turn`) also resets every working field of the state, derived from

@@ -1,13 +1,17 @@
-"""What a question's model calls cost in input tokens, before they are made: the tokens each prompt
-holds besides its evidence (`Overheads`), what the ledger has spent (`spent`), how the model's own
-counts compare with ours (`calibration`), and a prompt cut to a number of tokens (`fit`).
+"""The question budget's arithmetic, in one place: what a question's model calls cost in input tokens
+before they are made (the tokens each prompt holds besides its evidence, `Overheads`), what the
+ledger has spent (`spent`), how the model's own counts compare with ours (`calibration`), a prompt
+cut to a number of tokens (`fit`), and what each call may spend: `Budget`, read from the run's state
+(what is left, the generator's share that calls before it keep back), which fits a node's `Prompt`
+to it for the model-node driver (llm/model_node.py), so no node does this arithmetic. How the plan
+shares the budget among a route's calls (`sized_plan`) is `longqa.contracts.budget`, which uses it.
 
 Where the model's server can count (llama.cpp: its chat template applied, then its own tokenizer), a
 prompt's size is the server's count, so a call is sized by exactly what it will be charged, whatever
 the model's tokenizer; the node driver turns that on for a node's work (`counted_by`). Elsewhere
 counts are the offline counter's (retrieval/tokens.py) plus MESSAGE_TOKENS per chat message for the
 template around it, and a server that counts more than we do is caught by `calibration` after its
-first reply. The plan that divides a question's budget among its calls is `longqa.contracts.budget`.
+first reply.
 """
 
 from __future__ import annotations
