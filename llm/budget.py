@@ -187,15 +187,6 @@ def left(question_budget: int | None, usage: Sequence[dict[str, Any]] | None) ->
     return None if not question_budget else question_budget - spent(usage)
 
 
-def allowance(
-    question_budget: int | None, usage: Sequence[dict[str, Any]] | None, reserved: int = 0
-) -> tuple[int | None, float]:
-    """(the most a node's call may cost, attempts together, keeping `reserved` for later calls;
-    the model's tokens per token we count). (None, ...) without a budget."""
-    rest = left(question_budget, usage)
-    return (None if rest is None else max(rest - reserved, 0)), calibration(usage)
-
-
 def notes_room(text: str) -> int:
     """What a later prompt will read again of `text` (the hops' notes so far), and this call's note."""
     return default_counter().count(text) + NOTE_TOKENS
