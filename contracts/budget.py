@@ -8,9 +8,10 @@ prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model an
   hop's chunks twice (at the hop, then in the generator). A perspective the budget cannot afford
   beside enough evidence is turned off, with the reason; a budget that cannot hold the generator's
   prompt and one chunk is an `OverBudget` error naming both numbers.
-- `allowance` / `generator_share`: what a node may spend now, keeping the generator's smallest share.
-- `counted_by`: within it, prompts are sized by the model server's own count where it can give one
-  (llama.cpp), so the budget holds whatever the model's tokenizer (the node wrapper applies it).
+
+What each call may spend when it is made (what is left, the generator's share, fitting a prompt to
+it) is `longqa.llm.budget`'s `Budget`, applied by the model-node driver (llm/model_node.py): nodes
+do no budget arithmetic. `counted_by` is re-exported for the node wrapper (graph/ sits above llm/).
 """
 
 from __future__ import annotations
@@ -18,52 +19,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from longqa.llm.budget import Overheads, calibration, counted_by, spent
+from longqa.llm.budget import GLOBAL_INFO_TOKENS, NOTE_TOKENS, SAFETY, Overheads, counted_by, overheads, spent, usable
 
 from .plan import Plan
 from .settings import Settings
+from .state import State
 
-SAFETY = 0.05  # of the budget kept back: the first call's prompt is sized by our count, not the model's
-# what the plan expects a call's output to add to later prompts (a hop's notes, I_g); longer outputs
-# are paid for by the later prompts, which are cut to what is left: the budget holds either way
-NOTE_TOKENS = 64
-ANALYZE_SHARE = 0.35  # the most of the budget the LLM analyzer (question + primary chunks) may read
-GLOBAL_INFO_TOKENS = 128
-
-
-__all__ = [
-    "OverBudget",
-    "allowance",
-    "counted_by",
-    "evidence_tokens",
-    "generator_share",
-    "left",
-    "sized_plan",
-    "usable",
-]
+__all__ = ["OverBudget", "counted_by", "evidence_tokens", "sized_for", "sized_plan"]
 
 
 class OverBudget(ValueError):
     """A question budget too small for the route's smallest prompt: the message says how small."""
-
-
-def usable(question_budget: int, usage: Sequence[dict[str, Any]] | None) -> int:
-    """Tokens the rest of the run may plan on: the budget less the safety share and what was spent."""
-    return int(question_budget * (1 - SAFETY)) - spent(usage)
-
-
-def left(question_budget: int | None, usage: Sequence[dict[str, Any]] | None) -> int | None:
-    """Input tokens still unspent (None: no budget)."""
-    return None if not question_budget else question_budget - spent(usage)
-
-
-def allowance(
-    question_budget: int | None, usage: Sequence[dict[str, Any]] | None, reserved: int = 0
-) -> tuple[int | None, float]:
-    """(the most a node's call may cost, attempts together, keeping `reserved` for later calls;
-    the model's tokens per token we count). (None, ...) without a budget."""
-    rest = left(question_budget, usage)
-    return (None if rest is None else max(rest - reserved, 0)), calibration(usage)
 
 
 def evidence_tokens(plan: Plan, o: Overheads, settings: Settings, room: int) -> int:
@@ -127,9 +93,8 @@ def sized_plan(plan: Plan, o: Overheads, settings: Settings, usage: Sequence[dic
     return plan.model_copy(update={"overheads": o, "reasons": reasons})
 
 
-def generator_share(plan: Plan) -> int:
-    """What a node before the generator leaves for it: the generator's fixed prompt and one chunk,
-    so a node spending what is left never starves the answer."""
-    if plan.overheads is None or not plan.question_budget:
-        return 0
-    return plan.overheads.generate + plan.granularity
+def sized_for(plan: Plan, state: State, settings: Settings) -> Plan:
+    """`sized_plan` for this question: its prompts' overheads (the question and the conversation so
+    far) and what the run has spent already (the LLM analyzer's call)."""
+    o = overheads(state["question"], state.get("history") or ())
+    return sized_plan(plan, o, settings, state.get("usage"))

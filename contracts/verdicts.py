@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .failure import ended
 from .state import Evidence, State, Verdict
 
 _SOURCE = r"(?:passages?|documents?|texts?|context|articles?|information|sources?|evidence|excerpts?|data)"
@@ -65,8 +66,5 @@ def declined(state: State) -> bool:
 def needs_long_context(state: State, fallback_allowed: bool) -> bool:
     """Self-Route: a declined (or unsupported) RAG answer goes to the long context once, if the plan allows."""
     return (
-        fallback_allowed
-        and not state.get("error")
-        and declined(state)
-        and "long_context" not in (state.get("route") or [])
+        fallback_allowed and not ended(state) and declined(state) and "long_context" not in (state.get("route") or [])
     )

@@ -18,7 +18,8 @@ generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond �
                                                                   └─ respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
-raises ends the run — each router sends a `failed` run to `respond`. The turn's entry node starts
+raises ends the run as one that returns `fail(...)` does (contracts/failure.py) — each router asks
+`ended(state)` first and sends a failed run to `respond` on its "failed" edge. The turn's entry node starts
 the turn clean: every working field is reset, derived from the state's schema (contracts/state.py).
 """
 
@@ -77,15 +78,15 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
 
 # Each router returns a branch label; these maps name the node each label goes to, and are what
 # Studio draws on the conditional edges. (A list of Sends goes to `retrieve` whatever its label.)
-AFTER_PREPARE = {"adaptive": "retrieve_primary", "preset": "organize", "input error": "respond"}
+AFTER_PREPARE = {"adaptive": "retrieve_primary", "preset": "organize", "failed": "respond"}
 AFTER_ORGANIZE = {
     "direct | stepwise": "retrieve",
     "split": "split_question",
     "long context": "long_context",
-    "error": "respond",
+    "failed": "respond",
 }
 AFTER_SPLIT = {"per sub-question": "retrieve", "failed": "respond"}
-AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "error": "respond"}
+AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "failed": "respond"}
 AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context", "failed": "respond"}
 AFTER_CONTEXT = {
     "calculate": "calculate",
@@ -93,6 +94,7 @@ AFTER_CONTEXT = {
     "extract I_g": "extract",
     "answer": "generate",
     "evidence only": "respond",
+    "failed": "respond",
 }
 AFTER_CALCULATE = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
@@ -114,20 +116,20 @@ def then(target: str):
     return route
 
 
-def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "input error"]:
+def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "failed"]:
     """Adaptive strategies retrieve a first small set and analyze it before planning; presets plan at
     once; bad input (or a failed prepare) goes straight to respond."""
-    if state.get("error"):
-        return "input error"
+    if ended(state):
+        return FAILED
     strategy = state.get("strategy") or settings_of(runtime).strategy
     return "adaptive" if is_adaptive(strategy) else "preset"
 
 
-def after_organize(state: State) -> list[Send] | Literal["split", "long context", "error"]:
+def after_organize(state: State) -> list[Send] | Literal["split", "long context", "failed"]:
     """The plan's workflow: direct and step-wise start retrieving now (one Send; a step-wise hop gets
     its share of the evidence budget), split asks the splitter first, lc reads the document itself."""
-    if state.get("error"):
-        return "error"
+    if ended(state):
+        return FAILED
     plan = plan_of(state)
     if plan.workflow == "split":
         return "split"
@@ -147,10 +149,10 @@ def after_split(state: State) -> list[Send] | Literal["failed"]:
     return [_task(state, q, plan, share=len(queries)) for q in queries]
 
 
-def after_retrieve(state: State) -> Literal["stepwise", "direct | split", "error"]:
+def after_retrieve(state: State) -> Literal["stepwise", "direct | split", "failed"]:
     """Step-wise runs reason over each hop's hits; the others go to the context processor."""
-    if state.get("error"):
-        return "error"
+    if ended(state):
+        return FAILED
     return "stepwise" if plan_of(state).workflow == "stepwise" else "direct | split"
 
 
@@ -168,10 +170,13 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "f
 
 def after_context(
     state: State, runtime
-) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "evidence only"]:
+) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "evidence only", "failed"]:
     """An arithmetic plan asks for the calculation first; the perspectives run one after the other:
-    the filter first, so the extractor reads only what survived it."""
-    if state.get("error") or not settings_of(runtime).has_llm:
+    the filter first, so the extractor reads only what survived it. Without a model, the evidence is
+    the answer; a failed run goes to respond on its own edge."""
+    if ended(state):
+        return FAILED
+    if not settings_of(runtime).has_llm:
         return "evidence only"
     if plan_of(state).calculate and not state.get("draft"):
         return "calculate"

@@ -3,13 +3,14 @@ only its own update:
 - the node's name goes on the run's `route`;
 - a node that raises ends the run with a clear `status: error` naming the node and the failure,
   the usage of every model call it made kept on the ledger (a model node's driver hands them over
-  on the exception, llm/model_node.py), and `failed` set, which every router reads to go to
-  `respond`;
+  on the exception, llm/model_node.py), and `failed` set (contracts/failure.py `fail`, the same
+  update a node returns to end the run), which every router asks (`ended`) to go to `respond`;
 - a model node's calls get the run's deadline from the driver itself, and its prompts are sized by
   the model server's own count where it can give one;
 - the turn's first node (`starts_turn`) also resets every working field of the state, derived from
   its schema (contracts/state.py `turn_start`): a thread's turn starts clean, and a new field is
-  reset without being listed.
+  reset without being listed; and it starts the run's clock (`deadline_at`, `deadline_s` from now),
+  which the model-node driver gives every call.
 An invalid run setting (the caller's or the environment's mistake) is one line, without a traceback;
 any other failure is logged in full."""
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +27,10 @@ from langgraph.runtime import Runtime, get_runtime
 from langgraph.types import Overwrite
 
 from longqa.contracts.budget import counted_by
+from longqa.contracts.failure import ended, fail
 from longqa.contracts.settings import Settings, SettingsError, settings_of
+
+__all__ = ["as_node", "ended", "failure"]
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +45,8 @@ def failure(name: str, e: Exception) -> dict:
     else:
         log.exception("%s failed", name, exc_info=e)
         message = f"{name}: {type(e).__name__}: {str(e)[:300]}"
-    update: dict[str, Any] = {"error": message, "status": "error", "failed": name, "trace": [message]}
     spent = getattr(e, "spent", None)
-    if spent:
-        update["usage"] = spent
-    return update
+    return fail(name, message, usage=spent) if spent else fail(name, message)
 
 
 def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) -> Node:
@@ -83,13 +85,9 @@ def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) ->
     @functools.wraps(node)
     def plain(state: Any, runtime: Runtime[Settings]) -> dict:
         try:
-            return done(node(state, runtime))
+            clock = {} if starts_turn is None else {"deadline_at": time.time() + settings_of(runtime).deadline_s}
+            return done({**clock, **node(state, runtime)})
         except Exception as e:
             return done(failure(name, e))
 
     return plain
-
-
-def ended(state: Any) -> bool:
-    """A node raised: the run goes straight to `respond`."""
-    return bool(state.get("failed"))

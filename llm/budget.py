@@ -1,21 +1,26 @@
-"""What a question's model calls cost in input tokens, before they are made: the tokens each prompt
-holds besides its evidence (`Overheads`), what the ledger has spent (`spent`), how the model's own
-counts compare with ours (`calibration`), and a prompt cut to a number of tokens (`fit`).
+"""The question budget's arithmetic, in one place: what a question's model calls cost in input tokens
+before they are made (the tokens each prompt holds besides its evidence, `Overheads`), what the
+ledger has spent (`spent`), how the model's own counts compare with ours (`calibration`), a prompt
+cut to a number of tokens (`fit`), and what each call may spend: `Budget`, read from the run's state
+(what is left, the generator's share that calls before it keep back), which fits a node's `Prompt`
+to it for the model-node driver (llm/model_node.py), so no node does this arithmetic. How the plan
+shares the budget among a route's calls (`sized_plan`) is `longqa.contracts.budget`, which uses it.
 
 Where the model's server can count (llama.cpp: its chat template applied, then its own tokenizer), a
 prompt's size is the server's count, so a call is sized by exactly what it will be charged, whatever
 the model's tokenizer; the node driver turns that on for a node's work (`counted_by`). Elsewhere
 counts are the offline counter's (retrieval/tokens.py) plus MESSAGE_TOKENS per chat message for the
 template around it, and a server that counts more than we do is caught by `calibration` after its
-first reply. The plan that divides a question's budget among its calls is `longqa.contracts.budget`.
+first reply.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import BaseModel
@@ -160,3 +165,198 @@ def fit(
         kept.remove(min(kept, key=score))
         size = round(prompt_tokens(render(kept)) * scale)
     return kept, size
+
+
+# -- what a call may spend: the one place of the question budget's arithmetic ---------------------
+
+SAFETY = 0.05  # of the budget kept back: the first call's prompt is sized by our count, not the model's
+# what the plan expects a call's output to add to later prompts (a hop's notes, I_g); longer outputs
+# are paid for by the later prompts, which are cut to what is left: the budget holds either way
+NOTE_TOKENS = 64
+ANALYZE_SHARE = 0.35  # the most of the budget the LLM analyzer (question + primary chunks) may read
+GLOBAL_INFO_TOKENS = 128
+
+
+def usable(question_budget: int, usage: Sequence[dict[str, Any]] | None) -> int:
+    """Tokens the rest of the run may plan on: the budget less the safety share and what was spent."""
+    return int(question_budget * (1 - SAFETY)) - spent(usage)
+
+
+def left(question_budget: int | None, usage: Sequence[dict[str, Any]] | None) -> int | None:
+    """Input tokens still unspent (None: no budget)."""
+    return None if not question_budget else question_budget - spent(usage)
+
+
+def notes_room(text: str) -> int:
+    """What a later prompt will read again of `text` (the hops' notes so far), and this call's note."""
+    return default_counter().count(text) + NOTE_TOKENS
+
+
+def retry_affordable(records: Sequence[dict[str, Any]], cap: int | None) -> bool:
+    """A retry costs its prompt again: whether the attempts so far and one more fit `cap`."""
+    if cap is None or not records:
+        return True
+    return spent(records) + int(records[-1].get("input_tokens") or 0) <= cap
+
+
+def _score(item: Any) -> float:
+    return item["score"]
+
+
+@dataclass(frozen=True)
+class Prompt(Generic[T]):
+    """What a model node would send: its `items` (passages, hits) and how to `render` a prompt of
+    some of them, for the driver (llm/model_node.py) to fit to what is left of the question budget.
+    - `score`: which items go first when some must (the lowest-scored are dropped);
+    - `answers`: this call gives (or checks) the answer: nothing is kept back for the generator;
+    - `keep`: tokens kept for later calls besides the generator's share (`notes_room`);
+    - `share`: at most this share of the whole budget (the analyzer, before the plan shares it);
+    - `bare`: the prompt may be sent without any item (the generator holding notes);
+    - `cut`: when no item fits whole, the best one's start (its "text" cut) is sent instead."""
+
+    items: Sequence[T]
+    render: Callable[[list[T]], Sequence[BaseMessage] | str]
+    score: Callable[[T], float] = _score
+    answers: bool = False
+    keep: int = 0
+    share: float | None = None
+    bare: bool = False
+    cut: bool = False
+    sized: bool = True  # False: fixed messages, sent as they are (`fixed`)
+
+    @classmethod
+    def fixed(cls, messages: Sequence[BaseMessage], answers: bool = False) -> Prompt:
+        """A prompt with nothing to drop: sent as it is, with what is left as its allowance."""
+        return cls((), lambda _: messages, answers=answers, bare=True, sized=False)
+
+    def messages(self, items: list[T]) -> list[BaseMessage]:
+        """The chat messages of a prompt holding `items`."""
+        rendered = self.render(items)
+        return [HumanMessage(rendered)] if isinstance(rendered, str) else list(rendered)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A prompt fitted to the budget: its messages, the items kept (`dropped` left out, the best one
+    `cut` to so many tokens), the call's `allowance`; or `refused`: why not even that fits."""
+
+    messages: list[BaseMessage]
+    kept: list
+    allowance: int | None = None
+    dropped: int = 0
+    cut: int | None = None
+    refused: str | None = None
+
+
+def _field(record: Any, name: str) -> Any:
+    return record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What is left of one question's input-token budget, as the run's state records it: the plan's
+    `question_budget` (before the organizer plans, the run setting's), the ledger, and the
+    generator's share (its fixed prompt and one chunk) that calls before it leave. A `Send` task that
+    carries its own `allowance` is budgeted by that alone. The plan is read as data: llm/ sits below
+    contracts/ (ARCHITECTURE.md's layers)."""
+
+    total: int | None
+    usage: tuple[dict, ...] = ()
+    answer_share: int = 0
+    long_context: int = 0  # the long-context prompt's fixed part (0: no plan sized it)
+    granularity: int = 0
+
+    @classmethod
+    def of(cls, state: Any, spec: Any = None, ledger: Sequence[dict] = ()) -> Budget:
+        """The budget a node's call works within: the state's, less `ledger` (this node's calls)."""
+        state = state if isinstance(state, Mapping) else {}
+        if "allowance" in state:  # a Send task, pre-paid by its router (nodes/filter.py `judgements`)
+            return cls(state["allowance"], tuple(ledger))
+        plan = state.get("plan") or {}
+        total = _field(plan, "question_budget") if plan else getattr(spec, "question_budget", None)
+        usage = (*(state.get("usage") or ()), *ledger)
+        overheads = _field(plan, "overheads")
+        granularity = (_field(plan, "granularity") or 0) if plan else 0
+        if not (overheads and total):
+            return cls(total or None, usage, granularity=granularity)
+        share = _field(overheads, "generate") + granularity
+        return cls(total, usage, share, _field(overheads, "long_context"), granularity)
+
+    @property
+    def left(self) -> int | None:
+        """Input tokens still unspent (None: no budget)."""
+        return left(self.total, self.usage)
+
+    @property
+    def scale(self) -> float:
+        """The model's tokens per token we count, learnt from its replies so far."""
+        return calibration(self.usage)
+
+    def cap(self, prompt: Prompt) -> int | None:
+        """The most `prompt`'s call may cost, keeping what later calls need (None: no budget)."""
+        if self.total is None:
+            return None
+        reserved = (0 if prompt.answers else self.answer_share) + prompt.keep
+        cap = max(self.left - reserved, 0)
+        return cap if prompt.share is None else min(cap, int(self.total * prompt.share))
+
+    def refusal(self, prompt: Prompt, cap: int) -> str:
+        """Why `prompt` is not sent: what the budget leaves it."""
+        beside = "" if prompt.answers else " before the generator's share"
+        return f"the question budget leaves {cap} of its {self.total} input tokens{beside}"
+
+    def fit(self, prompt: Prompt) -> Fitted:
+        """`prompt` with the best items that fit what it may cost (all of them without a budget)."""
+        cap = self.cap(prompt)
+        items = list(prompt.items)
+        if cap is None or not prompt.sized:  # nothing to fit: the call's allowance only
+            return Fitted(prompt.messages(items), items, cap)
+        render = prompt.messages
+        kept, size = fit(items, render, cap, prompt.score, self.scale)
+        cut = None
+        if items and not kept and prompt.cut and not prompt.bare:  # one item larger than what is left
+            kept, size, cut = _cut_best(items, render, cap, prompt.score, self.scale)
+        if size > cap or not (kept or prompt.bare):
+            return Fitted([], [], cap, refused=self.refusal(prompt, cap))
+        return Fitted(render(kept), kept, cap, len(items) - len(kept), cut)
+
+    def each(self, items: Sequence[T], render: Callable[[T], str], score: Callable[[T], float] = _score) -> list:
+        """One call per item (LongRAG's per-passage filter): (item, its cost as its allowance), best
+        first while what is left beside the generator's share pays for them (cost None: no budget)."""
+        cap, scale, used, paid = self.cap(Prompt((), render)), self.scale, 0, []
+        for item in sorted(items, key=lambda i: -score(i)):
+            cost = None if cap is None else round(prompt_tokens(render(item)) * scale)
+            if cost is not None:
+                if used + cost > cap:
+                    continue
+                used += cost
+            paid.append((item, cost))
+        return paid
+
+    def long_context_room(self, overhead: int) -> int | None:
+        """The content tokens (our count) a long-context prompt may hold beside `overhead` tokens of
+        instructions within what is left (None: no budget)."""
+        cap = self.cap(Prompt((), str, answers=True))
+        return None if cap is None else max(int(cap / self.scale) - overhead, 0)
+
+    def fallback_shortfall(self, read: int) -> tuple[int, int] | None:
+        """(what is left, the smallest long-context prompt that reads more than the `read` tokens
+        retrieval found) when the first is less than the second; else None."""
+        smallest = self.long_context + max(self.granularity, read + 1) if self.long_context else 0
+        rest = self.left
+        return (rest, smallest) if rest is not None and rest < smallest else None
+
+
+def _cut_best(
+    items: list[T], render: Callable[[list[T]], list[BaseMessage]], cap: int, score: Callable[[T], float], scale: float
+) -> tuple[list[T], int, int | None]:
+    """(the best item with its text cut to fit `cap`, the prompt's size, the tokens it was cut to)."""
+    best = max(items, key=score)
+    # the tokens left beside the prompt with this item's label and no text
+    room = int(cap / scale) - prompt_tokens(render([{**best, "text": ""}]))
+    kept, size = [], cap + 1
+    while room > 0 and size > cap:
+        kept = [{**best, "text": cut_to(best["text"], room)}]
+        over = round(prompt_tokens(render(kept)) * scale)
+        room, size = (room - max(8, over - cap), size) if over > cap else (room, over)
+    return (kept, size, max(room, 0)) if size <= cap else ([], size, None)

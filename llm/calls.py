@@ -32,7 +32,7 @@ from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt
-from .budget import served_tokens
+from .budget import retry_affordable, served_tokens
 from .errors import (
     context_numbers,
     cut_structured_reply,
@@ -67,17 +67,30 @@ class LLMError(RuntimeError):
         self.kind = kind
         self.prompt_tokens = prompt_tokens
         self.context_size = context_size
+        self.kept: list = []  # the items of the prompt it was asked with (the driver sets them)
+
+
+class Unaffordable(LLMError):
+    """Not sent: the question budget cannot pay for the call; `cap` is what it leaves the call. A
+    node catches it as any LLMError (its paper's degraded form) or by name for its own words."""
+
+    def __init__(self, message: str, cap: int | None):
+        super().__init__(message, kind="budget")
+        self.cap = cap
 
 
 @dataclass
 class Reply:
-    """A model call's outcome: the text, the usage of every attempt, why the model stopped, and the reply's response
-    metadata."""
+    """A model's answer: its text, the ledger of its attempts, and (from the model-node driver)
+    the prompt's items it was asked with: `kept`, `dropped` to fit the budget, the best one `cut`."""
 
     text: str
     usage: list[dict]  # one record per attempt, the successful one last
     finish_reason: str | None = None
     meta: dict = field(default_factory=dict)
+    kept: list = field(default_factory=list)
+    dropped: int = 0
+    cut: int | None = None  # the tokens the only item shown was cut to, where it was
 
     @property
     def truncated(self) -> bool:
@@ -175,10 +188,7 @@ class _Call:
 
     def over_allowance(self, state: RetryCallState) -> bool:
         """A retry costs its prompt again: none is made that the question budget cannot pay for."""
-        if self.allowance is None or not self.records:
-            return False
-        cost = sum(r["input_tokens"] for r in self.records) + self.records[-1]["input_tokens"]
-        self.unaffordable = cost > self.allowance
+        self.unaffordable = not retry_affordable(self.records, self.allowance)
         return self.unaffordable
 
     def retrying(self, kind: type[Retrying] | type[AsyncRetrying]) -> Any:
@@ -244,10 +254,10 @@ def _setup(
     counted = counted_prompt(messages)  # here, in the caller's or a worker thread: it may ask the server
     cost = counted if allowance is not None and served_tokens(messages) is not None else None
     if cost is not None and cost > allowance:  # never send a call the question budget cannot pay for
-        raise LLMError(
+        raise Unaffordable(
             f"{node}: not sent: the prompt costs {cost} input tokens by the model's own count and the "
             f"question budget leaves {allowance}",
-            kind="budget",
+            allowance,
         )
     kwargs: dict[str, Any] = {"max_tokens": max_tokens}
     if schema is not None and speaks_openai(spec) and spec.base_url not in _NO_SCHEMA:

@@ -3,13 +3,18 @@
 A model node is written once, as a generator: its own work (settings, prompt, parsing the reply)
 is plain code, and each model call is a `yield`:
 
-    reply = yield ask(settings, "generate", [HumanMessage(prompt)], max_tokens=..., deadline_at=...)
+    reply = yield ask(settings, "generate", Prompt(passages, render, answers=True), max_tokens=...)
 
-An `LLMError` is raised at the `yield`, so the node catches it where it asked. The driver gives
-every call the run's deadline (the state's `deadline_at`) and puts the usage records of every call
-the node made on the ledger (its update's `usage`), so a node neither passes one nor returns the
-other; if the node's own code raises, the exception carries those records (`spent`) for the graph's
-node wrapper (graph/node.py) to keep. `model_node` turns such a generator into the node the graph runs:
+The driver owns the question budget (llm/budget.py `Budget`): a node says what it would send (a
+`Prompt`: the items, how to render them, what to keep back for the answer; or fixed messages) and
+the driver fits it to what is left, gives the call that as its allowance and hands back, on the
+reply, what was kept (`reply.kept`, `reply.dropped`, `reply.cut`). When not even the smallest prompt
+fits, nothing is sent and `Unaffordable` (an `LLMError`) is raised at the `yield`, so the node
+catches it where it asked, as it catches a failed call, and degrades as its paper says. The driver
+gives every call the run's deadline (the state's `deadline_at`) and puts the usage records of every
+call the node made on the ledger (its update's `usage`), so a node passes neither; if the node's own
+code raises, the exception carries those records (`spent`) for the graph's node wrapper
+(graph/node.py) to keep. `model_node` turns such a generator into the node the graph runs:
 - sync (`invoke`, the CLI): the node's thread makes each call (`call_llm`);
 - async (`ainvoke`, `astream`, the LangGraph server): the node's own work runs in a worker thread
   and each call is awaited on the event loop (`acall_llm`), so a run waiting on the model holds no
@@ -22,31 +27,36 @@ both would otherwise be written twice.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Generator
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableLambda
 from langgraph.runtime import get_runtime
 
-from .calls import LLMError, Reply, acall_llm, call_llm
+from .budget import Budget, Fitted, Prompt
+from .calls import LLMError, Reply, Unaffordable, acall_llm, call_llm
 from .models import ModelSpec
+
+__all__ = ["LLMError", "ModelCall", "ModelSteps", "Prompt", "Unaffordable", "ask", "model_node", "paid_tasks"]
 
 
 @dataclass(frozen=True)
 class ModelCall:
-    """What a model node asks for: `call_llm`'s arguments."""
+    """What a model node asks for: the prompt to fit and `call_llm`'s other arguments."""
 
     spec: ModelSpec
     node: str
-    messages: list[BaseMessage]
-    options: dict[str, Any]  # max_tokens, schema, deadline_at
+    prompt: Prompt
+    options: dict[str, Any]  # max_tokens, schema
 
 
-def ask(spec: ModelSpec, node: str, messages: list[BaseMessage], **options: Any) -> ModelCall:
-    """The model call a node yields; the reply (or an LLMError) comes back at the yield."""
-    return ModelCall(spec, node, messages, options)
+def ask(spec: ModelSpec, node: str, prompt: Prompt | Sequence[BaseMessage], **options: Any) -> ModelCall:
+    """The model call a node yields: a `Prompt` the driver fits to the question budget, or fixed
+    messages (sent as they are, keeping the generator's share). The reply (or an LLMError, an
+    `Unaffordable` one when nothing fits) comes back at the yield."""
+    return ModelCall(spec, node, prompt if isinstance(prompt, Prompt) else Prompt.fixed(list(prompt)), options)
 
 
 ModelSteps = Generator[ModelCall, Reply, dict]
@@ -66,65 +76,93 @@ def _advance(step: Callable[..., ModelCall], *args: Any) -> ModelCall | _Done:
         return _Done(done.value)
 
 
-def _options(call: ModelCall, deadline_at: float | None) -> dict[str, Any]:
-    return {"deadline_at": deadline_at, **call.options}
-
-
 def _spent(update: dict, ledger: list[dict]) -> dict:
     return {**update, "usage": ledger} if ledger else update
 
 
-def run_steps(steps: ModelSteps, deadline_at: float | None = None) -> dict:
-    """Drive a model node in this thread: each call made with `call_llm`."""
+def _fitted(call: ModelCall, state: Any, ledger: list[dict]) -> Fitted:
+    """The call's prompt fitted to what the state's budget leaves after this node's calls so far."""
+    fitted = Budget.of(state, call.spec, ledger).fit(call.prompt)
+    if fitted.refused is not None:
+        raise Unaffordable(f"{call.node}: {fitted.refused}", fitted.allowance)
+    return fitted
+
+
+def _options(call: ModelCall, fitted: Fitted, state: Any) -> dict[str, Any]:
+    deadline_at = state.get("deadline_at") if isinstance(state, dict) else None
+    return {"deadline_at": deadline_at, "allowance": fitted.allowance, **call.options}
+
+
+def _kept(reply: Reply, fitted: Fitted) -> Reply:
+    return replace(reply, kept=fitted.kept, dropped=fitted.dropped, cut=fitted.cut)
+
+
+def run_steps(steps: ModelSteps, state: Any = None) -> dict:
+    """Drive a model node in this thread: each call fitted to the budget and made with `call_llm`."""
     ledger: list[dict] = []
     try:
         call = _advance(next, steps)
         while isinstance(call, ModelCall):
+            fitted = None
             try:
-                reply = call_llm(call.spec, call.node, call.messages, **_options(call, deadline_at))
+                fitted = _fitted(call, state, ledger)
+                reply = call_llm(call.spec, call.node, fitted.messages, **_options(call, fitted, state))
             except LLMError as e:
                 ledger += e.usage
+                e.kept = fitted.kept if fitted is not None else []
                 call = _advance(steps.throw, e)
             else:
                 ledger += reply.usage
-                call = _advance(steps.send, reply)
+                call = _advance(steps.send, _kept(reply, fitted))
     except Exception as e:
         e.spent = ledger  # type: ignore[attr-defined]
         raise
     return _spent(call.update, ledger)
 
 
-async def arun_steps(steps: ModelSteps, deadline_at: float | None = None) -> dict:
-    """Drive a model node on the event loop: its work in worker threads, each call awaited."""
+async def arun_steps(steps: ModelSteps, state: Any = None) -> dict:
+    """Drive a model node on the event loop: its work (and the prompt's fitting, which may ask the
+    model's server to count) in worker threads, each call awaited."""
     ledger: list[dict] = []
     try:
         call = await asyncio.to_thread(_advance, next, steps)
         while isinstance(call, ModelCall):
+            fitted = None
             try:
-                reply = await acall_llm(call.spec, call.node, call.messages, **_options(call, deadline_at))
+                fitted = await asyncio.to_thread(_fitted, call, state, ledger)
+                reply = await acall_llm(call.spec, call.node, fitted.messages, **_options(call, fitted, state))
             except LLMError as e:
                 ledger += e.usage
+                e.kept = fitted.kept if fitted is not None else []
                 call = await asyncio.to_thread(_advance, steps.throw, e)
             else:
                 ledger += reply.usage
-                call = await asyncio.to_thread(_advance, steps.send, reply)
+                call = await asyncio.to_thread(_advance, steps.send, _kept(reply, fitted))
     except Exception as e:
         e.spent = ledger  # type: ignore[attr-defined]
         raise
     return _spent(call.update, ledger)
 
 
-def _deadline(state: Any) -> float | None:
-    return state.get("deadline_at") if isinstance(state, dict) else None
+def paid_tasks(
+    state: Any, items: Sequence[Any], task: Callable[[Any], dict], render: Callable[[dict], str]
+) -> list[dict]:
+    """The `Send` tasks of a model node that runs once per item (LongRAG's per-passage filter): best
+    item first while what the question budget leaves beside the generator's share pays for them.
+    A Send task is its own state, so each carries what the driver reads there: its cost as its
+    `allowance` (None: no budget) and the run's `deadline_at`."""
+    paid = Budget.of(state).each(items, lambda item: render(task(item)))
+    deadline_at = state.get("deadline_at")
+    return [{**task(item), "allowance": cost, "deadline_at": deadline_at} for item, cost in paid]
 
 
 def model_node(node: Callable[..., ModelSteps]) -> RunnableLambda:
     """The graph's node for a generator `node(state, runtime)`: sync and async."""
 
     def run(state: Any) -> dict:
-        return run_steps(node(state, get_runtime()), _deadline(state))
+        return run_steps(node(state, get_runtime()), state)
 
     async def arun(state: Any) -> dict:
-        return await arun_steps(node(state, get_runtime()), _deadline(state))
+        return await arun_steps(node(state, get_runtime()), state)
 
     return RunnableLambda(run, afunc=arun, name=node.__name__)

@@ -16,12 +16,10 @@ from langgraph.runtime import Runtime
 
 from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
-from longqa.contracts.budget import ANALYZE_SHARE
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State, shown_hits
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.budget import ANALYZE_SHARE
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.llm.passages import as_data
 from longqa.prompts import okralong
@@ -101,29 +99,23 @@ def analyze(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     hits = state.get("primary") or []
     use_llm = settings.analyzer == "llm" or (settings.analyzer == "auto" and settings.has_llm)
     update: dict = {}
-    # the LLM analyzer's share of the question budget: the best primary chunks that fit it
-    cap = int(settings.question_budget * ANALYZE_SHARE) or None
-    shown = hits
-    if cap is not None:
-        shown, _ = fit(hits, lambda hs: _messages(hs, question), cap, lambda h: h["score"])
-    if use_llm and settings.has_llm and cap is not None and not shown:
-        analysis = analyze_local(question, hits)
-        analysis.note = (
-            f"the question budget's analyzer share ({cap} tokens) cannot hold table 8's prompt with a chunk; "
-            "used the local analyzer" + (f"; {analysis.note}" if analysis.note else "")
-        )
-    elif use_llm and settings.has_llm:
-        try:
+    if use_llm and settings.has_llm:
+        try:  # the LLM analyzer's share of the question budget: the best primary chunks that fit it
             reply = yield ask(
                 settings,
                 "analyze",
-                _messages(shown, question),
+                Prompt(hits, lambda hs: _messages(hs, question), share=ANALYZE_SHARE),
                 max_tokens=settings.analyze_max_tokens,
                 schema=ANALYSIS_SCHEMA,
-                allowance=cap,
             )
             analysis = parse_analysis(reply.text)
-            update["shown"] = shown_hits("analyze", shown, "primary")
+            update["shown"] = shown_hits("analyze", reply.kept, "primary")
+        except Unaffordable as e:
+            analysis = analyze_local(question, hits)
+            analysis.note = (
+                f"the question budget's analyzer share ({e.cap} tokens) cannot hold table 8's prompt with a chunk; "
+                "used the local analyzer" + (f"; {analysis.note}" if analysis.note else "")
+            )
         except LLMError as e:
             analysis = analyze_local(question, hits)
             analysis.note = f"LLM analyzer failed ({e}); used the local analyzer" + (

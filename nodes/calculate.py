@@ -10,15 +10,11 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
-from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.llm.arithmetic import NotArithmetic, evaluate, formatted, operands
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
 from longqa.llm.grounding import number_values
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.llm.passages import as_data
 from longqa.prompts import arithmetic
@@ -45,26 +41,16 @@ def calculate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     """Ask the model for an arithmetic expression over the passages' numbers and evaluate it here; the result becomes
     the draft answer only when every operand is written in the cited passages (else the generator answers)."""
     settings = settings_of(runtime)
-    plan = plan_of(state)
     question = state["question"]
-    passages = state.get("evidence") or []
     # the generator's share stays: where no calculation comes of it, the generator still answers
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
-    if cap is not None:
-        passages, _ = fit(passages, lambda kept: expression_prompt(question, kept), cap, _score, scale)
-        if not passages:
-            return {"trace": ["calculate: the question budget leaves no room beside the generator's share"]}
+    prompt = Prompt(state.get("evidence") or [], lambda kept: [HumanMessage(expression_prompt(question, kept))])
     try:
-        reply = yield ask(
-            settings,
-            "calculate",
-            [HumanMessage(expression_prompt(question, passages))],
-            max_tokens=EXPRESSION_MAX_TOKENS,
-            schema=EXPRESSION_SCHEMA,
-            allowance=cap,
-        )
+        reply = yield ask(settings, "calculate", prompt, max_tokens=EXPRESSION_MAX_TOKENS, schema=EXPRESSION_SCHEMA)
+    except Unaffordable:
+        return {"trace": ["calculate: the question budget leaves no room beside the generator's share"]}
     except LLMError as e:
         return {"trace": [f"calculate: {e}; the generator answers"]}
+    passages = reply.kept
     data = parse_dict(reply.text) or {}
     expression = str(data.get("expression") or "").strip()
     shown = shown_by("calculate", passages)
@@ -96,7 +82,3 @@ def calculate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
 
 def _value_of(number: str) -> str:
     return next(iter(number_values(number)), number)
-
-
-def _score(e: Evidence) -> float:
-    return e["score"]

@@ -18,13 +18,10 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, Verdict, shown_by
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.llm.passages import as_data
 from longqa.prompts import longrag
@@ -72,27 +69,19 @@ def cot(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     plan = plan_of(state)
     joint = plan.filter_mode == "joint"
     evidence = state.get("evidence") or []
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
-    shown = evidence
-    if cap is not None:
-        shown, _ = fit(evidence, lambda ev: cot_prompt(ev, state["question"], joint), cap, lambda e: e["score"], scale)
-        if not shown:
-            why = f"cot: the question budget leaves {cap} tokens before the generator's share; passages not filtered"
-            return {"cot": None, "trace": [why]}
-    try:
+    try:  # the best passages that fit what is left of the question budget, beside the generator's share
         reply = yield ask(
             settings,
             "cot",
-            [HumanMessage(cot_prompt(shown, state["question"], joint))],
+            Prompt(evidence, lambda ev: [HumanMessage(cot_prompt(ev, state["question"], joint))]),
             max_tokens=settings.cot_max_tokens,
             schema=joint_schema(settings.cot_max_tokens) if joint else None,
-            allowance=cap,
         )
     except LLMError as e:
         return {"cot": None, "trace": [f"cot: {e}; passages will not be filtered"]}
+    shown = reply.kept
     cut = f" (cut at cot_max_tokens={settings.cot_max_tokens})" if reply.truncated else ""
-    dropped = len(evidence) - len(shown)
-    left_out = f"; {dropped} passage(s) left out to fit the question budget" if dropped else ""
+    left_out = f"; {reply.dropped} passage(s) left out to fit the question budget" if reply.dropped else ""
     if not joint:
         return {
             "cot": reply.text.strip(),

@@ -9,14 +9,11 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import kept_evidence
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.passages import as_data
 from longqa.prompts import longrag
 
@@ -44,30 +41,21 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         kept, _ = kept_evidence(state.get("evidence") or [], state["verdicts"])
         paragraphs = surviving(paragraphs, kept) or paragraphs
         notes.append(f"the {len(kept)} passage(s) the filter kept")
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
-    if cap is not None:
-        read, _ = fit(paragraphs, lambda ps: extract_prompt(ps, state["question"]), cap, lambda p: p["score"], scale)
-        if not read:
-            why = (
-                f"extract: the question budget leaves {cap} tokens before the generator's share; answering without I_g"
-            )
-            return {"global_info": None, "trace": [why]}
-        if len(read) < len(paragraphs):
-            notes.append(f"{len(paragraphs) - len(read)} paragraph(s) left out to fit the question budget")
-        paragraphs = read
-    try:
+    try:  # the best paragraphs that fit what is left of the question budget, beside the generator's share
         reply = yield ask(
             settings,
             "extract",
-            [HumanMessage(extract_prompt(paragraphs, state["question"]))],
+            Prompt(paragraphs, lambda ps: [HumanMessage(extract_prompt(ps, state["question"]))]),
             max_tokens=settings.extract_max_tokens,
-            allowance=cap,
         )
     except LLMError as e:
         return {
             "global_info": None,
             "trace": [f"extract: {e}; answering without I_g"],
         }
+    if reply.dropped:
+        notes.append(f"{reply.dropped} paragraph(s) left out to fit the question budget")
+    paragraphs = reply.kept
     cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
     read_from = f" ({'; '.join(notes)})" if notes else ""
     return {

@@ -11,13 +11,9 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
-from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import FilterTask, State, Verdict, shown_by
-from longqa.llm.budget import prompt_tokens
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.contracts.state import Evidence, FilterTask, State, Verdict, shown_by
+from longqa.llm.model_node import LLMError, ModelSteps, ask, model_node, paid_tasks
 from longqa.llm.parsing import parse_bool
 from longqa.llm.passages import as_data
 from longqa.prompts import longrag
@@ -36,27 +32,13 @@ def filter_prompt(task: FilterTask) -> str:
 
 
 def judgements(state: State) -> list[FilterTask]:
-    """One task per passage, best first while the question budget pays for them (each task carries
-    its own cost as its allowance; without a budget, every passage and no allowance)."""
-    plan = plan_of(state)
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan))
-    tasks, used = [], 0
-    for e in sorted(state.get("evidence") or [], key=lambda e: -e["score"]):
-        task = FilterTask(
-            question=state["question"],
-            cot=state["cot"],
-            evidence=e,
-            allowance=None,
-            deadline_at=state.get("deadline_at"),  # a Send task is its own state: the run's deadline goes with it
-        )
-        if cap is not None:
-            cost = round(prompt_tokens(filter_prompt(task)) * scale)
-            if used + cost > cap:
-                continue
-            used += cost
-            task["allowance"] = cost
-        tasks.append(task)
-    return tasks
+    """One task per passage, best first while the question budget pays for them (the driver's
+    `paid_tasks`: each carries its own cost as its allowance, and the run's deadline)."""
+
+    def task(e: Evidence) -> dict:
+        return {"question": state["question"], "cot": state["cot"], "evidence": e}
+
+    return paid_tasks(state, state.get("evidence") or [], task, filter_prompt)  # type: ignore[return-value]
 
 
 @model_node
@@ -70,7 +52,6 @@ def filter_chunk(task: FilterTask, runtime: Runtime[Settings]) -> ModelSteps:
             [HumanMessage(filter_prompt(task))],
             max_tokens=settings.filter_max_tokens,
             schema=VERDICT_SCHEMA,
-            allowance=task.get("allowance"),
         )
     except LLMError as e:
         return {

@@ -10,16 +10,14 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance
+from longqa.contracts.failure import fail
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
-from longqa.llm.budget import cut_to, fit, prompt_tokens
-from longqa.llm.calls import LLMError
 from longqa.llm.citations import split_sources
 from longqa.llm.grounding import attributed
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.llm.passages import as_data, source_name
 from longqa.prompts import generation, longrag, self_route
@@ -103,38 +101,24 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             state.get("history"),
         )
 
-    cap, scale = allowance(plan.question_budget, state.get("usage"))
-    if cap is not None:  # what is left of the question budget: the best passages that fit it
-        fitting, size = fit(kept, render, cap, lambda e: e["score"], scale)
-        notes = steps or state.get("global_info")  # an answer may come from these alone
-        if kept and not fitting and not notes:  # one passage larger than what is left (a whole table): its start
-            best = max(kept, key=lambda e: e["score"])
-            # the tokens left beside the prompt with this passage's label and no text
-            room = int(cap / scale) - prompt_tokens(render([{**best, "text": ""}]))
-            size = cap + 1
-            while room > 0 and size > cap:
-                fitting = [{**best, "text": cut_to(best["text"], room)}]
-                over = round(prompt_tokens(render(fitting)) * scale)
-                room, size = (room - max(8, over - cap), size) if over > cap else (room, over)
-            trace.append(f"generate: passage {best['id']} cut to {max(room, 0)} tokens to fit the question budget")
-        if size > cap or not (fitting or notes):
-            error = f"generate: the question budget is spent: {cap} of {plan.question_budget} input tokens left"
-            return _failed(error, kept, [], trace, [])
-        if len(fitting) < len(kept):
-            trace.append(f"generate: {len(kept) - len(fitting)} passage(s) left out to fit the question budget")
-        kept = fitting
-    prompt = render(kept)
-    shown = shown_by("generate", kept)
+    # what is left of the question budget: the best passages that fit it; an answer may come from the
+    # notes alone; one passage larger than what is left (a whole table) is shown cut to its start
+    notes = bool(steps or state.get("global_info"))
     try:
         reply = yield ask(
             settings,
             "generate",
-            [HumanMessage(prompt)],
+            Prompt(kept, lambda ps: [HumanMessage(render(ps))], answers=True, bare=notes, cut=True),
             max_tokens=settings.max_answer_tokens,
-            allowance=cap,
         )
     except LLMError as e:
-        return _failed(str(e), kept, shown, trace)
+        return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
+    if reply.cut is not None:
+        trace.append(f"generate: passage {reply.kept[0]['id']} cut to {reply.cut} tokens to fit the question budget")
+    if reply.dropped:
+        trace.append(f"generate: {reply.dropped} passage(s) left out to fit the question budget")
+    kept = reply.kept
+    shown = shown_by("generate", kept)
     text, problem = read_answer(
         reply.text,
         reply.truncated,
@@ -172,11 +156,4 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
 
 def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str]) -> dict:
     """No answer: the run ends with the reason, and the calls it made stay on the ledger."""
-    return {
-        "answer": None,
-        "status": "error",
-        "error": error,
-        "citations": kept,
-        "shown": shown,
-        "trace": [*trace, error],
-    }
+    return fail("generate", error, answer=None, citations=kept, shown=shown, trace=[*trace, error])

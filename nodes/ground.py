@@ -14,15 +14,12 @@ from __future__ import annotations
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Grounding, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
 from longqa.llm.grounding import lexical_support
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import parse_bool
 from longqa.llm.passages import as_data
 from longqa.prompts import grounding
@@ -49,7 +46,7 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     answer = state.get("answer")
-    if not plan.ground or not answer or is_unanswerable(answer) or state.get("status") == "error":
+    if not plan.ground or not answer or is_unanswerable(answer):
         return {"grounding": None}
     cited: list[Evidence] = state.get("citations") or []
     calculation = state.get("calculation")
@@ -72,21 +69,16 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     trace = f"ground: {found.verdict} by its words ({found.share:.0%} of {found.checked} found in the cited passages)"
     if found.verdict != "unsure" or not cited:
         return {"grounding": verdict, "trace": [trace]}
-    cap, scale = allowance(plan.question_budget, state.get("usage"))
-    passages = cited
-    if cap is not None:
-        passages, _ = fit(cited, lambda kept: support_prompt(state["question"], answer, kept), cap, _score, scale)
-        if not passages:
-            return {"grounding": verdict, "trace": [trace + "; the question budget leaves no room to ask the model"]}
-    try:
+    try:  # the cited passages that fit what is left of the question budget
         reply = yield ask(
             settings,
             "ground",
-            [HumanMessage(support_prompt(state["question"], answer, passages))],
+            Prompt(cited, lambda kept: [HumanMessage(support_prompt(state["question"], answer, kept))], answers=True),
             max_tokens=SUPPORT_MAX_TOKENS,
             schema=SUPPORT_SCHEMA,
-            allowance=cap,
         )
+    except Unaffordable:
+        return {"grounding": verdict, "trace": [trace + "; the question budget leaves no room to ask the model"]}
     except LLMError as e:
         return {"grounding": verdict, "trace": [trace, f"ground: the model was not asked ({e}): the words decide"]}
     supported = parse_bool(reply.text, key="supported")
@@ -96,10 +88,6 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     verdict = {**verdict, "verdict": label, "method": "model"}
     return {
         "grounding": verdict,
-        "shown": shown_by("ground", passages),
+        "shown": shown_by("ground", reply.kept),
         "trace": [trace, f"ground: the model judges the answer {label} by its passages"],
     }
-
-
-def _score(e: Evidence) -> float:
-    return e["score"]

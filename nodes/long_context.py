@@ -10,14 +10,13 @@ import re
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance
-from longqa.contracts.plan import plan_of
+from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
-from longqa.llm.calls import LLMError
+from longqa.llm.budget import Budget
 from longqa.llm.endpoint import count_tokens
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.models import context_window, speaks_openai
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.llm.passages import as_data
@@ -74,9 +73,9 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     window = context_window(settings)
     cap = settings.long_context_max_tokens
     budget = max(window - cap - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0)
-    spend, scale = allowance(plan_of(state).question_budget, state.get("usage"))
-    if spend is not None:  # a fallback within the question budget: what is left of it, in the model's tokens
-        budget = min(budget, max(int(spend / scale) - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0))
+    # a fallback within the question budget: what is left of it, in the model's tokens
+    room = Budget.of(state).long_context_room(PROMPT_OVERHEAD_TOKENS + default_counter().count(question))
+    budget = budget if room is None else min(budget, room)
     spans, how = select_context(state, settings, budget)
     if not settings.has_llm:
         selection = f"{how}; no model to read it"
@@ -98,9 +97,8 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             reply = yield ask(
                 settings,
                 "long_context",
-                [HumanMessage(prompt)],
+                Prompt.fixed([HumanMessage(prompt)], answers=True),
                 max_tokens=cap,
-                allowance=spend,
             )
             break
         except LLMError as e:
@@ -145,9 +143,10 @@ def _prompt(spans: list[Evidence], question: str) -> str:
 
 def _failed(error: str, spans: list[Evidence], how: str, trace: list[str]) -> dict:
     selection = f"{how}; {error}"
-    return {
-        "error": error,
-        "shown": shown_by("long_context", spans),
-        "long_context_selection": selection,
-        "trace": [*trace, f"long_context: {selection}"],
-    }
+    return fail(
+        "long_context",
+        error,
+        shown=shown_by("long_context", spans),
+        long_context_selection=selection,
+        trace=[*trace, f"long_context: {selection}"],
+    )

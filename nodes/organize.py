@@ -7,11 +7,11 @@ from __future__ import annotations
 from langgraph.runtime import Runtime
 
 from longqa.analyzer import Analysis
-from longqa.contracts.budget import OverBudget, sized_plan
+from longqa.contracts.budget import OverBudget, sized_for
+from longqa.contracts.failure import fail
 from longqa.contracts.plan import plan
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
-from longqa.llm.budget import overheads
 
 
 def organize(state: State, runtime: Runtime[Settings]) -> dict:
@@ -22,11 +22,9 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     strategy = state.get("strategy") or settings.strategy
     the_plan = plan(analysis or Analysis(backend="none"), settings, strategy)
     try:  # the question budget shared among the route's calls (what the LLM analyzer spent is gone)
-        the_plan = sized_plan(
-            the_plan, overheads(state["question"], state.get("history") or ()), settings, state.get("usage")
-        )
+        the_plan = sized_for(the_plan, state, settings)
     except OverBudget as e:
-        return {"plan": the_plan.model_dump(), "error": str(e), "trace": [f"organize: {e}"]}
+        return fail("organize", str(e), plan=the_plan.model_dump(), trace=[f"organize: {e}"])
     trace = (
         f"organize[{the_plan.strategy}]: {the_plan.workflow}, "
         + (

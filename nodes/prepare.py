@@ -5,11 +5,10 @@ starts the turn clean with it (graph/node.py)."""
 
 from __future__ import annotations
 
-import time
-
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
 from longqa.retrieval import DocumentError
@@ -55,8 +54,9 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
     """Start a turn: read the question (or the last human message), open and update the library, and set the turn's
     deadline and search query (a follow-up is searched with the question before it); bad input ends the run."""
     settings = settings_of(runtime)
-    # the turn's other fields start clean in the node wrapper (graph/node.py): only this turn's own here
-    own = {"model": settings.model, "deadline_at": time.time() + settings.deadline_s}
+    # the turn's other fields start clean in the node wrapper (graph/node.py), which also starts the
+    # run's clock (its deadline): only this turn's own here
+    own = {"model": settings.model}
     question = ""
     try:
         question = question_of(state)
@@ -65,13 +65,7 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         opened = open_library(state, settings, library_progress("prepare"))
     except (InputError, DocumentError, KeyError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
-        return {
-            **own,
-            "question": question,
-            "status": "error",
-            "error": f"input: {message}",
-            "trace": [f"prepare: {message}"],
-        }
+        return fail("prepare", f"input: {message}", **own, question=question, trace=[f"prepare: {message}"])
     history = history_of(state)
     # a `question` input joins the thread as a human message, so its follow-ups see it as a chat turn does
     asked = {} if _asked_in_chat(state) else {"messages": [HumanMessage(question)]}

@@ -9,17 +9,13 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import NOTE_TOKENS, allowance, generator_share
-from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Hit, State, Step, shown_hits
-from longqa.llm.budget import fit
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.budget import notes_room
+from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
 from longqa.llm.passages import as_data
 from longqa.prompts import okralong
-from longqa.retrieval.tokens import default_counter
 
 # a field runs to the next "### Name:" header of any name (an echoed "### Context:" ends it too)
 _HEADER = r"###\s*([A-Za-z][A-Za-z -]{0,30}?)\s*:"
@@ -52,10 +48,6 @@ def _value(text: str | None, context: str) -> str | None:
     return text
 
 
-def _score(hit: Hit) -> float:
-    return hit["score"]
-
-
 def reasoner_messages(hits: list[Hit], earlier: str, question: str) -> list:
     """Table 10's prompt: the notes of the earlier hops, then this hop's chunks in document order."""
     ordered = sorted(hits, key=lambda h: (h["doc_id"], h["start"]))
@@ -71,41 +63,22 @@ def reasoner_messages(hits: list[Hit], earlier: str, question: str) -> list:
 @model_node
 def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
-    plan = plan_of(state)
     hop = state.get("hops", 0) + 1
     # this hop's chunks; the earlier hops' chunks are carried by their notes (the existing evidence)
     read_before = {s["query"] for s in state.get("steps") or []}
     hits = [h for h in state.get("hits") or [] if h["query"] not in read_before] or state.get("hits") or []
     earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
-    # the generator reads every hop's notes too: keep room for them and for this hop's
-    notes = default_counter().count(earlier) + NOTE_TOKENS
-    cap, scale = allowance(plan.question_budget, state.get("usage"), generator_share(plan) + notes)
-    if cap is not None:
-        hits, _ = fit(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), cap, _score, scale)
-        if not hits:
-            return {
-                "hops": hop - 1,
-                "trace": [
-                    f"reason_step: the question budget leaves {cap} tokens before the generator's share; no hop {hop}"
-                ],
-                "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
-            }
-    messages = reasoner_messages(hits, earlier, state["question"])
-    context = "\n".join(h["text"] for h in hits)
+    # the best of this hop's chunks that fit; the generator reads every hop's notes too: room for them
+    prompt = Prompt(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), keep=notes_room(earlier))
     try:
-        reply = yield ask(
-            settings,
-            "reason_step",
-            messages,
-            max_tokens=settings.reason_max_tokens,
-            allowance=cap,
-        )
+        reply = yield ask(settings, "reason_step", prompt, max_tokens=settings.reason_max_tokens)
     except LLMError as e:
-        return {
-            "hops": hop,
-            "trace": [f"reason_step: {e}; stopping the loop"],
-            "steps": [Step(hop=hop, query="", evidence="", next_query=None, answer=None)],
-        }
+        unpaid = isinstance(e, Unaffordable)  # not sent: this hop did not happen
+        why = f"{e}; no hop {hop}" if unpaid else f"reason_step: {e}; stopping the loop"
+        empty = Step(hop=hop, query="", evidence="", next_query=None, answer=None)
+        return {"hops": hop - 1 if unpaid else hop, "trace": [why], "steps": [empty]}
+    hits = reply.kept
+    context = "\n".join(h["text"] for h in hits)
     quoting = f"{context}\n{state['question']}"  # what a real step may repeat
     evidence, next_query, answer = parse_step(reply.text, quoting)
     problem = None

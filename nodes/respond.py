@@ -9,6 +9,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
+from longqa.contracts.failure import ended
 from longqa.contracts.settings import Settings, SettingsError, settings_of
 from longqa.contracts.state import State, Usage
 from longqa.contracts.verdicts import is_unanswerable, is_unsupported
@@ -46,7 +47,7 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
     unsupported = is_unsupported(state)
     if unsupported:  # an answer its passages do not support is not sent out: the documents do not say
         answer = "unanswerable"
-    if state.get("status") == "error" and not answer:
+    if ended(state) and not answer:
         status = "error"
     elif not has_llm:
         status = "evidence-only"

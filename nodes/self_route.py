@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import left
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
 from longqa.contracts.verdicts import declined, is_unsupported, needs_long_context
+from longqa.llm.budget import Budget
 from longqa.retrieval.tokens import default_counter
 
 
@@ -22,18 +22,17 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
     never name the subject, nor when the question budget leaves too little room."""
     plan = plan_of(state)
     fallback = needs_long_context(state, plan.fallback)
-    rest = left(plan.question_budget, state.get("usage"))
     # a long context that reads no more than retrieval found would only repeat it
     shown = sum(default_counter().count_many([e["text"] for e in state.get("evidence") or []]))
-    smallest = plan.overheads.long_context + max(plan.granularity, shown + 1) if plan.overheads else 0
+    short = Budget.of(state).fallback_shortfall(shown)
     why = "unsupported by its passages" if is_unsupported(state) else "unanswerable"
     unmentioned = state.get("unmentioned") or []
     if fallback and unmentioned:  # the long context is the same documents: it does not say them either
         fallback = False
         names = ", ".join(f'"{n}"' for n in unmentioned)
         decision = f"{why}: the documents never mention {names}, so their long context cannot answer: no fallback"
-    elif fallback and rest is not None and rest < smallest:
-        fallback = False
+    elif fallback and short is not None:
+        fallback, (rest, smallest) = False, short
         decision = (
             f"{why} from retrieval; the question budget leaves {rest} input tokens, too few for a long "
             f"context larger than the {shown} tokens retrieval found ({smallest} with its prompt): no fallback"

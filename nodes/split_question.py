@@ -8,12 +8,9 @@ import re
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
-from longqa.contracts.budget import allowance, generator_share
-from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
-from longqa.llm.calls import LLMError
-from longqa.llm.model_node import ModelSteps, ask, model_node
+from longqa.llm.model_node import LLMError, ModelSteps, ask, model_node
 from longqa.prompts import okralong
 
 _NUMBERING = re.compile(r"^\d{1,2}[.)]\s+")  # "1. ", "2) ", "10. " (not "2010 was ...")
@@ -41,13 +38,7 @@ def split_question(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         HumanMessage(okralong.SPLITTER_USER.format(question=question)),
     ]
     try:
-        reply = yield ask(
-            settings,
-            "split_question",
-            messages,
-            max_tokens=settings.split_max_tokens,
-            allowance=allowance(plan_of(state).question_budget, state.get("usage"), generator_share(plan_of(state)))[0],
-        )
+        reply = yield ask(settings, "split_question", messages, max_tokens=settings.split_max_tokens)
     except LLMError as e:
         return {
             "sub_questions": [question],
