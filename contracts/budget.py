@@ -1,6 +1,6 @@
 """The question budget as a plan: how `question_budget` input tokens are shared among the model calls
 of a route, so the worst case of every route fits by construction. Pure functions of the plan, the
-prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model and no index.
+prompts' fixed sizes (`longqa.llm.ledger.Overheads`) and the ledger; no model and no index.
 
 - `sized_plan`: the organizer's plan with its evidence sized to the route. Each call that reads the
   evidence is one read (the joint filter, the extractor, the generator); a per-chunk filter also pays
@@ -16,9 +16,10 @@ prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
-from longqa.llm.budget import Overheads, calibration, counted_by, spent
+from longqa.llm.ledger import Overheads, calibration, spent
 
 from .plan import Plan
 from .settings import Settings
@@ -133,3 +134,12 @@ def generator_share(plan: Plan) -> int:
     if plan.overheads is None or not plan.question_budget:
         return 0
     return plan.overheads.generate + plan.granularity
+
+
+def counted_by(spec: Any) -> AbstractContextManager[None]:
+    """Within this block, prompts are sized by the model's server where it can count them
+    (`longqa.llm.budget.counted_by`, imported here when first used so that importing contracts
+    loads no model client)."""
+    from longqa.llm.budget import counted_by as counting
+
+    return counting(spec)

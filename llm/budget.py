@@ -15,34 +15,22 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from pydantic import BaseModel
 
 from longqa.prompts import generation, longrag, okralong, self_route
 from longqa.retrieval.tokens import default_counter
 
 from .endpoint import templated_tokens
+from .ledger import Overheads
+from .ledger import calibration as calibration  # the ledger's readings, for callers of this module
+from .ledger import spent as spent
 from .models import ModelSpec, speaks_openai
 
 MESSAGE_TOKENS = 8  # a chat template's tokens around one message (role markers, turn ends), generously
 
 T = TypeVar("T")
-
-
-class Overheads(BaseModel):
-    """Input tokens of each call's prompt besides its evidence: instructions, question, history."""
-
-    analyze: int
-    split: int
-    filter: int  # the joint CoT + filter call, or LongRAG's CoT call
-    judge: int  # one per-chunk filter call, besides its passage and the CoT
-    extract: int
-    reason: int  # one step-wise hop, besides its chunks and the notes so far
-    generate: int
-    long_context: int
-    per_passage: int  # the label and source line around each passage shown
 
 
 # the base URL of the server that counts this node's prompts (None: our own count), set by `counted_by`
@@ -112,22 +100,6 @@ def overheads(question: str, history: Sequence[str] = ()) -> Overheads:
         long_context=q + count(self_route.LONG_CONTEXT),
         per_passage=count("\n\n[E99] (a-source-name.pdf)\n"),
     )
-
-
-def spent(usage: Sequence[dict[str, Any]] | None) -> int:
-    """Input tokens the ledger's attempts cost, failed ones and retries included."""
-    return sum(int(r.get("input_tokens") or 0) for r in usage or ())
-
-
-def calibration(usage: Sequence[dict[str, Any]] | None) -> float:
-    """How many tokens the model's server counts per token we count (at least 1): the largest ratio
-    its replies reported so far, so the next prompt is cut by the model's count, not ours."""
-    ratios = [
-        r["input_tokens"] / r["counted_tokens"]
-        for r in usage or ()
-        if not r.get("estimated") and r.get("counted_tokens")
-    ]
-    return max([1.0, *ratios])
 
 
 def cut_to(text: str, tokens: int) -> str:
