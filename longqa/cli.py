@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -147,9 +146,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from .serve import serve
 
-    if args.home:
-        os.environ["LONGQA_HOME"] = str(args.home)
-    serve(args.host, args.port)
+    serve(args.host, args.port, home=args.home)
     return 0
 
 
