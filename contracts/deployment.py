@@ -17,7 +17,7 @@ from longqa.retrieval.environment import default_home
 from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
 from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
 
-from .environment import env_flag, env_float, env_int, env_json_object, env_list, env_text
+from .environment import env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
 
 DEFAULT_NODE_THREADS = 64
 CEILINGS_EXAMPLE = '{"question_budget": 4000}'
@@ -51,7 +51,7 @@ class DeploymentSettings(BaseModel):
     )
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
     documents_root: Path | None = Field(
-        default_factory=env_text("LONGQA_DOCUMENTS_ROOT"),
+        default_factory=env_path("LONGQA_DOCUMENTS_ROOT"),
         description="if set, document paths must lie under this directory; on a server, paths are refused without it "
         "(LONGQA_DOCUMENTS_ROOT)",
     )
@@ -91,7 +91,7 @@ class DeploymentSettings(BaseModel):
         "default pool; longqa/server_app.py)",
     )
     keys_file: Path | None = Field(
-        default_factory=env_text("LONGQA_KEYS_FILE"),
+        default_factory=env_path("LONGQA_KEYS_FILE"),
         description="the servers' API keys (LONGQA_KEYS_FILE; unset = keys.json under the index home)",
     )
     ceilings: dict[str, Any] = Field(

@@ -11,6 +11,7 @@ import json
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -27,6 +28,16 @@ def env_text(name: str, default: str | None = None, *alternatives: str) -> Calla
             if value:
                 return value
         return default
+
+    return read
+
+
+def env_path(name: str) -> Callable[[], Path | None]:
+    """The variable as a path (`~` expanded), else None."""
+
+    def read() -> Path | None:
+        value = os.environ.get(name, "").strip()
+        return Path(value).expanduser() if value else None
 
     return read
 
