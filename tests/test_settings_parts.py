@@ -102,7 +102,8 @@ def test_the_deployment_keeps_its_own_values_whatever_the_caller_chose(server_en
 
 # every run field is bounded on a server: a ceiling, the offered models, or free because it costs nothing
 COSTLESS = {
-    "strategy": "a preset of research knobs, each within its own ceiling; the question budget bounds its calls",
+    "strategy": "a preset of research knobs; what its calls read and write is bounded by the ceilings on the "
+    "window, the k's, the output caps, the question budget (adaptive strategies) and the deadline",
     "temperature": "sampling only: no tokens, calls or time",
 }
 
