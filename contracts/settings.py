@@ -194,6 +194,8 @@ def resolve_settings(context: Settings | BaseModel | Mapping[str, Any] | None) -
     (contracts/ceilings.py), the deployment's part always its own; in process taken as it is."""
     if isinstance(context, Settings):
         return context
+    if context is None:  # nothing chosen: the deployment's defaults, nothing to hold to a ceiling
+        return Settings()
     if env_flag("LONGQA_SERVER")():
         from longqa.contracts.ceilings import caller_context  # it builds on this module
 
@@ -211,7 +213,8 @@ def resolve_settings(context: Settings | BaseModel | Mapping[str, Any] | None) -
 def settings_of(runtime: Runtime[Settings] | None) -> Settings:
     """The run's settings, read by every node: a `Settings` context as it is; a `RunContext` (the
     LangGraph server's) resolved at the first read and kept on it for the rest of the run; no context
-    is the deployment's defaults."""
+    is the deployment's defaults, built at each read (a run given no context has no object to keep
+    them on: the CLI, the agent tool, the evaluations and `longqa serve` always pass one)."""
     context = getattr(runtime, "context", None)
     if isinstance(context, Settings):
         return context
