@@ -1,21 +1,49 @@
 """The analyzer's local backends: OkraLong's three judgements without an LLM call.
 
 `analyze_local` is the default: the trained analyzer (analyzer/trained.py, weights in
-analyzer/data/weights.npz, numpy inference), else the rule-based one (analyzer/rules.py).
+analyzer/data/weights.npz, numpy inference), else the rule-based one (analyzer/rules.py). Names are
+imported on first use (PEP 562): `from longqa.analyzer.schema import Analysis` loads no weights code.
 """
 
-from .rules import analyze_rules
-from .schema import SAFE_DEFAULT, Analysis, InfoPattern, QuestionType
-from .trained import TrainedAnalyzer, WeightsError, analyze_local, default_analyzer
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .rules import analyze_rules
+    from .schema import SAFE_DEFAULT, Analysis, InfoPattern, QuestionType
+    from .trained import TrainedAnalyzer, WeightsError, analyze_local, default_analyzer
+
+_HOME = {
+    "analyze_rules": "rules",
+    "SAFE_DEFAULT": "schema",
+    "Analysis": "schema",
+    "InfoPattern": "schema",
+    "QuestionType": "schema",
+    "TrainedAnalyzer": "trained",
+    "WeightsError": "trained",
+    "analyze_local": "trained",
+    "default_analyzer": "trained",
+}
 
 __all__ = [
-    "SAFE_DEFAULT",
     "Analysis",
     "InfoPattern",
     "QuestionType",
+    "SAFE_DEFAULT",
     "TrainedAnalyzer",
     "WeightsError",
     "analyze_local",
     "analyze_rules",
     "default_analyzer",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,6 +1,6 @@
 """The question budget as a plan: how `question_budget` input tokens are shared among the model calls
 of a route, so the worst case of every route fits by construction. Pure functions of the plan, the
-prompts' fixed sizes (`longqa.llm.budget.Overheads`) and the ledger; no model and no index.
+prompts' fixed sizes (`longqa.llm.ledger.Overheads`) and the ledger; no model and no index.
 
 - `sized_plan`: the organizer's plan with its evidence sized to the route. Each call that reads the
   evidence is one read (the joint filter, the extractor, the generator); a per-chunk filter also pays
@@ -17,9 +17,10 @@ do no budget arithmetic. `counted_by` is re-exported for the node wrapper (graph
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
-from longqa.llm.budget import GLOBAL_INFO_TOKENS, NOTE_TOKENS, SAFETY, Overheads, counted_by, overheads, spent, usable
+from longqa.llm.ledger import GLOBAL_INFO_TOKENS, NOTE_TOKENS, SAFETY, Overheads, spent, usable
 
 from .plan import Plan
 from .settings import Settings
@@ -96,5 +97,16 @@ def sized_plan(plan: Plan, o: Overheads, settings: Settings, usage: Sequence[dic
 def sized_for(plan: Plan, state: State, settings: Settings) -> Plan:
     """`sized_plan` for this question: its prompts' overheads (the question and the conversation so
     far) and what the run has spent already (the LLM analyzer's call)."""
+    from longqa.llm.budget import overheads  # counts with the tokenizer: loaded when a plan is sized
+
     o = overheads(state["question"], state.get("history") or ())
     return sized_plan(plan, o, settings, state.get("usage"))
+
+
+def counted_by(spec: Any) -> AbstractContextManager[None]:
+    """Within this block, prompts are sized by the model's server where it can count them
+    (`longqa.llm.budget.counted_by`, imported here when first used so that importing contracts
+    loads no model client)."""
+    from longqa.llm.budget import counted_by as counting
+
+    return counting(spec)

@@ -4,19 +4,17 @@ whose context reached the graph another way).
 
 A caller may lower a setting that costs, never lift it or switch it off. A ceiling is the
 deployment's own value (its environment: LONGQA_QUESTION_BUDGET, LONGQA_DEADLINE_S, LONGQA_TIMEOUT_S,
-LONGQA_CONTEXT_WINDOW, ..., else the default), or what LONGQA_CEILINGS raises it to, a JSON object such
+LONGQA_CONTEXT_WINDOW, ..., else the default), or what its `ceilings` (LONGQA_CEILINGS) raise it to, a JSON object such
 as `{"question_budget": 4000, "factoid_k": 10, "granularities": [150, 256, 400, 512, 1024]}`. So
 `question_budget: 0` ("no limit") is refused where the deployment has a budget. A chunk size costs
 the other way (each new one indexes the whole collection again), so a caller picks one of the
-deployment's (`granularities`). Models: the deployment's LONGQA_MODEL and those LONGQA_MODELS lists
-(comma-separated; unset model = evidence-only is always allowed). Every refusal is one line naming the
+deployment's (`granularities`). Models: the deployment's LONGQA_MODEL and its `offered_models`
+(LONGQA_MODELS, comma-separated; unset model = evidence-only is always allowed). Every refusal is one line naming the
 field, never pydantic's raw text."""
 
 from __future__ import annotations
 
-import json
 import math
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,7 +81,8 @@ class Ceilings(BaseModel):
 
 
 def deployment_ceilings(deployment: Settings | None = None) -> Ceilings:
-    """This deployment's ceilings (its environment); an unusable LONGQA_CEILINGS is a SettingsError."""
+    """This deployment's ceilings (its settings, else the environment's); an unusable LONGQA_CEILINGS
+    is a SettingsError."""
     deployment = deployment or Settings()
     highest: dict[str, float] = {}
     for name in CEILINGED:
@@ -93,7 +92,7 @@ def deployment_ceilings(deployment: Settings | None = None) -> Ceilings:
         if not (name in NO_LIMIT_MEANS_ZERO and value == 0):  # the deployment itself set no limit
             highest[name] = value
     granularities = {getattr(deployment, name) for name in GRANULARITY_FIELDS} | set(PRESET_GRANULARITIES)
-    raised = _raised_ceilings()
+    raised = _raised_ceilings(deployment.ceilings)
     for name, value in raised.items():
         if name == "granularities":
             granularities |= set(value)
@@ -106,22 +105,14 @@ def deployment_ceilings(deployment: Settings | None = None) -> Ceilings:
             )
         else:
             highest[name] = value
-    models = {m.strip() for m in os.environ.get("LONGQA_MODELS", "").split(",") if m.strip()}
+    models = set(deployment.offered_models)
     if deployment.model:
         models.add(deployment.model)
     return Ceilings(highest=highest, granularities=frozenset(granularities), models=frozenset(models))
 
 
-def _raised_ceilings() -> dict[str, Any]:
-    text = os.environ.get("LONGQA_CEILINGS", "").strip()
-    if not text:
-        return {}
-    try:
-        raised = json.loads(text)
-    except ValueError:
-        raise SettingsError("LONGQA_CEILINGS: expected a JSON object, e.g. '{\"question_budget\": 4000}'") from None
-    if not isinstance(raised, dict):
-        raise SettingsError("LONGQA_CEILINGS: expected a JSON object of setting -> highest value")
+def _raised_ceilings(raised: dict[str, Any]) -> dict[str, Any]:
+    """The deployment's raised ceilings, each checked as a value of its setting."""
     for name, value in raised.items():
         if name == "granularities":
             if not isinstance(value, list) or not all(isinstance(g, int) and 8 <= g <= 4096 for g in value):

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from longqa.analyzer.schema import Analysis
-from longqa.llm.budget import Overheads
+from longqa.llm.ledger import Overheads
 
 from .settings import Settings, Strategy
 from .state import State

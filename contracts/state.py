@@ -236,7 +236,6 @@ class RetrieveTask(TypedDict):
     granularity: int
     weights: tuple[float, float]
     mode: Literal["hybrid", "dense", "bm25"]
-    hop: int
     precision: list[str]  # the precision stage's ranking operators (retrieval/precision.py)
     precision_gap: float
 

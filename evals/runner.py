@@ -54,10 +54,11 @@ log = logging.getLogger(__name__)
 CACHE_VERSION = 3  # 2: each run embeds its question itself; 3: and its bridge and step queries (forget_query)
 RESULTS_FILE = "results.jsonl"
 # Settings fields that cannot change a run's result (where things live, how long to wait, which
-# variable holds the key) or that the key names on its own (strategy). Any other field, including
-# one added later, is part of the key.
+# variable holds the key, what a server's callers may choose) or that the key names on its own
+# (strategy). Any other field, including one added later, is part of the key.
 NOT_IN_KEY = frozenset(
     {"home", "chroma_host", "chroma_port", "documents_root", "api_key_env", "timeout_s", "max_retries", "strategy"}
+    | {"server", "node_threads", "keys_file", "ceilings", "offered_models"}
 )
 
 

@@ -1,5 +1,6 @@
 """The longqa graph: every operator of OkraLong, LongRAG and Self-Route is a node; the organizer's
-plan is data in the state and the typed routers below read it (see DESIGN.md for the picture).
+plan is data in the state and the typed routers below read it (the picture below;
+ARCHITECTURE.md says how the code around it is arranged).
 
 START → prepare ─┬─ (adaptive) retrieve_primary → analyze → organize
                  └─ (preset)  organize
@@ -54,7 +55,7 @@ from longqa.nodes.self_route import self_route
 from longqa.nodes.split_question import split_question
 
 
-def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) -> Send:
+def _task(state: State, query: str, plan: Plan, share: int = 1) -> Send:
     """One retrieval; `share` queries split the plan's evidence budget (sub-questions, hops)."""
     return Send(
         "retrieve",
@@ -69,7 +70,6 @@ def _task(state: State, query: str, plan: Plan, hop: int = 0, share: int = 1) ->
             granularity=plan.granularity,
             weights=plan.weights,
             mode=plan.mode,
-            hop=hop,
             precision=plan.precision,
             precision_gap=plan.precision_gap,
         ),
@@ -165,7 +165,7 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "f
     next_query = steps[-1]["next_query"] if steps else None
     if state.get("draft") or not next_query or state.get("hops", 0) >= plan.max_hops:
         return "answered | last hop"
-    return [_task(state, next_query, plan, hop=state.get("hops", 0), share=plan.max_hops)]
+    return [_task(state, next_query, plan, share=plan.max_hops)]
 
 
 def after_context(

@@ -23,31 +23,19 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage
-from pydantic import BaseModel
 
 from longqa.prompts import generation, longrag, okralong, self_route
 from longqa.retrieval.tokens import default_counter
 
 from .endpoint import templated_tokens
+from .ledger import NOTE_TOKENS, Overheads
+from .ledger import calibration as calibration  # the ledger's readings, for callers of this module
+from .ledger import spent as spent
 from .models import ModelSpec, speaks_openai
 
 MESSAGE_TOKENS = 8  # a chat template's tokens around one message (role markers, turn ends), generously
 
 T = TypeVar("T")
-
-
-class Overheads(BaseModel):
-    """Input tokens of each call's prompt besides its evidence: instructions, question, history."""
-
-    analyze: int
-    split: int
-    filter: int  # the joint CoT + filter call, or LongRAG's CoT call
-    judge: int  # one per-chunk filter call, besides its passage and the CoT
-    extract: int
-    reason: int  # one step-wise hop, besides its chunks and the notes so far
-    generate: int
-    long_context: int
-    per_passage: int  # the label and source line around each passage shown
 
 
 # the base URL of the server that counts this node's prompts (None: our own count), set by `counted_by`
@@ -119,22 +107,6 @@ def overheads(question: str, history: Sequence[str] = ()) -> Overheads:
     )
 
 
-def spent(usage: Sequence[dict[str, Any]] | None) -> int:
-    """Input tokens the ledger's attempts cost, failed ones and retries included."""
-    return sum(int(r.get("input_tokens") or 0) for r in usage or ())
-
-
-def calibration(usage: Sequence[dict[str, Any]] | None) -> float:
-    """How many tokens the model's server counts per token we count (at least 1): the largest ratio
-    its replies reported so far, so the next prompt is cut by the model's count, not ours."""
-    ratios = [
-        r["input_tokens"] / r["counted_tokens"]
-        for r in usage or ()
-        if not r.get("estimated") and r.get("counted_tokens")
-    ]
-    return max([1.0, *ratios])
-
-
 def cut_to(text: str, tokens: int) -> str:
     """The text's start, at most `tokens` tokens by the offline counter (which may count a token the
     vocabulary lacks as several), marked as cut."""
@@ -169,17 +141,7 @@ def fit(
 
 # -- what a call may spend: the one place of the question budget's arithmetic ---------------------
 
-SAFETY = 0.05  # of the budget kept back: the first call's prompt is sized by our count, not the model's
-# what the plan expects a call's output to add to later prompts (a hop's notes, I_g); longer outputs
-# are paid for by the later prompts, which are cut to what is left: the budget holds either way
-NOTE_TOKENS = 64
 ANALYZE_SHARE = 0.35  # the most of the budget the LLM analyzer (question + primary chunks) may read
-GLOBAL_INFO_TOKENS = 128
-
-
-def usable(question_budget: int, usage: Sequence[dict[str, Any]] | None) -> int:
-    """Tokens the rest of the run may plan on: the budget less the safety share and what was spent."""
-    return int(question_budget * (1 - SAFETY)) - spent(usage)
 
 
 def left(question_budget: int | None, usage: Sequence[dict[str, Any]] | None) -> int | None:

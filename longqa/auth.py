@@ -29,9 +29,10 @@ from longqa.keys import KeyStore, keys_file
 from longqa.limits import ServerLimits, question_problem
 
 auth = Auth()
-_keys = KeyStore(keys_file())
+_DEPLOYMENT = Settings()  # the deployment's settings, read once when the server loads this module
+_keys = KeyStore(keys_file(_DEPLOYMENT))
 _limits = ServerLimits()
-_ROOT = Settings().documents_root
+_ROOT = _DEPLOYMENT.documents_root
 _NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # LangGraph's ids of a graph's own assistant
 _ACTION_OF_ASSISTANT = {
     str(uuid5(_NAMESPACE_GRAPH, "longqa")): "ask",

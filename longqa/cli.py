@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -153,9 +152,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """`longqa serve`: run one HTTP replica (`--home` becomes its LONGQA_HOME)."""
     from .serve import serve
 
-    if args.home:
-        os.environ["LONGQA_HOME"] = str(args.home)
-    serve(args.host, args.port)
+    serve(args.host, args.port, home=args.home)
     return 0
 
 

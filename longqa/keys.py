@@ -23,8 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from longqa.contracts.deployment import DeploymentSettings
 from longqa.contracts.settings import SettingsError
-from longqa.retrieval.config import default_home
 from longqa.retrieval.manifest import valid_name
 
 Grant = Literal["ask", "index", "admin"]
@@ -39,10 +39,9 @@ class KeysError(SettingsError):
     """A keys file or a key request that cannot be used: the message says which and why."""
 
 
-def keys_file() -> Path:
-    """Where this deployment's keys live (LONGQA_KEYS_FILE, else LONGQA_HOME/keys.json)."""
-    named = os.environ.get("LONGQA_KEYS_FILE", "").strip()
-    return Path(named).expanduser() if named else default_home() / "keys.json"
+def keys_file(deployment: DeploymentSettings | None = None) -> Path:
+    """Where this deployment's keys live (its `keys_file`, LONGQA_KEYS_FILE, else keys.json under its home)."""
+    return (deployment or DeploymentSettings()).keys_path
 
 
 class Key(BaseModel):

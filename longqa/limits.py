@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from longqa.contracts.settings import _env_float, _env_int
+from longqa.contracts.environment import env_float, env_int
 
 MAX_JSON_DEPTH = 400  # objects and arrays nested in a request body
 
@@ -18,19 +18,19 @@ class ServerLimits(BaseModel):
     environment when a server starts)."""
 
     max_body_bytes: int = Field(
-        default_factory=lambda: _env_int("LONGQA_MAX_BODY_MB", 16, highest=1024)() * 2**20,
+        default_factory=lambda: env_int("LONGQA_MAX_BODY_MB", 16, highest=1024)() * 2**20,
         description="largest request body (LONGQA_MAX_BODY_MB, default 16): refused as it is read, never held whole",
     )
     max_question_chars: int = Field(
-        default_factory=_env_int("LONGQA_MAX_QUESTION_CHARS", 8000, highest=10_000_000),
+        default_factory=env_int("LONGQA_MAX_QUESTION_CHARS", 8000, highest=10_000_000),
         description="longest question, or chat message, in characters (LONGQA_MAX_QUESTION_CHARS, default 8,000)",
     )
     body_timeout_s: float = Field(
-        default_factory=_env_float("LONGQA_BODY_TIMEOUT_S", 30.0),
+        default_factory=env_float("LONGQA_BODY_TIMEOUT_S", 30.0),
         description="seconds a client has to send its whole body (LONGQA_BODY_TIMEOUT_S, default 30)",
     )
     header_timeout_s: float = Field(
-        default_factory=_env_float("LONGQA_HEADER_TIMEOUT_S", 10.0),
+        default_factory=env_float("LONGQA_HEADER_TIMEOUT_S", 10.0),
         description="seconds a connection has to send a request's headers (LONGQA_HEADER_TIMEOUT_S, default 10)",
     )
 

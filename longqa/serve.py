@@ -23,7 +23,6 @@ import contextlib
 import functools
 import json
 import logging
-import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -38,7 +37,7 @@ from starlette.routing import Route
 
 from longqa.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
 from longqa.ask import answer_fields
-from longqa.contracts.ceilings import caller_context, deployment_ceilings
+from longqa.contracts.ceilings import Ceilings, caller_context, deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
@@ -86,7 +85,9 @@ async def _read(request: Request, limits: ServerLimits) -> bytes:
     return bytes(body)
 
 
-def _parse(raw: bytes, allowed: set[str]) -> dict[str, Any]:
+def _parse(raw: bytes, allowed: set[str], deployment: Settings, ceilings: Ceilings) -> dict[str, Any]:
+    """The body as a dict, its `context` resolved into the run's Settings: the caller's choices
+    within the ceilings, the deployment's own values for the rest (validated here, once per run)."""
     try:
         body = json.loads(raw or b"{}", parse_constant=_no_constant)
     except RecursionError:
@@ -102,9 +103,10 @@ def _parse(raw: bytes, allowed: set[str]) -> dict[str, Any]:
         shown = ", ".join(repr(k[:60]) for k in unknown[:5])
         raise BadRequest(f"unknown field(s) {shown}; expected some of {sorted(allowed)}", 422)
     try:
-        body["context"] = caller_context(body.get("context")).model_dump(exclude_unset=True)
+        chosen = caller_context(body.get("context"), ceilings).model_dump(exclude_unset=True)
     except SettingsError as e:
         raise BadRequest(f"invalid run context: {e}", 422) from None
+    body["context"] = deployment.model_copy(update=chosen)
     return body
 
 
@@ -112,7 +114,7 @@ def _payload(body: dict[str, Any], keys: set[str]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k in keys and v not in (None, [], "")}
 
 
-def _final(graph, payload: dict, config: dict, context: dict, cancelled: threading.Event) -> dict[str, Any]:
+def _final(graph, payload: dict, config: dict, context: Settings, cancelled: threading.Event) -> dict[str, Any]:
     """Run the graph step by step; stop between steps once the client has gone."""
     final: dict[str, Any] = {}
     for values in graph.stream(payload, config=config, context=context, stream_mode="values"):
@@ -133,7 +135,7 @@ def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> di
     if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
         raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
     if thread:  # a conversation: the checkpointer keeps it, on whichever replica the next turn lands
-        saver = thread_checkpointer(Settings())
+        saver = thread_checkpointer(body["context"])
         if claim_thread(saver, thread, caller.tenant) != caller.tenant:
             raise Denied(404, f"no thread {thread[:60]!r}")  # another tenant's: not even its existence
         graph = _thread_graph(saver)
@@ -203,14 +205,17 @@ def _error(message: str, status: int) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
-def _endpoint(action: str, run: Callable, allowed: set[str], keys: KeyStore, limits: ServerLimits):
-    scrub = _Scrubber(Settings())
-    root = Settings().documents_root
+def _endpoint(
+    action: str, run: Callable, allowed: set[str], keys: KeyStore, limits: ServerLimits, deployment: Settings
+):
+    scrub = _Scrubber(deployment)
+    root = deployment.documents_root
+    ceilings = deployment_ceilings(deployment)
 
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
-            body = _parse(await _read(request, limits), allowed)
+            body = _parse(await _read(request, limits), allowed, deployment, ceilings)
             problem = question_problem(body, limits.max_question_chars)
             if problem:
                 raise BadRequest(problem, 422)
@@ -246,19 +251,22 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse({"ok": True})
 
 
-def build_app(keys: KeyStore | None = None, limits: ServerLimits | None = None) -> Starlette:
-    """The replica's application. It runs as a server (LONGQA_SERVER=1): files only under
-    LONGQA_DOCUMENTS_ROOT, run settings limited to what a caller may choose and the deployment's
-    ceilings, callers named by the keys in LONGQA_KEYS_FILE."""
-    os.environ["LONGQA_SERVER"] = "1"
-    keys = keys or KeyStore(keys_file())
+def build_app(
+    keys: KeyStore | None = None, limits: ServerLimits | None = None, deployment: Settings | None = None
+) -> Starlette:
+    """The replica's application. It runs as a server (its settings' `server`, whatever the
+    environment says): files only under LONGQA_DOCUMENTS_ROOT, run settings limited to what a caller
+    may choose and the deployment's ceilings, callers named by the keys in LONGQA_KEYS_FILE. The
+    deployment's settings are read once, here (`deployment`, else the environment)."""
+    deployment = (deployment or Settings()).model_copy(update={"server": True})
+    keys = keys or KeyStore(keys_file(deployment))
     keys.configured()  # a damaged keys file stops the start, naming it
-    deployment_ceilings()  # and so does an unusable LONGQA_CEILINGS
+    deployment_ceilings(deployment)  # and so does an unusable LONGQA_CEILINGS
     limits = limits or ServerLimits()
     routes = [
         Route("/health", health, methods=["GET"]),
-        Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits), methods=["POST"]),
-        Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits), methods=["POST"]),
+        Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits, deployment), methods=["POST"]),
+        Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits, deployment), methods=["POST"]),
     ]
 
     @contextlib.asynccontextmanager
@@ -275,13 +283,15 @@ def _loopback_bind(host: str) -> bool:
     return host == "localhost" or is_loopback(host) or names_loopback(host)
 
 
-def serve(host: str, port: int) -> None:
-    """Run the replica; without keys it listens only on a loopback address (SettingsError otherwise)."""
+def serve(host: str, port: int, home: Path | None = None) -> None:
+    """Run the replica (its index home `home`, else LONGQA_HOME's); without keys it listens only on a
+    loopback address (SettingsError otherwise)."""
     import uvicorn
 
     from longqa.serve_protocol import protocol_with_header_timeout
 
-    keys = KeyStore(keys_file())
+    deployment = Settings(server=True, **({"home": home} if home else {}))
+    keys = KeyStore(keys_file(deployment))
     if not keys.configured() and not _loopback_bind(host):
         raise SettingsError(
             f"refusing to listen on {host}: no API keys are configured ({keys.path} holds none), so anyone "
@@ -290,7 +300,7 @@ def serve(host: str, port: int) -> None:
         )
     limits = ServerLimits()
     uvicorn.run(
-        build_app(keys, limits),
+        build_app(keys, limits, deployment),
         host=host,
         port=port,
         log_level="warning",

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from longqa.contracts.ceilings import caller_context
-from longqa.contracts.settings import SERVER_LOCKED, RunContext, SettingsError, node_threads
+from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ async def node_thread_pool(_app: Starlette) -> AsyncIterator[None]:
     min(32, cpus + 4) threads (6 on 2 cores), shared by every run. Model calls are awaited and hold
     no thread, but a run waiting for another run's index build, or searching, does. 0 keeps
     Python's default; bench/server_concurrency.py measures both."""
-    threads = node_threads()
+    threads = Settings().node_threads
     if not threads:
         yield
         return

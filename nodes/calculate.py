@@ -1,4 +1,4 @@
-"""calculate: arithmetic is computed, not generated (our addition, issue 34; ../shared/DESIGN.md).
+"""calculate: arithmetic is computed, not generated (our addition, issue 34).
 For a question the analyzer calls arithmetic, the model writes the expression over numbers it
 copies from the passages (prompts/arithmetic.py) and Python computes it with a safe evaluator
 (llm/arithmetic.py). The result is the answer only when every operand is a number the cited

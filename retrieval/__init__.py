@@ -1,14 +1,43 @@
 """Retrieval engine: loading, chunking, the persisted hybrid index and the context processor.
 
-Nothing here imports the graph or the nodes (see DESIGN.md: arrows point down only).
-"""
+Nothing here imports the graph or the nodes (ARCHITECTURE.md: arrows point down only). Its names
+are imported on first use (PEP 562), so `from longqa.retrieval import Chunk` reads one module and
+never the index store, the embedder or the readers it does not need."""
 
-from .config import IndexSettings
-from .context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
-from .documents import Chunk, Document, Paragraph, ScoredChunk
-from .loaders import DocumentError, document_from_text, load_document
-from .search import Searcher, SearchMode, fuse, min_max
-from .store import IndexStore
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .config import IndexSettings
+    from .context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+    from .documents import Chunk, Document, Paragraph, ScoredChunk
+    from .loaders import DocumentError, document_from_text, load_document
+    from .search import Searcher, SearchMode, fuse, min_max
+    from .store import IndexStore
+
+_HOME = {
+    "IndexSettings": "config",
+    "Passage": "context",
+    "extend": "context",
+    "merge_chunks": "context",
+    "merge_passages": "context",
+    "recover_tables": "context",
+    "source_paragraphs": "context",
+    "Chunk": "documents",
+    "Document": "documents",
+    "Paragraph": "documents",
+    "ScoredChunk": "documents",
+    "DocumentError": "loaders",
+    "document_from_text": "loaders",
+    "load_document": "loaders",
+    "Searcher": "search",
+    "SearchMode": "search",
+    "fuse": "search",
+    "min_max": "search",
+    "IndexStore": "store",
+}
 
 __all__ = [
     "Chunk",
@@ -31,3 +60,12 @@ __all__ = [
     "recover_tables",
     "source_paragraphs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value

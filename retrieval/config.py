@@ -1,22 +1,14 @@
-"""Where indexes live and which vector store serves them (environment-overridable)."""
+"""Where indexes live and which vector store serves them (the default home: retrieval/environment.py)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .environment import default_home
 from .loaders import DEFAULT_MAX_WORDS
-
-
-def default_home() -> Path:
-    """LONGQA_HOME, else $XDG_CACHE_HOME/longqa, else ~/.cache/longqa."""
-    if os.environ.get("LONGQA_HOME"):
-        return Path(os.environ["LONGQA_HOME"]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "longqa"
 
 
 class IndexSettings(BaseModel):

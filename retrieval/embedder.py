@@ -8,7 +8,6 @@ import contextlib
 import functools
 import json
 import logging
-import os
 import shutil
 import threading
 import warnings
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .environment import embedder_backend
 from .onnx_embedder import OnnxEmbedder
 from .tokens import embedder_model_path
 
@@ -120,15 +120,9 @@ def describe(model_path: str | Path) -> tuple[str, int] | None:
         return None
 
 
-BACKENDS = ("onnx", "torch")
-
-
 def configured_backend() -> str:
     """LONGQA_EMBEDDER_BACKEND: `onnx` (the default) or `torch`."""
-    choice = os.environ.get("LONGQA_EMBEDDER_BACKEND", "onnx").strip().lower() or "onnx"
-    if choice not in BACKENDS:
-        raise ValueError(f"LONGQA_EMBEDDER_BACKEND={choice!r}: expected one of {', '.join(BACKENDS)}")
-    return choice
+    return embedder_backend()
 
 
 @functools.cache

