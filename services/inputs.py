@@ -16,7 +16,8 @@ from longqa.contracts.settings import Settings, running_as_server
 from longqa.retrieval import DocumentError, document_from_text
 from longqa.retrieval.bounded import reader_for
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
-from longqa.retrieval.library import Library, forget_unused
+from longqa.retrieval.library import Library
+from longqa.retrieval.library_gc import forget_unused
 from longqa.retrieval.loaders import printable_name
 from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
 

@@ -218,7 +218,7 @@ def test_sixteen_concurrent_runs_over_eight_libraries_see_only_their_own(cluster
 
 
 def test_a_replica_killed_mid_update_leaves_the_other_serving_the_last_complete_version(cluster: Cluster) -> None:
-    from longqa.retrieval.catalog import LEASE_S
+    from longqa.retrieval.catalog_chroma import LEASE_S
 
     index(cluster.b, "ledger", ["lib5/doc0.md", "lib5/doc1.md"])
     before_count, before_units = cluster.vectors("ledger")
