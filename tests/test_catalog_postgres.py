@@ -218,6 +218,8 @@ def test_a_question_over_an_unchanged_library_takes_no_lock(
     settings = _settings(servers, tmp_path / "home")
     first = index_library({"documents": [str(tmp_path / "docs")]}, settings, [G])
     assert isinstance(first.library.catalog, PostgresCatalog)
+    names = [c.name for c in chroma_client(servers.chroma.host, servers.chroma.port).list_collections()]
+    assert "longqa-catalog" not in names and first.library.manifest().parts[G].collection in names  # vectors only
     locks: list[str] = []
     real_lock = PostgresCatalog.lock
 
