@@ -46,13 +46,13 @@ from .catalog import Held, LockLost, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
 from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_retired
+from .library_vectors import VectorBatch
 from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
 from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
-_ADD_BATCH = 2000  # vectors per Chroma upsert() call
 USED_MARK = "used-at"  # a library made for inline texts: when it was last used
 SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
 _published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
@@ -289,6 +289,7 @@ class Library:
         gone = sorted(set(old_ids) - set(new_ids))
         manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
         retired = [p.collection for g, p in old.parts.items() if g in parts and parts[g].collection != p.collection]
+        self.store.share(new_ids)  # every text the manifest names is in a shared catalog before it is published
         text = manifest.model_dump_json(indent=1)
         stamp = self.catalog.publish(self._held, self.name, text, manifest.version, old.version, new_ids, retired)
         _published.add((str(self.dir), stamp))  # the version moved: a compare-and-set on `old.version`
@@ -328,7 +329,7 @@ class Library:
                             self._unreadable[m.key] = (m.stat, update.skipped[-1])
                     documents.pop(m.key, None)
                     continue
-                self.store.remember(document)
+                self.store.remember(document, share=False)  # shared with the others before publishing
                 size, mtime = m.stat or (None, None)
                 documents[m.key] = Entry(
                     doc_id=document.doc_id, source=m.source, size=size, mtime_ns=mtime, n_words=document.n_words
@@ -348,7 +349,7 @@ class Library:
     def _part(self, g, name, doc_ids, vectors_for, dense, version, loaded, names, update: Update, progress) -> Part:
         """Add the vectors of `vectors_for` to the collection `name` and write a BM25 over every
         member of `doc_ids`."""
-        collection = self.collection(g, name) if dense else None
+        batch = VectorBatch(self.collection(g, name) if dense else None)
         n_units = n_chunks = 0
         max_units = 1
         adding = set(vectors_for)
@@ -365,7 +366,9 @@ class Library:
                 index = built.index
                 if need_vectors:
                     self._writes.added.setdefault(name, set()).add(doc_id)  # before: a partial add is cleared too
-                    self._add_vectors(collection, index)
+                    batch.add(index)  # copied vectors go in large batches; just embedded ones at once
+                    if built.embedded:
+                        batch.flush()
                 tokens.append(index.tokens)
                 n_units += index.n_units
                 max_units = max(max_units, index.max_units)
@@ -377,6 +380,7 @@ class Library:
             n_chunks += len(tokens[-1])
             if progress and need_vectors:
                 progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
+        batch.flush()
         bm25_name = f"g{g}-v{version}-{uuid.uuid4().hex[:8]}"  # never a name another build of it had
         self._write_bm25(bm25_name, doc_ids, tokens)
         self.store.share(doc_ids, g)  # with a Chroma server: every replica can read what it names
@@ -413,21 +417,6 @@ class Library:
                 progress(Event("embedding", message.format(done, total), done, total, source))
 
         return report
-
-    def _add_vectors(self, collection, index) -> None:
-        doc_id = index.document.doc_id
-        seen: dict[int, int] = {}
-        ids, metas = [], []
-        for c in index.unit_chunks.tolist():
-            u = seen[c] = seen.get(c, -1) + 1
-            ids.append(f"{doc_id}:{c}:{u}")
-            metas.append({"doc_id": doc_id, "chunk": c})
-        for i in range(0, len(ids), _ADD_BATCH):
-            collection.upsert(
-                ids=ids[i : i + _ADD_BATCH],
-                embeddings=index.vectors[i : i + _ADD_BATCH],
-                metadatas=metas[i : i + _ADD_BATCH],
-            )
 
     def touch(self) -> None:
         """Mark a library made for inline texts as used now (see `forget_unused`)."""

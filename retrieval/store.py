@@ -176,13 +176,14 @@ class IndexStore:
             removed += 1
         return removed
 
-    def remember(self, document: Document) -> None:
+    def remember(self, document: Document, share: bool = True) -> None:
         """Persist a document's text so it can later be named by its id (collections, servers, and
-        with a Chroma server, every replica)."""
+        with a shared catalog, every replica; `share=False`: the caller shares it later, in one batch)."""
         target = self.doc_dir(document.doc_id) / "document.json"
         if not target.exists():
             atomic_write(target, document.model_dump_json())
-        self.share([document.doc_id])
+        if share:
+            self.share([document.doc_id])
 
     def document(self, doc_id: str) -> Document:
         target = self.doc_dir(doc_id) / "document.json"
