@@ -44,12 +44,19 @@ class _Lease:
 
     def __init__(self, catalog: SharedCatalog, name: str):
         self.catalog, self.name = catalog, name
+        self.lost = threading.Event()  # set by the renewing thread when it finds the lease gone
 
     def check(self) -> None:
-        """The lease record still names this replica (a read, then a write: not atomic)."""
+        """Free between documents: what the renewing thread last found."""
+        if self.lost.is_set():
+            raise LockLost(f"library {self.name}: the update lease was taken over")
+
+    def confirm(self) -> None:
+        """Before publishing: the lease record still names this replica (read now; not atomic)."""
         got = self.catalog.records.get(ids=[f"lock:{self.name}"], include=["metadatas"])
         if not got["ids"] or got["metadatas"][0]["owner"] != self.catalog.owner:
-            raise LockLost(f"library {self.name}: the update lease was taken over")
+            self.lost.set()
+        self.check()
 
 
 class SharedCatalog(LocalCatalog):
@@ -100,7 +107,8 @@ class SharedCatalog(LocalCatalog):
     ) -> object:
         """Upsert the manifest record after checking the lease and the version (a read, then a
         write: Chroma has no conditional write, so this narrows the race without closing it)."""
-        held.check()
+        if isinstance(held, _Lease):
+            held.confirm()
         got = self.records.get(ids=[f"manifest:{name}"], include=["metadatas"])
         found = int(got["metadatas"][0]["version"]) if got["ids"] else 0
         if found != expected:
@@ -139,11 +147,11 @@ class SharedCatalog(LocalCatalog):
         """The file lock, then the lease record (renewed by a thread while it is held)."""
         with file_lock(self.dir(name) / ".lock"):  # processes of this host queue on the file first
             self._acquire(name)
-            stop = threading.Event()
-            renewer = threading.Thread(target=self._renew, args=(name, stop), daemon=True, name=f"lease-{name}")
+            stop, lease = threading.Event(), _Lease(self, name)
+            renewer = threading.Thread(target=self._renew, args=(lease, stop), daemon=True, name=f"lease-{name}")
             renewer.start()
             try:
-                yield _Lease(self, name)
+                yield lease
             finally:
                 stop.set()
                 renewer.join()
@@ -168,13 +176,14 @@ class SharedCatalog(LocalCatalog):
                 log.info("library %s: waiting for the update of another replica", name)
             time.sleep(WAIT_STEP_S)
 
-    def _renew(self, name: str, stop: threading.Event) -> None:
-        lock_id = f"lock:{name}"
+    def _renew(self, lease: _Lease, stop: threading.Event) -> None:
+        name, lock_id = lease.name, f"lock:{lease.name}"
         while not stop.wait(RENEW_S):
             try:
                 got = self.records.get(ids=[lock_id], include=["metadatas"])
                 if not got["ids"] or got["metadatas"][0]["owner"] != self.owner:
                     log.error("library %s: lost the update lease", name)
+                    lease.lost.set()  # the update stops at its next check
                     return
                 meta = {**got["metadatas"][0], "expires": time.time() + LEASE_S}
                 self.records.update(ids=[lock_id], metadatas=[meta])

@@ -320,6 +320,7 @@ class Library:
                 documents[m.key] = prev
                 update.unchanged.append(prev.source)
             else:
+                self._held.check()  # reading a file may take long: the lock's session is kept alive
                 try:
                     document = m.load()
                 except DocumentError as e:

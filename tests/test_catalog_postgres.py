@@ -7,7 +7,10 @@ Chroma server started on free ports (the scale_out tier's servers, tests/servers
   that lost its lock mid-update removes the vectors it added (none stray in the collection);
 - texts are referenced by the libraries that hold them: forgetting one keeps it while any does;
 - a question over an unchanged library takes no lock (and a changed one takes it once);
-- a replica frozen (SIGSTOP) past its lock, then resumed, cannot publish and leaves no stray vectors.
+- a replica frozen (SIGSTOP) past its lock, then resumed, cannot publish and leaves no stray vectors;
+- PostgreSQL restarted in the middle of an update: it publishes nothing, and the next one does;
+- 32 questions over a library while its update holds the lock: none waits on it.
+After each fault, the published manifest and the vectors agree exactly (`Servers.agree`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import random
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -61,6 +65,17 @@ class Servers:
 
     def count(self, collection: str) -> int:
         return chroma_client(self.chroma.host, self.chroma.port).get_collection(collection).count()
+
+    def agree(self, library: str) -> int:
+        """The invariant: the published manifest and the vectors agree exactly (each part's collection
+        holds the vectors of the manifest's documents and nothing else). Returns the version."""
+        manifest = Library(self.store(Path(tempfile.gettempdir()) / "longqa-agree", None), library).manifest()
+        client = chroma_client(self.chroma.host, self.chroma.port)
+        for part in manifest.parts.values():
+            got = client.get_collection(part.collection).get(include=["metadatas"])
+            assert len(got["ids"]) == part.n_units, (library, len(got["ids"]), part.n_units)
+            assert {m["doc_id"] for m in got["metadatas"]} == set(manifest.doc_ids()), library
+        return manifest.version
 
 
 @pytest.fixture(scope="module")
@@ -158,6 +173,7 @@ def test_a_writer_that_lost_its_lock_mid_update_publishes_nothing_and_leaves_no_
     assert manifest.version == 2 and len(manifest.documents) == 2
     part = manifest.parts[G]
     assert servers.count(part.collection) == part.n_units, "the stale writer's vectors were left behind"
+    assert servers.agree("contested") == 2
     assert not servers.sql("SELECT * FROM longqa_library_pending WHERE library = 'contested'")
 
 
@@ -250,7 +266,8 @@ from longqa.retrieval.tokens import wordpiece_counter
 home, host, port, uri, *files = sys.argv[1:]
 store = IndexStore(IndexSettings(home=home, chroma_host=host, chroma_port=int(port), postgres_uri=uri),
                    counter=wordpiece_counter())
-store.catalog.lock_idle_s = 2.0  # a holder silent for 2 s loses its session
+store.embedder.embed(["warm"])  # loaded before the lock: the model's load is not the silence timed here
+store.catalog.lock_idle_s = 3.0  # a holder silent for 3 s loses its session
 library = Library(store, "frozen")
 frozen = []
 
@@ -304,7 +321,69 @@ def test_a_replica_frozen_past_its_lock_cannot_publish_and_leaves_no_stray_vecto
     manifest = Library(servers.store(tmp_path / "c", embedder), "frozen").manifest()
     assert manifest.version == 2 and len(manifest.documents) == 2
     assert servers.count(manifest.parts[G].collection) == manifest.parts[G].n_units, "stray vectors"
+    assert servers.agree("frozen") == 2
 
 
 def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_postgres_restarted_mid_update_publishes_nothing_and_the_next_update_does(
+    servers: Servers, tmp_path: Path, embedder
+) -> None:
+    files = write_docs(tmp_path / "docs", 3)
+    store = servers.store(tmp_path / "a", embedder)
+    library = Library(store, "restarted")
+    library.update(file_members(files[:1], store.settings.max_words), [G])
+    restarted: list[bool] = []
+
+    def restart(event) -> None:
+        if event.step == "indexing" and not restarted:
+            restarted.append(True)
+            servers.postgres.restart()  # every connection dropped, the lock's included
+
+    with pytest.raises(LockLost):
+        library.update(file_members(files, store.settings.max_words), [G], progress=restart)
+    assert restarted and servers.agree("restarted") == 1
+    library.update(file_members(files, store.settings.max_words), [G])  # the pool reconnects
+    assert servers.agree("restarted") == 2
+
+
+def test_questions_over_a_library_never_wait_on_its_update(servers: Servers, tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from longqa.services.inputs import index_library, open_library
+    from longqa.services.stores import searcher_for
+
+    files = write_docs(tmp_path / "docs", 3)
+    settings = _settings(servers, tmp_path / "home")
+    index_library({"documents": [str(f) for f in files[:2]], "collection": "busy"}, settings, [G])
+    inside, release = threading.Event(), threading.Event()
+
+    def hold(event) -> None:  # the update stops, holding the lock, until the questions are done
+        if event.step == "indexing":
+            inside.set()
+            release.wait(120)
+
+    def update() -> None:
+        library = open_library({"collection": "busy"}, settings).library
+        library.update(file_members(files, 100_000), [G], progress=hold)
+
+    writer = threading.Thread(target=update)
+    writer.start()
+    try:
+        assert inside.wait(120), "the update never started"
+
+        def question(i: int) -> list[str]:
+            opened = open_library({"collection": "busy"}, settings)
+            hits = searcher_for(settings, "busy", opened.doc_ids).search(f"Who is the keeper of record {i % 2}?", k=2)
+            return [h.chunk.doc_id for h in hits]
+
+        with ThreadPoolExecutor(32) as pool:
+            answers = list(pool.map(question, range(32)))
+        assert writer.is_alive(), "the update ended before the questions"  # they never waited on it
+        assert len(answers) == 32 and all(answers)
+    finally:
+        release.set()
+        writer.join(timeout=120)
+    assert servers.agree("busy") == 2
