@@ -10,6 +10,7 @@ Chroma server started on free ports (the scale_out tier's servers, tests/servers
 - a replica frozen (SIGSTOP) past its lock, then resumed, cannot publish and leaves no stray vectors;
 - PostgreSQL restarted in the middle of an update: it publishes nothing, and the next one does;
 - 32 questions over a library while its update holds the lock: none waits on it;
+- the Chroma server killed and restarted in the middle of an update;
 - two writer processes updating one library 20 times, one killed each round (half of them just
   after their first new member's vectors landed).
 After each fault, the published manifest and the vectors agree exactly (`Servers.agree`).
@@ -41,7 +42,7 @@ from longqa.retrieval.library import Library
 from longqa.retrieval.manifest import document_members, file_members
 from longqa.retrieval.store import IndexStore
 from longqa.retrieval.tokens import wordpiece_counter
-from tests.servers import ChromaServer, Postgres, chroma_client, chroma_server, postgres_server
+from tests.servers import ChromaServer, Postgres, chroma_client, chroma_server, free_port, postgres_server
 
 pytestmark = [pytest.mark.scale_out, pytest.mark.integration]
 
@@ -477,3 +478,40 @@ def test_two_replicas_updating_one_library_with_random_kills_leave_manifest_and_
         assert not servers.sql("SELECT 1 FROM longqa_library_pending WHERE library = 'churn'"), round_
     print(f"20 rounds: {kills} writers killed ({mid} mid-update), {dirty} left vectors to clear, version {versions}")
     assert kills >= 10 and versions >= 5, (kills, versions)
+
+
+def test_chroma_killed_and_restarted_mid_update_leaves_manifest_and_vectors_agreeing(
+    servers: Servers, tmp_path: Path, embedder
+) -> None:
+    import contextlib
+
+    base, port = tmp_path / "own-chroma", free_port()
+    base.mkdir()
+    stack = contextlib.ExitStack()
+    own = Servers(stack.enter_context(chroma_server(base, port)), servers.postgres)
+    try:
+        files = write_docs(tmp_path / "docs", 4)
+        store = own.store(tmp_path / "a", embedder)
+        library = Library(store, "chroma-restart")
+        library.update(file_members(files[:1], store.settings.max_words), [G])
+        restarted: list[bool] = []
+
+        def restart(event) -> None:  # the first new member's vectors are in: Chroma dies, and comes back
+            if event.step == "indexing" and not restarted:
+                restarted.append(True)
+                os.kill(own.chroma.pid, signal.SIGKILL)
+                stack.close()
+                own.chroma = stack.enter_context(chroma_server(base, port))
+
+        try:
+            library.update(file_members(files, store.settings.max_words), [G], progress=restart)
+            print("the update went on through the restart; vectors", own.count(library.manifest().parts[G].collection))
+        except Exception as e:  # noqa: BLE001 - a request that met the dead server: nothing was published
+            print("the update failed:", type(e).__name__, e)
+            assert library.manifest().version == 1, e
+        assert restarted
+        library.update(file_members(files, store.settings.max_words), [G])  # done (or refilled), and agreeing
+        assert own.agree("chroma-restart") >= 2
+        assert len(library.manifest().documents) == 4
+    finally:
+        stack.close()
