@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import psycopg
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .catalog import Held, LocalCatalog, LockLost, StalePublish
 from .documents import Document
@@ -67,6 +67,10 @@ SCHEMA = [
         id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, payload TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS longqa_chunkings_doc ON longqa_chunkings (doc_id)",
 ]
+
+
+class CatalogUnavailable(RuntimeError):
+    """The catalog's PostgreSQL cannot be reached (a wrong URI, a server down): the message says which setting."""
 
 
 def lock_key(name: str) -> int:
@@ -104,6 +108,7 @@ class PostgresCatalog(LocalCatalog):
     def __init__(self, home: Path, uri: str, lock_idle_s: float = LOCK_IDLE_S):
         super().__init__(home)
         self.uri, self.lock_idle_s = uri, lock_idle_s
+        self.connect_timeout_s = 30.0  # how long a first connection may take (a restarting server)
         self._pool: ConnectionPool | None = None
         self._pool_lock = threading.Lock()
 
@@ -120,7 +125,14 @@ class PostgresCatalog(LocalCatalog):
                     open=False,
                     name="longqa-catalog",
                 )
-                pool.open(wait=True, timeout=30)
+                try:
+                    pool.open(wait=True, timeout=self.connect_timeout_s)
+                except PoolTimeout as e:
+                    pool.close()
+                    raise CatalogUnavailable(
+                        f"the catalog's PostgreSQL (LONGQA_POSTGRES_URI) did not answer within "
+                        f"{self.connect_timeout_s:g} s: {e}"
+                    ) from None
                 with pool.connection() as conn:
                     conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
                     try:
