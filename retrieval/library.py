@@ -68,7 +68,7 @@ class LibraryChanged(RuntimeError):
 
 class Library:
     """A named library in a store. Safe to share between threads; updates are serialised across
-    processes by a file lock."""
+    processes and replicas by the catalog's update lock."""
 
     def __init__(self, store: IndexStore, name: str):
         if not valid_name(name):
