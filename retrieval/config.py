@@ -22,6 +22,9 @@ class IndexSettings(BaseModel):
     )
     chroma_host: str | None = Field(default=None, description="Chroma server host; unset = embedded store")
     chroma_port: int = Field(default=8000, description="Chroma server port")
+    postgres_uri: str | None = Field(
+        default=None, repr=False, description="with a Chroma server: the catalog in PostgreSQL (retrieval/catalog.py)"
+    )
     embed_batch_size: int = Field(default=64, description="texts per embedding batch")
     max_words: int = Field(default=DEFAULT_MAX_WORDS, description="refuse documents longer than this")
     chunking: Literal["paragraph", "sentence"] = Field(

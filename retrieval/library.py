@@ -6,22 +6,23 @@ one BM25 over all members' chunks (bm25s, persisted, the library's IDF). A warm 
 vector query and one sparse-matrix product, whatever the number of documents.
 
 The manifest says what the library holds: source key (a file's resolved path, or an inline text's
-id) → document id (content hash), with a version number. An update (`Library.update`) runs under a
-file lock, so two processes updating one library queue instead of mixing their writes:
-  1. files whose size and modification time are unchanged are not read; the others are hashed,
-     and only new content is chunked and embedded (a document's parts are cached by content in
-     the store, so a rename or a second library never embeds twice);
-  2. the new members' vectors are added to the collection and a new BM25 is written beside the old;
-  3. the new manifest replaces the old one with one rename: this is the moment the version moves;
-  4. only then are the removed documents' vectors deleted and BM25 versions no manifest names.
-A reader reads the manifest once per search and keeps to the documents it lists, so it sees one
-complete version: vectors of a half-done update are never among its results, and an update killed
-before step 3 leaves the previous version served (its leftovers are cleared by the next update).
+id) → document id (content hash), with a version number. An update (`Library.update`) runs under the
+catalog's update lock, so two processes (or replicas) updating one library queue instead of mixing:
+  1. files whose size and mtime are unchanged are not read; only new content is chunked and
+     embedded (parts are cached by content: a rename or a second library never embeds twice);
+  2. the new members' vectors (named as pending first) are added, a new BM25 written beside the old;
+  3. the new manifest is published, a compare-and-set on the version it started from: this is the
+     moment the version moves (a writer that lost its lock, or found a newer version, publishes
+     nothing and removes what it added: retrieval/library_gc.py);
+  4. only then are the removed documents' vectors deleted; a collection a rebuild replaced is kept
+     for a grace period, since a reader may still hold the manifest that names it.
+A reader reads the manifest once per search and keeps to the documents it lists: it sees one
+complete version (an update killed before step 3 leaves the previous one; the next clears its
+leftovers). A question over files whose stats match the manifest is a reader (`unchanged`).
 
-Where the manifest, the lock and the pending marks live is the store's catalog (retrieval/catalog.py):
-files on this host, or records in the Chroma server every replica shares. With a server, a replica
-checks the manifest's stamp at most once per `SHARED_RECHECK_S` and builds the BM25 of a version it
-has not seen from the members' chunkings (its cache, named by the version and a nonce of its own).
+The manifest, the lock and the pending marks live in the store's catalog (retrieval/catalog.py). A
+replica checks a shared manifest's stamp at most once per `SHARED_RECHECK_S` and builds the BM25 of a
+version it has not seen from the members' chunkings (its cache, named by the version and a nonce).
 """
 
 from __future__ import annotations
@@ -41,15 +42,17 @@ from pathlib import Path
 import numpy as np
 
 from . import manifest as manifests
+from .catalog import Held, LockLost, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
+from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_retired
+from .library_vectors import VectorBatch
 from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
 from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
-_ADD_BATCH = 2000  # vectors per Chroma upsert() call
 USED_MARK = "used-at"  # a library made for inline texts: when it was last used
 SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
 _published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
@@ -57,9 +60,15 @@ _published: set[tuple] = set()  # (library directory, stamp) of versions this pr
 Key = tuple[str, int]  # (doc_id, chunk index)
 
 
+class LibraryChanged(RuntimeError):
+    """A collection named by the manifest a reader holds was deleted (the reader held it past the
+    grace period, or it was deleted by hand): the run ends with this message; asked again, it reads
+    the current version."""
+
+
 class Library:
     """A named library in a store. Safe to share between threads; updates are serialised across
-    processes by a file lock."""
+    processes and replicas by the catalog's update lock."""
 
     def __init__(self, store: IndexStore, name: str):
         if not valid_name(name):
@@ -74,6 +83,8 @@ class Library:
         self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
         self._unreadable: dict[str, tuple[tuple[int, int], Skipped]] = {}  # key → (stat, why) a file was skipped
+        self._held: Held | None = None  # the update lock, while this process's update holds it
+        self._writes = Writes()  # what the update in progress wrote to Chroma
 
     # -- reading -----------------------------------------------------------------------------
     def exists(self) -> bool:
@@ -130,20 +141,29 @@ class Library:
             return self.manifest().parts[granularity].collection
         return f"longqa-lib-{hashlib.sha256(self.name.encode()).hexdigest()[:24]}-g{granularity}-b{build}"
 
-    def collection(self, granularity: int, name: str | None = None):
-        """The current part's collection at `granularity` (or the one named), created if absent."""
+    def collection(self, granularity: int, name: str | None = None, create: bool = True):
+        """The current part's collection at `granularity` (or the one named), created if absent; a
+        reader (`create=False`) never makes one: a collection gone under it is `LibraryChanged`."""
         name = name or self.collection_name(granularity)
         client = self.store.client
         current = self.store.client_generation
         with self._lock:
             generation, collection = self._collections.get(name, (None, None))
         if collection is None or generation != current:
-            collection = client.get_or_create_collection(
-                name,
-                metadata={"library": self.name, "granularity": granularity},
-                configuration={"hnsw": {"space": "cosine"}},
-                embedding_function=None,
-            )
+            if not create:
+                from chromadb.errors import NotFoundError
+
+                try:
+                    collection = client.get_collection(name, embedding_function=None)
+                except NotFoundError:
+                    raise LibraryChanged(f"library {self.name}: its collection {name} is gone; ask again") from None
+            else:
+                collection = client.get_or_create_collection(
+                    name,
+                    metadata={"library": self.name, "granularity": granularity},
+                    configuration={"hnsw": {"space": "cosine"}},
+                    embedding_function=None,
+                )
             with self._lock:
                 self._collections[name] = (current, collection)
         return collection
@@ -155,7 +175,10 @@ class Library:
         with self._lock:
             if key in self._verified:
                 return False
-        missing = self.collection(granularity, part.collection).count() < part.n_units
+        try:  # a reader (a question) never creates a collection: a gone one is missing vectors
+            missing = self.collection(granularity, part.collection, create=False).count() < part.n_units
+        except LibraryChanged:
+            missing = True
         if missing:
             log.warning("library %s lost vectors at g=%s; adding them again", self.name, granularity)
         else:
@@ -169,7 +192,7 @@ class Library:
         """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents,
         each chunk scored by its best unit. Vectors of documents outside this version (an update in
         progress, or leftovers of a killed one) are skipped; the query deepens until enough remain."""
-        collection = self.collection(part_size, part.collection)
+        collection = self.collection(part_size, part.collection, create=False)
         where = {"doc_id": {"$in": sorted(allowed)}} if subset else None
         n = max(1, min(part.n_units, depth * part.max_units))
         while True:
@@ -200,8 +223,18 @@ class Library:
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
         Publishes a new version only when something changed, and clears what a killed update left."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self._update_lock, self.catalog.lock(self.name):
-            return self._update(members, set(granularities), dense, remove_missing, progress)
+        with self._update_lock:
+            self._writes = Writes()
+            try:
+                with self.catalog.lock(self.name) as held:
+                    self._held = held
+                    return self._update(members, set(granularities), dense, remove_missing, progress)
+            except (LockLost, StalePublish) as e:  # another replica holds the lock, or published, now
+                log.warning("library %s: %s; removing what this update added", self.name, e)
+                abandon(self, self._writes)
+                raise
+            finally:
+                self._held = None
 
     def unchanged(self, members: Sequence[Member], granularities: Iterable[int], dense: bool = True) -> Update | None:
         """For a reader (a question): the update that would change nothing, decided from the
@@ -223,8 +256,9 @@ class Library:
         members_changed = old_ids != new_ids
         parts: dict[int, Part] = {}
         signature = self.store.signature()
-        self._clear_leftovers(old)
-        self._mark_pending(set(new_ids) - set(old_ids))
+        clear_leftovers(self, old, self._held)
+        if set(new_ids) - set(old_ids):  # named before their vectors are added: a killed update's are cleared
+            self.catalog.mark_pending(self._held, self.name, set(new_ids) - set(old_ids))
         for g in sorted(set(old.parts) | granularities):
             part = old.parts.get(g)
             rebuild = part is None or part.signature != signature
@@ -237,6 +271,8 @@ class Library:
             # new, or built with other settings: every member, from scratch, into a new collection
             # (readers of the current version keep theirs until this one is published)
             name = self.collection_name(g, old.version + 1) if rebuild else part.collection
+            if rebuild:
+                self._writes.created.add(name)
             if not want_dense:
                 vectors_for = []
             elif rebuild or not part.dense:
@@ -248,15 +284,19 @@ class Library:
                 g, name, new_ids, vectors_for, want_dense, old.version + 1, loaded, names, update, progress
             )
         if not members_changed and parts == old.parts and documents == old.documents:
+            collect_retired(self, self._held)
             return update
         gone = sorted(set(old_ids) - set(new_ids))
         manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
-        stamp = self.catalog.publish(self.name, manifest.model_dump_json(indent=1), manifest.version)  # it moves here
-        _published.add((str(self.dir), stamp))
+        retired = [p.collection for g, p in old.parts.items() if g in parts and parts[g].collection != p.collection]
+        self.store.share(new_ids)  # every text the manifest names is in a shared catalog before it is published
+        text = manifest.model_dump_json(indent=1)
+        stamp = self.catalog.publish(self._held, self.name, text, manifest.version, old.version, new_ids, retired)
+        _published.add((str(self.dir), stamp))  # the version moved: a compare-and-set on `old.version`
         self._read_cache = None
         update.version, update.published = manifest.version, True
-        self.catalog.clear_pending(self.name)
-        self._clear_after_publish(manifest, old)
+        clear_after_publish(self, manifest, old)
+        collect_retired(self, self._held)
         return update
 
     def _read_under_lock(self) -> Manifest:
@@ -280,6 +320,7 @@ class Library:
                 documents[m.key] = prev
                 update.unchanged.append(prev.source)
             else:
+                self._held.check()  # reading a file may take long: the lock's session is kept alive
                 try:
                     document = m.load()
                 except DocumentError as e:
@@ -289,7 +330,7 @@ class Library:
                             self._unreadable[m.key] = (m.stat, update.skipped[-1])
                     documents.pop(m.key, None)
                     continue
-                self.store.remember(document)
+                self.store.remember(document, share=False)  # shared with the others before publishing
                 size, mtime = m.stat or (None, None)
                 documents[m.key] = Entry(
                     doc_id=document.doc_id, source=m.source, size=size, mtime_ns=mtime, n_words=document.n_words
@@ -309,7 +350,7 @@ class Library:
     def _part(self, g, name, doc_ids, vectors_for, dense, version, loaded, names, update: Update, progress) -> Part:
         """Add the vectors of `vectors_for` to the collection `name` and write a BM25 over every
         member of `doc_ids`."""
-        collection = self.collection(g, name) if dense else None
+        batch = VectorBatch(self.collection(g, name) if dense else None)
         n_units = n_chunks = 0
         max_units = 1
         adding = set(vectors_for)
@@ -318,13 +359,17 @@ class Library:
             need_vectors = doc_id in adding
             if need_vectors or not self.store.is_indexed(doc_id, g):
                 document = loaded.get(doc_id) or self.store.document(doc_id)
+                self._held.check()  # a writer that lost its lock stops here (and tells the server it lives)
                 report = self._embedding_progress(progress, names.get(doc_id, document.source), g)
                 built = self.store.build(document, g, report, need_vectors)
                 update.embedded += built.embedded
                 update.chunked += int(built.chunked)
                 index = built.index
                 if need_vectors:
-                    self._add_vectors(collection, index)
+                    self._writes.added.setdefault(name, set()).add(doc_id)  # before: a partial add is cleared too
+                    batch.add(index)  # copied vectors go in large batches; just embedded ones at once
+                    if built.embedded:
+                        batch.flush()
                 tokens.append(index.tokens)
                 n_units += index.n_units
                 max_units = max(max_units, index.max_units)
@@ -336,6 +381,7 @@ class Library:
             n_chunks += len(tokens[-1])
             if progress and need_vectors:
                 progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
+        batch.flush()
         bm25_name = f"g{g}-v{version}-{uuid.uuid4().hex[:8]}"  # never a name another build of it had
         self._write_bm25(bm25_name, doc_ids, tokens)
         self.store.share(doc_ids, g)  # with a Chroma server: every replica can read what it names
@@ -361,60 +407,17 @@ class Library:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    @staticmethod
-    def _embedding_progress(progress: Progress | None, source: str, g: int):
-        if progress is None:
-            return None
+    def _embedding_progress(self, progress: Progress | None, source: str, g: int):
+        """Each embedding batch checks the lock (a long document keeps its session alive) and reports."""
         message = "embedding {}/{} chunks of " + f"{source} (g={g})"
-        return lambda done, total: progress(Event("embedding", message.format(done, total), done, total, source))
+        held = self._held
 
-    def _add_vectors(self, collection, index) -> None:
-        doc_id = index.document.doc_id
-        seen: dict[int, int] = {}
-        ids, metas = [], []
-        for c in index.unit_chunks.tolist():
-            u = seen[c] = seen.get(c, -1) + 1
-            ids.append(f"{doc_id}:{c}:{u}")
-            metas.append({"doc_id": doc_id, "chunk": c})
-        for i in range(0, len(ids), _ADD_BATCH):
-            collection.upsert(
-                ids=ids[i : i + _ADD_BATCH],
-                embeddings=index.vectors[i : i + _ADD_BATCH],
-                metadatas=metas[i : i + _ADD_BATCH],
-            )
+        def report(done: int, total: int) -> None:
+            held.check()
+            if progress is not None:
+                progress(Event("embedding", message.format(done, total), done, total, source))
 
-    def _delete_vectors(self, parts: Iterable[tuple[int, Part]], doc_ids: list[str]) -> None:
-        for g, part in parts:
-            collection = self.collection(g, part.collection)
-            for i in range(0, len(doc_ids), 500):
-                collection.delete(where={"doc_id": {"$in": doc_ids[i : i + 500]}})
-
-    def _clear_leftovers(self, current: Manifest) -> None:
-        """Before changing anything: vectors an earlier update added but never published (it was
-        killed), and removals a killed update published but did not finish."""
-        leftovers = set(current.removed) | self.catalog.pending(self.name)
-        leftovers -= set(current.doc_ids())
-        if leftovers:
-            self._delete_vectors([(g, p) for g, p in current.parts.items() if p.dense], sorted(leftovers))
-        self.catalog.clear_pending(self.name)
-
-    def _clear_after_publish(self, manifest: Manifest, old: Manifest) -> None:
-        if manifest.removed:
-            self._delete_vectors([(g, p) for g, p in manifest.parts.items() if p.dense], manifest.removed)
-        for g, part in old.parts.items():  # a part rebuilt into a new collection: the old one goes
-            if g in manifest.parts and manifest.parts[g].collection != part.collection:
-                with contextlib.suppress(Exception):
-                    self.store.client.delete_collection(part.collection)
-        keep = {p.bm25 for p in manifest.parts.values()} | {p.bm25 for p in old.parts.values()}
-        for entry in self.dir.iterdir():
-            if entry.is_dir() and entry.name.startswith("g") and entry.name not in keep:
-                shutil.rmtree(entry, ignore_errors=True)  # readers of the previous version keep theirs
-
-    def _mark_pending(self, doc_ids: set[str]) -> None:
-        """Name the documents whose vectors this update adds before it publishes, so the next
-        update can clear them if this one is killed."""
-        if doc_ids:
-            self.catalog.mark_pending(self.name, doc_ids)
+        return report
 
     def touch(self) -> None:
         """Mark a library made for inline texts as used now (see `forget_unused`)."""
@@ -424,27 +427,14 @@ class Library:
     def delete(self) -> None:
         """Remove the library: its collections and its files (the documents' cached parts stay)."""
         self.dir.mkdir(parents=True, exist_ok=True)
-        with self._update_lock, self.catalog.lock(self.name):
-            for part in self._read_under_lock().parts.values():
+        with self._update_lock, self.catalog.lock(self.name) as held:
+            retired = self.catalog.retired(self.name, 0.0)
+            for collection in [p.collection for p in self._read_under_lock().parts.values()] + retired:
                 with contextlib.suppress(Exception):
-                    self.store.client.delete_collection(part.collection)
+                    self.store.client.delete_collection(collection)
+            self.catalog.forget_retired(held, self.name, retired)
             with self._lock:
                 self._collections.clear()
                 self._bm25.clear()
                 self._read_cache = None
-            self.catalog.drop(self.name)
-
-
-def forget_unused(store: IndexStore, older_than_s: float, keep: set[str] = frozenset()) -> int:
-    """Delete the libraries made for inline texts that were not used for `older_than_s` seconds."""
-    removed = 0
-    for mark in (store.settings.home / "libraries").glob(f"*/{USED_MARK}"):
-        name = mark.parent.name
-        try:
-            age = time.time() - float(mark.read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if age >= older_than_s and name not in keep:
-            Library(store, name).delete()
-            removed += 1
-    return removed
+            self.catalog.drop(held, self.name)

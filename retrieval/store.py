@@ -9,8 +9,9 @@ Layout under `IndexSettings.home`:
                                         vectors-<build>.npz (the units' vectors, written atomically)
     libraries/<name>/                   a library's manifest and BM25 versions (retrieval/library.py)
 
-With a Chroma server (replicas), the server's catalog (retrieval/catalog.py) holds every document and
-its chunkings too: a replica that lacks one copies it into the layout above, which is then a cache.
+With a Chroma server (replicas), the shared catalog (retrieval/catalog.py: PostgreSQL, or the Chroma
+server's records) holds every document and its chunkings too: a replica that lacks one copies it
+into the layout above, which is then a cache.
 
 The chunks and BM25 tokens are written into a temporary directory that is renamed into place with
 its manifest. The vectors are embedded only when a dense index first needs them (BM25-only search
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from .bm25 import bm25_tokens
-from .catalog import LocalCatalog, SharedCatalog
+from .catalog import TextCatalog, chunks_id, make_catalog
 from .chroma import make_chroma_client
 from .chunk_index import Built, ChunkIndex, dense_units
 from .chunking import chunk_document
@@ -79,8 +80,7 @@ class IndexStore:
         self._build_locks: dict[tuple[str, int], threading.Lock] = {}
         self._indexes: dict[tuple[str, int], ChunkIndex] = {}
         self._documents: dict[tuple[str, int, int], Document] = {}
-        home = self.settings.home
-        self.catalog = SharedCatalog(home, lambda: self.client) if self.settings.chroma_host else LocalCatalog(home)
+        self.catalog = make_catalog(self.settings, lambda: self.client)
         self._shared: set[str] = set()  # catalog record ids known to be written
 
     # -- resources -------------------------------------------------------------------------
@@ -174,26 +174,27 @@ class IndexStore:
                 for key in [k for k in self._indexes if k[0] == doc_dir.name]:
                     del self._indexes[key]
             shutil.rmtree(doc_dir, ignore_errors=True)
-            if self.catalog.shared:  # the text goes from the server too (its chunk spans hold no text)
-                self.catalog.forget_documents([doc_dir.name])
+            if self.catalog.shared:  # the text goes from the catalog too, unless a library still holds it
+                self.catalog.forget_documents([doc_dir.name], older_than_s)  # type: ignore[attr-defined]
                 self._shared.discard(f"document:{doc_dir.name}")
             removed += 1
         return removed
 
-    def remember(self, document: Document) -> None:
+    def remember(self, document: Document, share: bool = True) -> None:
         """Persist a document's text so it can later be named by its id (collections, servers, and
-        with a Chroma server, every replica)."""
+        with a shared catalog, every replica; `share=False`: the caller shares it later, in one batch)."""
         target = self.doc_dir(document.doc_id) / "document.json"
         if not target.exists():
             atomic_write(target, document.model_dump_json())
-        self.share([document.doc_id])
+        if share:
+            self.share([document.doc_id])
 
     def document(self, doc_id: str) -> Document:
         """An indexed document by id: from this host's disk, else copied from the shared catalog; KeyError when
         neither holds it."""
         target = self.doc_dir(doc_id) / "document.json"
         if not target.exists():
-            shared = self.catalog.get_document(doc_id) if self.catalog.shared else None
+            shared = self.catalog.get_document(doc_id) if self.catalog.shared else None  # type: ignore[attr-defined]
             if shared is None:
                 raise KeyError(f"no indexed document with id {doc_id}")
             atomic_write(target, shared.model_dump_json())  # this replica's copy from now on
@@ -205,11 +206,11 @@ class IndexStore:
         `granularity`), written from this host's copy where missing. One lookup for all of them."""
         if not self.catalog.shared:
             return
-        catalog: SharedCatalog = self.catalog  # type: ignore[assignment]
+        catalog: TextCatalog = self.catalog  # type: ignore[assignment]
         wanted = {f"document:{d}": d for d in doc_ids if f"document:{d}" not in self._shared}
         if granularity is not None:
             signature = self.signature()
-            wanted |= {catalog.chunks_id(d, granularity, signature): d for d in doc_ids}
+            wanted |= {chunks_id(d, granularity, signature): d for d in doc_ids}
             wanted = {k: d for k, d in wanted.items() if k not in self._shared}
         if not wanted:
             return
@@ -308,8 +309,8 @@ class IndexStore:
         gdir = self.doc_dir(doc_id) / f"g{granularity}"
         if not self.catalog.shared or (gdir / "manifest.json").exists():
             return
-        record_id = self.catalog.chunks_id(doc_id, granularity, self.signature())
-        record = self.catalog.get_chunks(record_id)
+        record_id = chunks_id(doc_id, granularity, self.signature())
+        record = self.catalog.get_chunks(record_id)  # type: ignore[attr-defined]
         if record is None:
             return
         document = self.document(doc_id)

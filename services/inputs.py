@@ -16,7 +16,8 @@ from longqa.contracts.settings import Settings
 from longqa.retrieval import DocumentError, document_from_text
 from longqa.retrieval.bounded import reader_for
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
-from longqa.retrieval.library import Library, forget_unused
+from longqa.retrieval.library import Library
+from longqa.retrieval.library_gc import forget_unused
 from longqa.retrieval.loaders import printable_name
 from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
 
@@ -171,7 +172,7 @@ def index_library(
     if not manifest.documents:
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])
         raise InputError(f"no readable documents{' (' + reasons + ')' if reasons else ''}")
-    opened = _opened(library, manifest.doc_ids(), settings, skipped, update)
+    opened = _opened(library, manifest.doc_ids(), settings, skipped, update, manifest)
     by_key = {k: e.doc_id for k, e in manifest.documents.items()}
     opened.sources.update({by_key[k]: name for k, name in name_of.items() if k in by_key})  # as given now
     return opened
@@ -206,7 +207,7 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     if not held:
         raise InputError(f"no readable documents in {', '.join(map(printable_name, paths))}")
     doc_ids = list(dict.fromkeys(e.doc_id for e in held))
-    return _opened(opened.library, doc_ids, settings, skipped + unreadable, opened.update)
+    return _opened(opened.library, doc_ids, settings, skipped + unreadable, opened.update, manifest)
 
 
 def _indexed_ancestor(state: Mapping[str, Any], settings: Settings, given: list[str]) -> str | None:
@@ -275,11 +276,13 @@ def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Se
         doc_ids = list(dict.fromkeys(e.doc_id for k, e in sorted(manifest.documents.items()) if k in wanted))
         if not doc_ids:
             raise InputError(f"none of the documents given are in collection {name!r} (index them into it first)")
-    return _opened(library, doc_ids, settings, skipped, None)
+    return _opened(library, doc_ids, settings, skipped, None, manifest)
 
 
-def _opened(library: Library, doc_ids: list[str], settings: Settings, skipped, update) -> Opened:
-    manifest = library.manifest()
+def _opened(library: Library, doc_ids: list[str], settings: Settings, skipped, update, manifest=None) -> Opened:
+    """The run's library and documents, named from `manifest`: the version their ids were chosen from
+    (a newer one read here might no longer hold them)."""
+    manifest = manifest or library.manifest()
     sources = manifest.sources()
     return Opened(
         library=library,

@@ -1,5 +1,6 @@
-"""The process-wide caches every node shares: one index store per index location, one Library
-object per library (its manifest and BM25 caches), one searcher per set of documents."""
+"""The process-wide caches every node shares: one index store per index location (and catalog:
+`LONGQA_POSTGRES_URI` with a Chroma server puts it in PostgreSQL), one Library object per library
+(its manifest and BM25 caches), one searcher per set of documents."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ def store_for(settings: Settings) -> IndexStore:
     """The one store per index location. Locked: `functools.cache` does not stop concurrent runs
     (a server's first runs) from each building a store, and so each an embedded Chroma client on
     the same path, which races inside chromadb ("'RustBindingsAPI' object has no attribute 'bindings'")."""
+    index = settings.index_settings()
+    if settings.postgres_uri and index.postgres_uri != settings.postgres_uri:  # with a Chroma server: the catalog
+        index = index.model_copy(update={"postgres_uri": settings.postgres_uri})
     with _store_lock:
-        return _store(settings.index_settings())
+        return _store(index)
 
 
 @functools.cache

@@ -88,12 +88,14 @@ def chroma_client(host: str, port: int):
 
 
 @contextlib.contextmanager
-def chroma_server(base: Path) -> Iterator[ChromaServer]:
+def chroma_server(base: Path, port: int | None = None) -> Iterator[ChromaServer]:
+    """`chroma run` with its data under `base`, on `port` (default: a free one; the same base and
+    port again: the same server restarted)."""
     chroma = Path(sys.executable).parent / "chroma"
     if not chroma.exists():
         pytest.fail(f"no chroma executable next to {sys.executable} (chromadb installs it: bash scripts/dev.sh)")
-    log, port = base / "chroma.log", free_port()
-    with log.open("wb") as out:
+    log, port = base / "chroma.log", port or free_port()
+    with log.open("ab") as out:
         proc = subprocess.Popen(
             [str(chroma), "run", "--host", HOST, "--port", str(port), "--path", str(base / "chroma-data")],
             stdout=out,

@@ -321,7 +321,7 @@ def test_updates_from_two_replicas_queue_on_the_lease_and_a_dead_holders_lease_e
 ) -> None:
     import threading
 
-    from longqa.retrieval.catalog import SharedCatalog
+    from longqa.retrieval.catalog_chroma import SharedCatalog
 
     embedder = get_embedder()
     a = _replica_store(chroma_server, tmp_path / "a", embedder).catalog

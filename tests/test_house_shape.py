@@ -102,14 +102,16 @@ def test_a_context_window_below_one_is_refused_by_both_clis(command, capsys):
     assert "--context-window: must be at least 1 (got 0)" in capsys.readouterr().err
 
 
-def test_both_catalogs_keep_the_catalog_protocol_and_a_library_asks_nothing_else():
+def test_every_catalog_keeps_the_catalog_protocol_and_a_library_asks_nothing_else():
     import inspect
 
-    from longqa.retrieval.catalog import Catalog, LocalCatalog, SharedCatalog
+    from longqa.retrieval.catalog import Catalog, LocalCatalog
+    from longqa.retrieval.catalog_chroma import SharedCatalog
+    from longqa.retrieval.catalog_postgres import PostgresCatalog
 
     members = {n for n in vars(Catalog) if not n.startswith("_")} | set(Catalog.__annotations__)
     assert "publish" in members and "lock" in members
-    for cls in (LocalCatalog, SharedCatalog):
+    for cls in (LocalCatalog, SharedCatalog, PostgresCatalog):
         for name in members - {"shared"}:
             own, wanted = inspect.signature(getattr(cls, name)), inspect.signature(getattr(Catalog, name))
             assert list(own.parameters) == list(wanted.parameters), (cls.__name__, name)

@@ -382,8 +382,8 @@ def test_a_collection_indexed_before_libraries_is_opened_as_one(settings, embedd
     assert searcher.search("Who keeps the light on Tarn Head?", k=1)[0].chunk.text == LIGHTHOUSE
 
 
-def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_published(docs, settings):
-    from longqa.retrieval import IndexStore
+def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_published(docs, settings, monkeypatch):
+    from longqa.retrieval import IndexStore, library_gc
 
     first = index_library({"documents": [str(docs)]}, settings, [G])
     writer = first.library
@@ -404,7 +404,13 @@ def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_
     assert seen_during and all("lighthouse.md" in seen for seen in seen_during)  # the old vectors stayed
     new_collection = writer.manifest().parts[G].collection
     assert new_collection != old_collection
-    assert [c.name for c in writer.store.client.list_collections()] == [new_collection]
+    # the old collection outlives the publish: a reader may still hold the manifest that names it
+    assert sorted(c.name for c in writer.store.client.list_collections()) == sorted([old_collection, new_collection])
+    assert reader.search("Who keeps the lighthouse on Tarn Head?", k=3, mode="dense")
+    monkeypatch.setattr(library_gc, "RETIRE_AFTER_S", 0.0)  # its grace period over: the next update deletes it
+    writer.update(None, [G])  # back to the real settings: rebuilt again, every replaced collection collected
+    assert [c.name for c in writer.store.client.list_collections()] == [writer.manifest().parts[G].collection]
+    assert writer.catalog.retired(writer.name, 0.0) == []
 
 
 def test_a_link_in_a_folder_never_reads_past_the_documents_root(docs, tmp_path, isolated_longqa_home):
