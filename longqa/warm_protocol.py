@@ -41,7 +41,6 @@ RUNTIME_VARIABLES = frozenset(
         "LONGQA_MODEL",
         "LONGQA_BASE_URL",
         "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
         "LONGQA_STRATEGY",
         "LONGQA_ANALYZER",
         "LONGQA_TIMEOUT_S",
