@@ -99,6 +99,7 @@ class Server:
     bound_inode: int
     own_stamp: str
     run: Runner
+    lock: int = -1  # the home's server lock: released with the socket, so a new server may start at once
     idle_s: float = DEFAULT_IDLE_S
     max_run_s: float = DEFAULT_MAX_RUN_S
     running: dict[int, Running] = field(default_factory=dict)
@@ -189,7 +190,7 @@ class Server:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:  # the child: never returns
-            _child(request, fds, closing=[conn, self.listener, *self._open_fds()], run=self.run)
+            _child(request, fds, closing=[conn, self.listener, self.lock, *self._open_fds()], run=self.run)
         _close_fds(fds)
         conn.settimeout(None)
         conn.setblocking(False)
@@ -256,6 +257,9 @@ class Server:
                 self.selector.unregister(self.listener)
             _unlink_if_ours(self.listener.getsockname(), self.bound_inode)
             self.listener.close()
+            if self.lock >= 0:
+                os.close(self.lock)
+                self.lock = -1
 
 
 def _child(request: dict, fds: list[int], closing: list, run: Runner) -> None:
@@ -378,12 +382,11 @@ def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None
     listener, inode = listen(directory)
     path = listener.getsockname()
     print(f"longqa warm server {os.getpid()} listening on {path}", file=sys.stderr, flush=True)
+    server = Server(listener, inode, own_stamp, runner, lock, idle_s, max_run_s)
     try:
-        Server(listener, inode, own_stamp, runner, idle_s, max_run_s).serve()
+        server.serve()
     finally:
-        _unlink_if_ours(path, inode)
-        listener.close()
-        os.close(lock)
+        server._stop_listening()
     return 0
 
 

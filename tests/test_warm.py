@@ -392,3 +392,24 @@ def test_another_environment_answers_in_process_and_retires_the_server(indexed):
     _wait_for(lambda: not Path(f"/proc/{pid}").exists() or _proc_state(pid) == "Z")
     status = _longqa(home, "warm", "status", env=env)
     assert "no warm server" in status.stdout
+
+
+def test_a_stopped_server_finishing_a_question_lets_a_new_one_start(tmp_path, capfd):
+    home = tmp_path / "home"
+    old = _start_fake(home)
+    pid_file = tmp_path / "worker.pid"
+    own = warm_client.status(home)["stamp"]
+    asked = threading.Thread(target=_ask, args=(home, ["sleep", str(pid_file)], own))
+    asked.start()
+    _wait_for(lambda: pid_file.exists() and pid_file.read_text())
+    assert warm_client.stop(home)["pid"] == old.pid  # it stops listening, its question goes on
+    new = _start_fake(home)
+    try:
+        assert warm_client.status(home)["pid"] == new.pid and old.poll() is None
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        asked.join()
+        assert old.wait(20) == 0
+    finally:
+        warm_client.stop(home)
+        new.wait(20)
+    assert "ended by SIGKILL" in capfd.readouterr().err
