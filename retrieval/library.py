@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from . import manifest as manifests
+from .batch_embed import prepare_part
 from .documents import Document
 from .library_bm25 import LibraryBM25
 from .loaders import DocumentError
@@ -53,7 +54,6 @@ _ADD_BATCH = 2000  # vectors per Chroma upsert() call
 USED_MARK = "used-at"  # a library made for inline texts: when it was last used
 SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
 _published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
-
 Key = tuple[str, int]  # (doc_id, chunk index)
 
 
@@ -314,6 +314,8 @@ class Library:
         max_units = 1
         adding = set(vectors_for)
         tokens = []
+        if dense:  # the new members' units embedded together, length-sorted across documents
+            prepare_part(self.store, [d for d in doc_ids if d in adding], loaded, g, progress, update)
         for i, doc_id in enumerate(doc_ids, 1):
             need_vectors = doc_id in adding
             if need_vectors or not self.store.is_indexed(doc_id, g):
@@ -392,8 +394,7 @@ class Library:
     def _clear_leftovers(self, current: Manifest) -> None:
         """Before changing anything: vectors an earlier update added but never published (it was
         killed), and removals a killed update published but did not finish."""
-        leftovers = set(current.removed) | self.catalog.pending(self.name)
-        leftovers -= set(current.doc_ids())
+        leftovers = (set(current.removed) | self.catalog.pending(self.name)) - set(current.doc_ids())
         if leftovers:
             self._delete_vectors([(g, p) for g, p in current.parts.items() if p.dense], sorted(leftovers))
         self.catalog.clear_pending(self.name)
@@ -411,8 +412,7 @@ class Library:
                 shutil.rmtree(entry, ignore_errors=True)  # readers of the previous version keep theirs
 
     def _mark_pending(self, doc_ids: set[str]) -> None:
-        """Name the documents whose vectors this update adds before it publishes, so the next
-        update can clear them if this one is killed."""
+        """Name the documents whose vectors this update adds before publishing (cleared if it is killed)."""
         if doc_ids:
             self.catalog.mark_pending(self.name, doc_ids)
 
