@@ -86,9 +86,12 @@ def answer(argv: Sequence[str]) -> int | None:
     try:
         return _answer(ask)
     except Fallback as e:
-        if ask.verbose:
-            print(f"longqa: answering in this process: {e}", file=sys.stderr, flush=True)
-        return None
+        reason = str(e)
+    except Exception as e:  # noqa: BLE001 - a fault of this path never fails the question: it is answered here
+        reason = f"the warm path failed before the server took the question ({type(e).__name__}: {e})"
+    if ask.verbose:
+        print(f"longqa: answering in this process: {reason}", file=sys.stderr, flush=True)
+    return None
 
 
 def _answer(ask: Ask) -> int:
@@ -138,7 +141,7 @@ def start_server(home: Path):  # -> subprocess.Popen (imported only here)
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            cwd="/",
+            cwd=directory,  # its own 0700 folder: `-m` puts the working folder first on sys.path
             start_new_session=True,
             close_fds=True,
         )
@@ -192,7 +195,10 @@ def _converse(conn: socket.socket, ask: Ask, own_stamp: str) -> int:
         raise Fallback(f"the warm server did not take the question ({e})") from None
     if first.get("status") != "started":
         raise Fallback(f"the warm server answered {first.get('status')!r}: {first.get('reason', '')}".rstrip(": "))
-    return _wait(conn)
+    try:
+        return _wait(conn)
+    except Exception as e:  # noqa: BLE001 - it has taken the question: reported, never asked again here
+        return _report(f"the warm server's answer could not be read ({type(e).__name__}: {e})")
 
 
 def _wait(conn: socket.socket) -> int:

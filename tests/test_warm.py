@@ -413,3 +413,54 @@ def test_a_stopped_server_finishing_a_question_lets_a_new_one_start(tmp_path, ca
         warm_client.stop(home)
         new.wait(20)
     assert "ended by SIGKILL" in capfd.readouterr().err
+
+
+def _scripted_server(replies: list[dict]):
+    """One end of a socket pair that takes an ask (closing its streams) and sends `replies`, then closes."""
+    client, server = socket.socketpair()
+
+    def serve():
+        with server:
+            _, fds = receive_message(server, 1 << 20, fds=3)
+            for fd in fds:
+                os.close(fd)
+            for reply in replies:
+                send_message(server, reply)
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    return client, thread
+
+
+@pytest.mark.parametrize(
+    ("replies", "outcome"),
+    [
+        ([], Fallback),  # closed before it took the question: answered here
+        ([{"status": "busy"}], Fallback),
+        ([{"status": "started", "worker": 1}], "stopped before the answer was complete"),
+        ([{"status": "started", "worker": 1}, {"status": "done", "exit": "x"}], "could not be read"),
+        ([{"status": "started", "worker": 1}, {"status": "done", "exit": 4}], 4),
+    ],
+)
+def test_the_client_falls_back_only_before_the_server_takes_the_question(replies, outcome, capfd, tmp_path):
+    conn, thread = _scripted_server(replies)
+    with conn:
+        if outcome is Fallback:
+            with pytest.raises(Fallback):
+                warm_client._converse(conn, Ask(["ask", "q"], tmp_path, False), "s")
+        else:
+            code = warm_client._converse(conn, Ask(["ask", "q"], tmp_path, False), "s")
+            assert code == (outcome if isinstance(outcome, int) else 1)
+            if isinstance(outcome, str):
+                assert outcome in capfd.readouterr().err
+    thread.join()
+
+
+def test_a_fault_of_the_warm_path_answers_in_process(monkeypatch, tmp_path, capsys):
+    def broken(ask):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setenv("LONGQA_WARM", "1")
+    monkeypatch.setattr(warm_client, "_answer", broken)
+    assert warm_client.answer(["-v", "--home", str(tmp_path), "ask", "doc", "q"]) is None
+    assert "in this process: the warm path failed before the server took the question" in capsys.readouterr().err
