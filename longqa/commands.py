@@ -33,6 +33,8 @@ from longqa.services.stores import searcher_for
 from longqa.shown_skips import not_shown_before
 from longqa.shown_skips import record as record_shown_skips
 
+DESCRIPTION = "`longqa` command line: index documents, search them, ask questions, evaluate strategies."
+
 
 def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> None:
     """--include / --exclude patterns for folders, and (ask, search) --collection."""
@@ -173,7 +175,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="longqa", description=__doc__)
+    parser = argparse.ArgumentParser(prog="longqa", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress and fallbacks")
     parser.add_argument(
         "--home", type=Path, default=None, help="index directory (default: $LONGQA_HOME or ~/.cache/longqa)"
@@ -274,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-warm",
         action="store_true",
-        help="answer in this process, not through the warm server (also LONGQA_WARM=0; README, Cold start)",
+        help="answer in this process, not through the warm server (also LONGQA_WARM=0; README, Command line)",
     )
     p.set_defaults(func=cmd_ask)
 
