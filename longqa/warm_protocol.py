@@ -173,15 +173,15 @@ def _close_all(fds: list[int]) -> None:
 
 def stamp(environ: Mapping[str, str] = os.environ) -> str:
     """Which code and environment a process answers with: this interpreter, the size and time of
-    every file of longqa's folders, the modification times of the folders it imports packages from
+    every Python file of longqa's folders, the modification times of the folders it imports packages from
     (an install or upgrade changes them), and the environment but for the run-time and volatile
     variables. A server answers only a client whose stamp is its own."""
     digest = hashlib.sha256()
     digest.update(f"{sys.executable}\0{sys.version}\0{os.getuid()}\0".encode())
     for folder in _code_folders():
         for root, dirs, files in os.walk(folder):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+            for name in sorted(f for f in files if f.endswith(".py")):  # code: not what runs write (evals/runs)
                 path = os.path.join(root, name)
                 try:
                     st = os.stat(path)

@@ -58,6 +58,9 @@ def test_the_stamp_follows_code_and_environment_but_not_run_settings(monkeypatch
     assert stamp({**base, "LONGQA_MODEL": "scripted", "PWD": "/elsewhere", "TERM": "dumb"}) == first
     assert stamp({**base, "HF_HUB_OFFLINE": "0"}) != first
     assert stamp({**base, "LONGQA_TOKENIZER": "tiktoken"}) != first  # cached on first use: not a run setting
+    (code / "runs").mkdir()
+    (code / "runs" / "results.json").write_text("{}")  # what a run writes is not code
+    assert stamp(base) == first
     (code / "a.py").write_text("x = 22")
     assert stamp(base) != first
 
