@@ -1,19 +1,25 @@
-"""A question from a fresh `longqa ask` process and from a warm one, with each embedder backend, side
+"""A question from a fresh `longqa ask` process, through the warm server, and in a warm process, side
 by side (issue #32).
 
 The bundled sample report (samples/harbor_annual_report.md, ~25k words) is indexed once (not timed).
 Then, in rounds, each variant runs in turn, so every variant sees the same load:
 
-  cold       `python -m longqa.cli ask DOC QUESTION --json -q` in a new process, evidence only (no
-             model): wall time from spawn to exit, the process's peak RSS, whether torch was imported
-  warm       in one process per backend, after one untimed question: `run_question` (the CLI's
-             in-process path) for each question, every cached query vector dropped first;
-             `compile each call` compiles the graph per question as `run_question` did before #32
+  in-process cold   `longqa ask DOC QUESTION --json -q` answered in a new process (`cli.main(argv)`,
+                    the path with `--no-warm`), evidence only (no model): wall time from spawn to exit,
+                    the process's peak RSS, whether torch was imported; per embedder backend
+  ... reader        the same, but starting a file-reader process as every ask did before (the reader
+                    starts only when a file must be read now)
+  warm first        `python -m longqa.cli ask ...` (the `longqa` command) with no warm server running:
+                    it starts the server, waits for its imports, and is answered by it
+  warm next         the same command with the server running (`--next` per round)
+  warm run_question in one process per backend, after one untimed question: `run_question` (the CLI's
+                    in-process path) for each question, every cached query vector dropped first;
+                    `compile each call` compiles the graph per question as `run_question` did before #32
 
 Backends: `torch` (sentence-transformers, the path before #32) and `onnx` (ONNX Runtime, the default).
-The citations of every cold run are compared across backends.
+The citations of every run are compared across variants.
 
-    python bench/cold_start.py --rounds 5 --questions 20
+    python bench/cold_start.py --rounds 5 --questions 20 [--backends onnx] [--next 3]
 """
 
 from __future__ import annotations
@@ -46,8 +52,12 @@ QUESTIONS = [
 BACKENDS = ("torch", "onnx")
 
 COLD = """
-import contextlib, io, json, resource, sys
+import contextlib, io, json, os, resource, sys
 from longqa import cli
+if os.environ.get("BENCH_START_READER"):  # as every ask did before: a reader process started at once
+    from longqa.contracts.settings import Settings
+    from longqa.retrieval.bounded import reader_for
+    reader_for(Settings().read_limits())
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = cli.main(["ask", sys.argv[1], sys.argv[2], "--json", "-q"])
@@ -106,30 +116,108 @@ def run(code: str, args: list[str], env: dict[str, str]) -> tuple[dict, float, f
     return result, wall, result.pop("rss")
 
 
+def command(args: list[str], env: dict[str, str]) -> tuple[list, float, float]:
+    """Run the `longqa` command itself (the warm client's path): (its citations, wall seconds from
+    spawn to exit, the client process's own peak RSS MiB)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "longqa.cli", *args], env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"failed ({proc.returncode}): {err.read().decode()[-3000:]}")
+        cited = [[c["source"], c["start"], c["end"]] for c in json.loads(out.read())["citations"] or []]
+    return cited, wall, usage.ru_maxrss / 1024
+
+
+def server_rss(home: Path) -> float | None:
+    """The warm server's peak RSS (MiB), from /proc."""
+    from longqa.warm_client import status
+
+    server = status(home)
+    if server is None:
+        return None
+    for line in Path(f"/proc/{server['pid']}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+def stop_server(home: Path, env: dict[str, str]) -> None:
+    from longqa.warm_client import status
+
+    subprocess.run([sys.executable, "-m", "longqa.cli", "warm", "stop"], env=env, check=True, capture_output=True)
+    deadline = time.monotonic() + 60
+    while status(home) is not None and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list]:
+    """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads."""
+    warm_env = {**env, "LONGQA_WARM": "1", "LONGQA_EMBEDDER_BACKEND": "onnx"}
+    cold: dict[str, list] = {}
+    citations: dict[str, list] = {}
+    load = []
+
+    def record(variant: str, wall: float, rss: float, torch: bool, cited: list) -> None:
+        cold.setdefault(variant, []).append((wall, rss, torch))
+        citations.setdefault(variant, []).append(cited)
+        load.append(os.getloadavg()[0])
+        print(f"{variant}: {wall:.2f} s, {rss:,.0f} MiB", file=sys.stderr, flush=True)
+
+    for r in range(args.rounds):
+        q = QUESTIONS[r % len(QUESTIONS)]
+        ask = ["ask", str(DOC), q, "--json", "-q"]
+        stop_server(home, warm_env)
+        cited, wall, rss = command(ask, warm_env)
+        record("warm server, first ask (starts it)", wall, rss, False, cited)
+        for _ in range(args.next):
+            cited, wall, rss = command(ask, warm_env)
+            record("warm server, next asks", wall, rss, False, cited)
+        for backend in args.backends:
+            variant_env = {**env, "LONGQA_EMBEDDER_BACKEND": backend}
+            result, wall, rss = run(COLD, [str(DOC), q], variant_env)
+            record(f"in-process cold ({backend})", wall, rss, result["torch"], result["citations"])
+        result, wall, rss = run(COLD, [str(DOC), q], {**env, "BENCH_START_READER": "1"})
+        record(
+            "in-process cold (onnx), reader process started (before)", wall, rss, result["torch"], result["citations"]
+        )
+    return cold, citations, load
+
+
+def same_citations(citations: dict[str, list], rounds: int, per_round: dict[str, int]) -> bool:
+    """Whether every variant cited the same spans as the others for each round's question."""
+    by_round = []
+    for r in range(rounds):
+        seen = []
+        for variant, cited in citations.items():
+            k = per_round.get(variant, 1)
+            seen += cited[r * k : (r + 1) * k]
+        by_round.append(all(c == seen[0] for c in seen))
+    return all(by_round)
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--rounds", type=int, default=5, help="cold runs per backend")
-    p.add_argument("--questions", type=int, default=20, help="warm questions per variant")
+    p.add_argument("--rounds", type=int, default=5, help="cold rounds (each: every cold variant once)")
+    p.add_argument("--questions", type=int, default=20, help="warm in-process questions per variant")
+    p.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS), help="embedder backends")
+    p.add_argument("--next", type=int, default=3, help="asks through the running warm server per round")
     args = p.parse_args(argv)
     offline_env()
     home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-"))
-    env = {**os.environ, "LONGQA_HOME": str(home)}
+    env = {**os.environ, "LONGQA_HOME": str(home), "LONGQA_WARM": "0"}
     env.pop("LONGQA_MODEL", None)
     subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=env, check=True)
     subprocess.run([sys.executable, "-m", "longqa.retrieval.onnx_export"], env=env, check=True)
-    cold: dict[str, list[tuple[float, float, bool]]] = {b: [] for b in BACKENDS}
-    citations: dict[str, list] = {b: [] for b in BACKENDS}
-    load = []
-    for r in range(args.rounds):
-        for backend in BACKENDS:
-            q = QUESTIONS[r % len(QUESTIONS)]
-            result, wall, rss = run(COLD, [str(DOC), q], {**env, "LONGQA_EMBEDDER_BACKEND": backend})
-            cold[backend].append((wall, rss, result["torch"]))
-            citations[backend].append(result["citations"])
-            load.append(os.getloadavg()[0])
-            print(f"round {r + 1} cold {backend}: {wall:.2f} s, {rss:,.0f} MiB", file=sys.stderr, flush=True)
+    cold, citations, load = cold_rounds(args, env, home)
+    server_peak = server_rss(home)
+    stop_server(home, {**env, "LONGQA_WARM": "1"})
     warm = {}
-    for backend in BACKENDS:
+    for backend in args.backends:
         result, _, rss = run(
             WARM,
             [str(DOC), str(args.questions), json.dumps(QUESTIONS)],
@@ -137,20 +225,20 @@ def main(argv: list[str] | None = None) -> None:
         )
         loaded = {"peak_rss_mib": rss, "torch": result.pop("torch")}
         warm[backend] = {v: stats(seconds) for v, seconds in result.items()} | loaded
-    same = citations["torch"] == citations["onnx"]
+    same = same_citations(citations, args.rounds, {"warm server, next asks": args.next})
     rows = []
-    for backend in BACKENDS:
-        walls = [w for w, _, _ in cold[backend]]
+    for variant, runs in cold.items():
+        walls = [w for w, _, _ in runs]
         rows.append(
             [
-                f"cold `longqa ask` ({backend})",
+                variant,
                 f"{statistics.median(walls):.2f} s",
                 f"{max(walls):.2f} s",
-                f"{max(r for _, r, _ in cold[backend]):,.0f}",
-                "yes" if any(t for _, _, t in cold[backend]) else "no",
+                f"{max(r for _, r, _ in runs):,.0f}",
+                "yes" if any(t for _, _, t in runs) else "no",
             ]
         )
-    for backend in BACKENDS:
+    for backend in args.backends:
         for variant in ("compile each call", "warm"):
             s = warm[backend][variant]
             rows.append(
@@ -163,12 +251,14 @@ def main(argv: list[str] | None = None) -> None:
                 ]
             )
     info = {"machine": machine(), "cold": cold, "warm": warm, "same_citations": same, "loadavg": load}
-    print(f"### Cold and warm evidence-only questions ({args.rounds} cold rounds, {args.questions} warm questions)\n")
+    info["server_peak_rss_mib"] = server_peak
+    print(f"### Cold, warm-server and warm evidence-only questions ({args.rounds} rounds, {args.questions} warm)\n")
     print(md_table(["run", "median", "max / p95", "peak RSS MiB", "torch imported"], rows))
     print(
-        f"\nsame citations torch vs onnx in every cold run: {same}; load average during cold runs: "
+        f"\nsame citations in every variant, each round: {same}; load average during the rounds: "
         f"{min(load):.1f}-{max(load):.1f}"
     )
+    print(f"warm server's peak RSS: {server_peak or 0:,.0f} MiB (the client's own is in the table)")
     print(f"machine: {info['machine']}")
     print(f"results: {save('cold_start', info)}")
 

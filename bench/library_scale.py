@@ -13,6 +13,10 @@ Documents are folders of .txt files built from distinct HotpotQA and MuSiQue par
   noop      indexing the unchanged folder again (stat only)
   update    one file changed (a sentence appended), indexed again: the cost against `build`
 No LLM is involved: these are retrieval and indexing numbers.
+
+`--compare-across N` instead builds each size N times with each document embedded alone (before)
+and with the new members' units embedded together across documents (retrieval/batch_embed.py),
+alternating, and compares build speed and the top-3 results of every question.
 """
 
 from __future__ import annotations
@@ -50,10 +54,13 @@ def corpus(n_docs: int, per_doc: int) -> tuple[list[str], list[str]]:
     return docs, list(dict.fromkeys(questions))
 
 
-def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
+def worker(size: int, per_doc: int, n_questions: int, repeats: int, across: bool = True) -> dict:
     """One size, in this process: build, warm questions, no-op and one-file updates."""
     offline_env()
     from longqa.contracts.settings import Settings
+    from longqa.retrieval import batch_embed
+
+    batch_embed.ACROSS_DOCUMENTS = across
     from longqa.retrieval.search import forget_query, query_vector
     from longqa.services.inputs import index_library
     from longqa.services.stores import searcher_for
@@ -81,8 +88,7 @@ def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
     def search(q: str):
         return searcher.search(q, k=3, granularity=G, weights=(1.0, 1.0), depth=20)
 
-    for q in questions:  # warm-up: BM25 loaded, query vectors cached
-        search(q)
+    top = [[(r.chunk.doc_id, r.chunk.index) for r in search(q)] for q in questions]  # also the warm-up
     warm, with_query = [], []
     for _ in range(repeats):
         for q in questions:
@@ -122,7 +128,44 @@ def worker(size: int, per_doc: int, n_questions: int, repeats: int) -> dict:
         "update_s": update_s,
         "update_embedded": update.update.embedded,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "top": top,
+        "across": across,
+        "loadavg": os.getloadavg()[0],
     }
+
+
+def compare_across(args: argparse.Namespace) -> None:
+    """Builds with each document embedded alone and with units embedded across documents, alternating."""
+    rows, results = [], []
+    for size in args.sizes:
+        for n in range(args.compare_across):
+            pair = {}
+            for across in (False, True):
+                command = [sys.executable, __file__, "--worker", str(size), "--paragraphs", str(args.paragraphs)]
+                command += ["--questions", str(args.questions), "--repeats", "1"] + ([] if across else ["--alone"])
+                done = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=True)
+                pair[across] = json.loads(done.stdout.strip().splitlines()[-1])
+                print(f"{size} documents, across={across}: {pair[across]['build_s']:.1f} s", file=sys.stderr)
+            alone, together = pair[False], pair[True]
+            results.append(pair)
+            rows.append(
+                [
+                    f"{size:,} ({n + 1})",
+                    f"{alone['loadavg']:.1f} / {together['loadavg']:.1f}",
+                    f"{alone['build_s']:.1f}",
+                    f"{alone['words_per_s']:,.0f}",
+                    f"{together['build_s']:.1f}",
+                    f"{together['words_per_s']:,.0f}",
+                    f"{alone['build_s'] / together['build_s']:.2f}x",
+                    "yes" if alone["top"] == together["top"] else "NO",
+                    f"{alone['peak_rss_mib']:,.0f} / {together['peak_rss_mib']:,.0f}",
+                ]
+            )
+    headers = ["documents (pair)", "load after", "alone build s", "words/s", "together build s", "words/s"]
+    headers += ["speed-up", "same top-3 for every question", "peak RSS MiB"]
+    print(md_table(headers, rows))
+    path = save("library_scale_across", {"machine": machine(), "args": vars(args), "results": results})
+    print(f"\nwritten to {path}", file=sys.stderr)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -136,12 +179,17 @@ def main() -> None:
     parser.add_argument("--paragraphs", type=int, default=7, help="paragraphs per document")
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare-across", type=int, default=0, metavar="N", help="N builds each way, alternating")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--alone", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.paragraphs, args.questions, args.repeats)))
+        print(json.dumps(worker(args.worker, args.paragraphs, args.questions, args.repeats, not args.alone)))
         return
     offline_env()
+    if args.compare_across:
+        compare_across(args)
+        return
     results = []
     for size in args.sizes:
         command = [sys.executable, __file__, "--worker", str(size), "--paragraphs", str(args.paragraphs)]

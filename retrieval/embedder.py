@@ -163,17 +163,36 @@ def get_embedder(
         return _load(str(model_path or embedder_model_path()), batch_size, backend or configured_backend())
 
 
-def preload_in_background() -> None:
-    """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
-    a fresh process (`longqa ask`). Only where the export already exists (an export is never started
-    here); a failure is left to the question's own load, which reports it."""
+def _preloadable() -> bool:
+    """Whether the query encoder may be loaded before a question: ONNX Runtime is the backend and its
+    export already exists (an export is never started here)."""
     from .onnx_export import OnnxUnavailable, exported_model
 
     try:
         if configured_backend() != "onnx":
-            return
+            return False
         exported_model(embedder_model_path(), export=False)
     except (ValueError, OnnxUnavailable, OSError, ImportError):  # a bad setting: the question's load reports it
+        return False
+    return True
+
+
+def preload_now() -> None:
+    """Load the ONNX query encoder now where it is preloadable (the warm server, before it forks a
+    question's process); a failure is left to the question's own load, which reports it."""
+    if not _preloadable():
+        return
+    try:
+        get_embedder()
+    except Exception:  # noqa: BLE001 - the question's own load reports it
+        log.debug("preloading the embedder failed", exc_info=True)
+
+
+def preload_in_background() -> None:
+    """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
+    a fresh process (`longqa ask`). Only where the export already exists (an export is never started
+    here); a failure is left to the question's own load, which reports it."""
+    if not _preloadable():
         return
 
     def load() -> None:

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from . import manifest as manifests
+from .batch_embed import prepare_part
 from .catalog import Held, LockLost, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
@@ -355,6 +356,8 @@ class Library:
         max_units = 1
         adding = set(vectors_for)
         tokens = []
+        if dense:  # the new members' units embedded together, length-sorted across documents
+            prepare_part(self.store, [d for d in doc_ids if d in adding], loaded, g, self._checking(progress), update)
         for i, doc_id in enumerate(doc_ids, 1):
             need_vectors = doc_id in adding
             if need_vectors or not self.store.is_indexed(doc_id, g):
@@ -407,17 +410,21 @@ class Library:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def _embedding_progress(self, progress: Progress | None, source: str, g: int):
-        """Each embedding batch checks the lock (a long document keeps its session alive) and reports."""
-        message = "embedding {}/{} chunks of " + f"{source} (g={g})"
+    def _checking(self, progress: Progress | None) -> Progress:
+        """`progress` with the lock checked at each report (a long embedding keeps its session alive)."""
         held = self._held
 
-        def report(done: int, total: int) -> None:
+        def report(event: Event) -> None:
             held.check()
             if progress is not None:
-                progress(Event("embedding", message.format(done, total), done, total, source))
+                progress(event)
 
         return report
+
+    def _embedding_progress(self, progress: Progress | None, source: str, g: int):
+        """Each embedding batch checks the lock (a long document keeps its session alive) and reports."""
+        message, checking = "embedding {}/{} chunks of " + f"{source} (g={g})", self._checking(progress)
+        return lambda done, total: checking(Event("embedding", message.format(done, total), done, total, source))
 
     def touch(self) -> None:
         """Mark a library made for inline texts as used now (see `forget_unused`)."""

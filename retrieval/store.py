@@ -386,7 +386,14 @@ class IndexStore:
             if progress:
                 progress(done, len(units))
         vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
-        unit_chunks = np.array([u[0] for u in units], dtype=np.int32)
+        self.save_vectors(index, vectors, np.array([u[0] for u in units], dtype=np.int32))
+
+    def open_vectors(self, index: ChunkIndex) -> bool:
+        """Whether the chunking's vectors are on the index, loading them from disk when they are there."""
+        return index.vectors is not None or self._open_vectors(index)
+
+    def save_vectors(self, index: ChunkIndex, vectors: np.ndarray, unit_chunks: np.ndarray) -> None:
+        """Write a chunking's unit vectors (in `dense_units` order) with one rename; keep them on the index."""
         target = self._vectors_file(index)
         fd, tmp = tempfile.mkstemp(prefix=".vectors.", suffix=".npz", dir=target.parent)
         try:

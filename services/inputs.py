@@ -7,13 +7,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from longqa.contracts.settings import Settings
-from longqa.retrieval import DocumentError, document_from_text
+from longqa.retrieval import Document, DocumentError, document_from_text
 from longqa.retrieval.bounded import reader_for
 from longqa.retrieval.folders import FileSet, Skipped, collect_files
 from longqa.retrieval.library import Library
@@ -147,8 +147,9 @@ def index_library(
     if not found.files and not found.folders and not documents:
         raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
     library = library_for(store, name or _input_name(state, found, documents))
-    files = reader_for(settings.read_limits())  # each file read under a time and memory ceiling
-    members = file_members(found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), files.load)
+    members = file_members(
+        found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), _file_reader(settings, reader)
+    )
     name_of = {m.key: m.source for m in members}
     members += document_members(documents)
     update = (reader and library.unchanged(members, granularities)) or library.update(
@@ -176,6 +177,16 @@ def index_library(
     by_key = {k: e.doc_id for k, e in manifest.documents.items()}
     opened.sources.update({by_key[k]: name for k, name in name_of.items() if k in by_key})  # as given now
     return opened
+
+
+def _file_reader(settings: Settings, question: bool) -> Callable[..., Document]:
+    """How files are read: each under a time and memory ceiling, in reader processes. An index run
+    starts its first reader now (its imports overlap the folder walk); a question starts one only
+    when a file it names has changed, so a question over an indexed library spawns no process."""
+    limits = settings.read_limits()
+    if not question:
+        return reader_for(limits).load
+    return lambda path, max_words: reader_for(limits).load(path, max_words)
 
 
 MAX_ANCESTORS = 32  # folders above a given path looked at for a library that holds it

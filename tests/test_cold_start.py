@@ -200,3 +200,26 @@ def test_a_damaged_export_falls_back_to_torch_and_is_removed(backends, tmp_path,
     assert isinstance(loaded, Embedder)
     assert "cannot be loaded" in caplog.text and not copy.exists()
     assert np.abs(loaded.embed(QUERIES) - backends[1].embed(QUERIES)).max() < 1e-4
+
+
+def test_a_question_over_an_indexed_library_starts_no_reader_process(tmp_path, monkeypatch):
+    """A question over unchanged files reads none, so it starts no reader process (each costs an
+    interpreter and the readers' imports beside the question); an index run starts one at once, and a
+    question over a changed file reads it in one."""
+    from longqa.contracts.settings import Settings
+    from longqa.services import inputs
+
+    started = []
+    real = inputs.reader_for
+    monkeypatch.setattr(inputs, "reader_for", lambda limits: started.append(limits) or real(limits))
+    settings = Settings(home=tmp_path / "home")
+    doc = tmp_path / "report.md"
+    doc.write_text(harbor_text(), "utf-8")
+    inputs.index_library({"documents": [str(doc)]}, settings, [settings.primary_granularity])
+    assert len(started) == 1
+    started.clear()
+    assert inputs.open_library({"documents": [str(doc)]}, settings).doc_ids
+    assert started == []
+    doc.write_text(harbor_text() + "\n\nThe lighthouse keepers retired in spring.\n", "utf-8")
+    assert inputs.open_library({"documents": [str(doc)]}, settings).doc_ids
+    assert started

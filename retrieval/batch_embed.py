@@ -1,0 +1,106 @@
+"""Embed the units of many documents together (a library build, issue #32): one length-sorted stream
+of batches across documents instead of a few small batches per document.
+
+A library of short documents holds a handful of units per document; embedded one document at a
+time, each forward pass pads a few texts of mixed lengths and pays the runtime's per-call overhead.
+Here every document is chunked first (its chunks, BM25 tokens and manifest written as `IndexStore`
+always writes them), then all units missing vectors are sorted by length and embedded in batches
+of neighbours, and each document's vectors are written as `IndexStore` writes them. The vectors are
+the same texts through the same model (padding is masked), so retrieval is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .chunk_index import ChunkIndex, dense_units
+from .documents import Document
+from .manifest import Event, Update
+from .store import IndexStore
+
+GROUP = 1024  # units per embedder call (each call sorts its texts by length and batches them)
+ACROSS_DOCUMENTS = True  # False: each document embedded alone, as before (bench/library_scale.py compares)
+
+
+@dataclass
+class Prepared:
+    """What `embed_together` did: documents chunked, vectors embedded."""
+
+    chunked: int = 0
+    embedded: int = 0
+
+
+def embed_together(
+    store: IndexStore,
+    documents: Sequence[Document],
+    granularity: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> Prepared:
+    """Chunk `documents` at `granularity` and give each its unit vectors (from disk where they are,
+    else embedded across documents); `progress(done, total)` counts units embedded. Afterwards
+    `store.build(document, granularity)` finds every index whole, so a caller's per-document loop
+    only assembles."""
+    prepared = Prepared()
+    pending: list[ChunkIndex] = []
+    for document in documents:
+        built = store.build(document, granularity, dense=False)
+        prepared.chunked += int(built.chunked)
+        if not store.open_vectors(built.index):
+            pending.append(built.index)
+    units = [(n, u) for n, index in enumerate(pending) for u in dense_units(index.chunks, store.embedder.max_tokens)]
+    if not units:
+        return prepared
+    order = sorted(range(len(units)), key=lambda i: len(units[i][1][2]))
+    vectors = np.zeros((len(units), 0), dtype=np.float32)
+    if progress:
+        progress(0, len(units))
+    for start in range(0, len(order), GROUP):
+        rows = order[start : start + GROUP]
+        embedded = np.asarray(store.embedder.embed([units[i][1][2] for i in rows], pool=True), dtype=np.float32)
+        if vectors.shape[1] != embedded.shape[1]:
+            vectors = np.zeros((len(units), embedded.shape[1]), dtype=np.float32)
+        vectors[rows] = embedded
+        if progress:
+            progress(min(start + GROUP, len(order)), len(units))
+    first = 0
+    for n, index in enumerate(pending):
+        count = _count(units, first, n)
+        rows = slice(first, first + count)
+        unit_chunks = np.array([u[0] for _, u in units[rows]], dtype=np.int32)
+        store.save_vectors(index, vectors[rows], unit_chunks)
+        prepared.embedded += count
+        first += count
+    return prepared
+
+
+def _count(units: list, first: int, owner: int) -> int:
+    """How many units from `first` on belong to document `owner` (they are contiguous)."""
+    count = 0
+    while first + count < len(units) and units[first + count][0] == owner:
+        count += 1
+    return count
+
+
+def prepare_part(
+    store: IndexStore,
+    doc_ids: Sequence[str],
+    loaded: dict[str, Document],
+    granularity: int,
+    progress: Callable[[Event], None] | None,
+    update: Update,
+) -> None:
+    """Before a library part's per-document loop: embed the members in `doc_ids` together (where
+    `ACROSS_DOCUMENTS`), counting what was chunked and embedded on `update`."""
+    if not ACROSS_DOCUMENTS or len(doc_ids) < 2:
+        return
+    documents = [loaded.get(d) or store.document(d) for d in doc_ids]
+    report = None
+    if progress is not None:
+        message = f"embedding {{}}/{{}} chunks of {len(documents)} documents (g={granularity})"
+        report = lambda done, total: progress(Event("embedding", message.format(done, total), done, total))  # noqa: E731
+    prepared = embed_together(store, documents, granularity, report)
+    update.embedded += prepared.embedded
+    update.chunked += prepared.chunked

@@ -1,0 +1,327 @@
+"""The warm server `longqa ask` reuses (longqa/warm_server.py, warm_client.py, warm_protocol.py):
+the protocol and its limits with a stand-in for the CLI, then the real command, whose output must be
+the in-process output byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from longqa import warm_client
+from longqa.warm_client import Ask, Fallback
+from longqa.warm_protocol import (
+    peer_allowed,
+    receive_message,
+    socket_path,
+)
+from longqa.warm_server import Server
+
+from .conftest import harbor_text
+
+# a warm server whose "CLI" is this stand-in: the protocol without the imports
+SERVER = """
+import os, sys, time
+from pathlib import Path
+from longqa.warm_server import serve
+
+def run(argv):
+    if argv[0] == "print":
+        print("out", os.getcwd(), os.environ.get("WARM_TEST"), flush=True)
+        print("err line", file=sys.stderr)
+        return int(argv[1])
+    if argv[0] == "crash":
+        raise RuntimeError("boom")
+    if argv[0] == "sleep":
+        Path(argv[1]).write_text(str(os.getpid()))
+        time.sleep(60)
+    return 3
+
+sys.exit(serve(Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), run=run))
+"""
+
+
+def _start_fake(home: Path, idle: float = 60, max_run: float = 30) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(home), str(idle), str(max_run)])
+    deadline = time.monotonic() + 60
+    while warm_client.status(home) is None:
+        assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    return proc
+
+
+@pytest.fixture
+def fake(tmp_path):
+    home = tmp_path / "home"
+    proc = _start_fake(home)
+    yield home, proc
+    warm_client.stop(home)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _ask(home: Path, argv: list[str], own_stamp: str | None = None) -> int:
+    own_stamp = own_stamp or warm_client.status(home)["stamp"]  # before connecting: requests are read one at a time
+    conn = warm_client._connect(home)
+    assert conn is not None
+    with conn:
+        return warm_client._converse(conn, Ask(argv, home, False), own_stamp)
+
+
+def _wait_for(predicate, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+# -- the protocol, with a stand-in CLI ----------------------------------------------------------
+
+
+def test_a_question_runs_with_the_clients_streams_folder_and_environment(fake, capfd, monkeypatch, tmp_path):
+    home, _ = fake
+    folder = tmp_path / "here"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("WARM_TEST", "from the client")
+    assert _ask(home, ["print", "7"]) == 7
+    out, err = capfd.readouterr()
+    assert out == f"out {folder} from the client\n" and err == "err line\n"
+    directory = socket_path(home).parent
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    assert stat.S_IMODE(socket_path(home).stat().st_mode) == 0o600
+
+
+def test_a_failing_question_never_stops_the_server(fake, capfd):
+    home, _ = fake
+    pid = warm_client.status(home)["pid"]
+    assert _ask(home, ["crash"]) == 1
+    assert "RuntimeError: boom" in capfd.readouterr().err
+    assert _ask(home, ["other"]) == 3
+    assert warm_client.status(home)["pid"] == pid
+
+
+def test_a_worker_killed_mid_question_is_reported(fake, capfd, tmp_path):
+    home, _ = fake
+    pid_file = tmp_path / "worker.pid"
+
+    def kill_worker():
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text())
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_worker)
+    killer.start()
+    assert _ask(home, ["sleep", str(pid_file)]) == 1
+    killer.join()
+    assert "worker was ended by SIGKILL before it finished; ask again, or with --no-warm" in capfd.readouterr().err
+    assert warm_client.status(home) is not None  # still serving
+
+
+def test_the_server_dying_mid_question_is_reported_and_ends_the_worker(tmp_path, capfd):
+    home = tmp_path / "home"
+    proc = _start_fake(home)
+    pid_file = tmp_path / "worker.pid"
+
+    def kill_server():
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text())
+        proc.kill()
+
+    killer = threading.Thread(target=kill_server)
+    killer.start()
+    own = warm_client.status(home)["stamp"]
+    assert _ask(home, ["sleep", str(pid_file)], own) == 1
+    killer.join()
+    proc.wait(10)
+    assert "the warm server stopped before the answer was complete" in capfd.readouterr().err
+    worker = int(pid_file.read_text())
+    _wait_for(lambda: not Path(f"/proc/{worker}").exists() or "Z" in _proc_state(worker))
+
+
+def _proc_state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][:1]
+    except (OSError, IndexError):
+        return "Z"
+
+
+def test_a_question_past_its_time_is_stopped(tmp_path, capfd):
+    home = tmp_path / "home"
+    proc = _start_fake(home, max_run=1)
+    try:
+        assert _ask(home, ["sleep", str(tmp_path / "pid")]) == 1
+        assert "ran past 1.0 s (LONGQA_WARM_MAX_RUN_S) and was stopped" in capfd.readouterr().err
+    finally:
+        warm_client.stop(home)
+        proc.wait(10)
+
+
+def test_an_oversize_or_malformed_request_is_refused_and_the_server_goes_on(fake):
+    home, _ = fake
+    for payload in (struct.pack("!I", 2 << 20) + b"{", struct.pack("!I", 2) + b"[]"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(socket_path(home)))
+            conn.sendall(payload)
+            reply, _ = receive_message(conn, 1 << 16)
+        assert reply["status"] == "error" and "bad request" in reply["reason"]
+    assert "too large" in _raw_reply(home, struct.pack("!I", 2 << 20))["reason"]
+    own = warm_client.status(home)["stamp"]
+    body = json.dumps({"op": "ask", "stamp": own}).encode()  # an ask without its three streams
+    assert "three standard streams" in _raw_reply(home, struct.pack("!I", len(body)) + body)["reason"]
+    assert warm_client.status(home) is not None
+
+
+def _raw_reply(home: Path, payload: bytes) -> dict:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.connect(str(socket_path(home)))
+        conn.sendall(payload)
+        return receive_message(conn, 1 << 16)[0]
+
+
+def test_another_stamp_is_refused_and_the_out_of_date_server_exits(fake, capfd):
+    home, proc = fake
+    conn = warm_client._connect(home)
+    with conn, pytest.raises(Fallback, match="answered 'stale'"):
+        warm_client._converse(conn, Ask(["print", "0"], home, False), "another stamp")
+    assert capfd.readouterr().out == ""  # nothing ran
+    proc.wait(10)
+    assert not socket_path(home).exists()
+
+
+def test_a_stale_socket_file_is_replaced(tmp_path):
+    home = tmp_path / "home"
+    path = socket_path(home)
+    path.parent.mkdir(parents=True, mode=0o700)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+        dead.bind(str(path))  # a server that died without removing its socket
+    assert warm_client._connect(home) is None  # refused: treated as no server
+    proc = _start_fake(home)
+    try:
+        assert warm_client.status(home)["pid"] == proc.pid
+    finally:
+        warm_client.stop(home)
+        proc.wait(10)
+    assert not path.exists()
+
+
+def test_an_idle_server_exits_and_stop_stops_one(tmp_path):
+    home = tmp_path / "home"
+    proc = _start_fake(home, idle=0.5)
+    assert proc.wait(20) == 0 and not socket_path(home).exists()
+    proc = _start_fake(home)
+    assert warm_client.stop(home)["pid"] == proc.pid
+    assert proc.wait(20) == 0 and warm_client.status(home) is None and warm_client.stop(home) is None
+
+
+def test_another_users_process_is_refused(tmp_path, monkeypatch):
+    assert peer_allowed(os.getuid()) and not peer_allowed(os.getuid() + 1)
+    assert peer_allowed(0, own_uid=0) and not peer_allowed(0, own_uid=1000)
+    monkeypatch.setattr("longqa.warm_server.peer_uid", lambda conn: os.getuid() + 1)
+    server, client = socket.socketpair()
+    with server, client:
+        Server(server, 0, "stamp", run=lambda argv: 0)._handle(server)
+        reply, _ = receive_message(client, 1 << 16)
+    assert reply == {"status": "refused", "reason": "another user's process"}
+
+
+# -- the real command ----------------------------------------------------------------------------
+
+
+def _longqa(home: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "longqa.cli", "--home", str(home), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    doc = tmp_path / "report.md"
+    doc.write_text(harbor_text(paragraphs=24), "utf-8")
+    home = tmp_path / "home"
+    env = {**os.environ, "LONGQA_WARM": "1", "LONGQA_WARM_IDLE_S": "300"}
+    env.pop("LONGQA_MODEL", None)
+    done = _longqa(home, "index", str(doc), "-q", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    yield doc, home, env
+    _longqa(home, "warm", "stop", env=env)
+
+
+def _seconds_masked(text: str) -> str:
+    return re.sub(r"\d+\.\d\d", "S", text)
+
+
+def test_the_warm_server_answers_as_the_process_would_and_is_reused(indexed):
+    doc, home, env = indexed
+    question = ["ask", str(doc), "How deep is the main channel after the dredging?"]
+    first = _longqa(home, *question, env=env)  # starts the server
+    server = warm_client.status(home)
+    assert server is not None and first.returncode == 0, first.stderr[-2000:]
+    second = _longqa(home, *question, env=env)
+    assert warm_client.status(home)["pid"] == server["pid"]  # reused, not started again
+    alone = _longqa(home, *question, "--no-warm", env=env)
+    assert first.stdout == second.stdout == alone.stdout and "Evidence:" in alone.stdout
+    assert first.stderr == second.stderr == alone.stderr and "[retrieve]" in alone.stderr
+    as_json = [_longqa(home, *question, "--json", *more, env=env) for more in ([], ["--no-warm"])]
+    assert as_json[0].stdout == as_json[1].stdout and json.loads(as_json[0].stdout)["citations"]
+    scripted = [_longqa(home, *question, "--model", "scripted", *more, env=env) for more in ([], ["--no-warm"])]
+    assert scripted[0].returncode == scripted[1].returncode == 0, scripted[0].stderr[-2000:]
+    assert "Answer [scripted" in scripted[0].stdout
+    assert _seconds_masked(scripted[0].stdout) == _seconds_masked(scripted[1].stdout)
+    assert _seconds_masked(scripted[0].stderr) == _seconds_masked(scripted[1].stderr)
+    bad = [_longqa(home, "ask", str(doc.parent / "missing.md"), "q?", *more, env=env) for more in ([], ["--no-warm"])]
+    assert bad[0].returncode == bad[1].returncode != 0 and "missing.md" in bad[1].stderr + bad[1].stdout
+    assert (bad[0].stdout, bad[0].stderr) == (bad[1].stdout, bad[1].stderr)
+    assert warm_client.status(home)["pid"] == server["pid"]
+    stopped = _longqa(home, "warm", "stop", env=env)
+    assert f"warm server {server['pid']}" in stopped.stdout
+    _wait_for(lambda: warm_client.status(home) is None)
+
+
+def test_another_environment_answers_in_process_and_retires_the_server(indexed):
+    doc, home, env = indexed
+    question = ["ask", str(doc), "Who replanted the seagrass?"]
+    assert _longqa(home, *question, env=env).returncode == 0
+    pid = warm_client.status(home)["pid"]
+    other = _longqa(home, "-v", *question, env={**env, "WARM_TEST_OTHER": "1"})
+    assert other.returncode == 0 and "Evidence:" in other.stdout
+    assert "answering in this process: the warm server answered 'stale'" in other.stderr
+    _wait_for(lambda: not Path(f"/proc/{pid}").exists() or _proc_state(pid) == "Z")
+    status = _longqa(home, "warm", "status", env=env)
+    assert "no warm server" in status.stdout
+
+
+def test_a_stopped_server_finishing_a_question_lets_a_new_one_start(tmp_path, capfd):
+    home = tmp_path / "home"
+    old = _start_fake(home)
+    pid_file = tmp_path / "worker.pid"
+    own = warm_client.status(home)["stamp"]
+    asked = threading.Thread(target=_ask, args=(home, ["sleep", str(pid_file)], own))
+    asked.start()
+    _wait_for(lambda: pid_file.exists() and pid_file.read_text())
+    assert warm_client.stop(home)["pid"] == old.pid  # it stops listening, its question goes on
+    new = _start_fake(home)
+    try:
+        assert warm_client.status(home)["pid"] == new.pid and old.poll() is None
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        asked.join()
+        assert old.wait(20) == 0
+    finally:
+        warm_client.stop(home)
+        new.wait(20)
+    assert "ended by SIGKILL" in capfd.readouterr().err
