@@ -181,12 +181,9 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     return the_plan
 
 
-def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) -> Plan:
-    """OkraLong's heuristics (§3.3, appendix C.3), with the evidence picked by a token budget
-    (`selection="budget"`, measured) or OkraLong's fixed k (`selection="k"`)."""
-    qtype = analysis.question_type
-    reasons: list[str] = []
-    contextual = qtype == "summarizing"
+def _evidence_size(analysis: Analysis, settings: Settings, reasons: list[str]) -> tuple[int, int | None, int]:
+    """(k, token budget or None, granularity) of the evidence for this kind of question, its reasons added."""
+    contextual = analysis.question_type == "summarizing"
     by_budget = settings.selection == "budget"
     k = settings.contextual_k if contextual else settings.factoid_k
     budget = (settings.contextual_budget if contextual else settings.evidence_budget) if by_budget else None
@@ -199,6 +196,16 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
         # with a budget, larger chunks only coarsen the selection: base-size chunks held more of the
         # supporting facts in the same words (bench/evidence_budget.py), so the growth rule is k-only
         granularity = settings.base_granularity
+    return k, budget, granularity
+
+
+def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) -> Plan:
+    """OkraLong's heuristics (§3.3, appendix C.3), with the evidence picked by a token budget
+    (`selection="budget"`, measured) or OkraLong's fixed k (`selection="k"`)."""
+    qtype = analysis.question_type
+    reasons: list[str] = []
+    by_budget = settings.selection == "budget"
+    k, budget, granularity = _evidence_size(analysis, settings, reasons)
     workflow: Workflow = "direct"
     extend_tokens = 0
     pattern = analysis.info_pattern

@@ -129,6 +129,12 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
+    return _answered(text, kept, shown, trace, state["question"])
+
+
+def _answered(text: str, kept: list[Evidence], shown: list, trace: list[str], question: str) -> dict:
+    """The reply read as an answer and the passages it cites (corrected where the reply named a passage
+    that does not hold its words and another it read does), or the run ended with the reason."""
     answer, cited, named = split_citations(text, kept)
     if not answer:
         return _failed(f"generate: the reply names sources but gives no answer ({text[:80]!r})", kept, shown, trace)
@@ -136,7 +142,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
     elif named:
-        cited, added = attributed(answer, cited, kept, state["question"])
+        cited, added = attributed(answer, cited, kept, question)
     trace.append(
         f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
         + ("" if named or not cited else "; no sources named, citing all passages shown")
@@ -146,12 +152,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             else ""
         )
     )
-    return {
-        "answer": answer,
-        "citations": cited,
-        "shown": shown,
-        "trace": trace,
-    }
+    return {"answer": answer, "citations": cited, "shown": shown, "trace": trace}
 
 
 def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str]) -> dict:
