@@ -9,6 +9,8 @@ import os
 import platform
 import random
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +122,28 @@ def big_document(min_words: int, seed: int = 0) -> tuple[str, list[str]]:
         raise ValueError(f"only {words:,} words of distinct paragraphs available (asked for {min_words:,})")
     questions = list(dict.fromkeys(q for _, _, q in chosen if q))
     return format_context([(t, x) for t, x, _ in chosen]), questions
+
+
+def document_files(base: Path, n: int, words: int, seed: int = 0, width: int = 4) -> tuple[list[Path], list[str]]:
+    """`big_document(words, seed)` split into `n` Markdown files under base/docs (doc0000.md ...), and its
+    questions; a file its share of paragraphs leaves empty says so in one line."""
+    text, questions = big_document(words, seed)
+    paragraphs = text.split("\n\n")
+    per = math.ceil(len(paragraphs) / n)
+    files = []
+    for i in range(n):
+        f = base / "docs" / f"doc{i:0{width}d}.md"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("\n\n".join(paragraphs[i * per : (i + 1) * per]) or f"Empty part {i}.", "utf-8")
+        files.append(f)
+    return files, questions
+
+
+def chroma_server(path: Path, port: int) -> subprocess.Popen:
+    """`chroma run` on 127.0.0.1:`port` storing under `path`, quiet and without telemetry (the caller
+    waits for its heartbeat and terminates it)."""
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "chroma"), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
+         str(path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )  # fmt: skip

@@ -13,10 +13,7 @@ updated there (nothing is embedded: the vectors are copied), once with the catal
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
 
 GRANULARITY = 150
 
@@ -46,22 +43,11 @@ def main() -> int:
     from tests.servers import chroma_client, free_port, postgres_server
 
     base = Path(tempfile.mkdtemp(prefix="longqa-push-bench-"))
-    text, _ = big_document(args.words, args.seed)
-    paragraphs = text.split("\n\n")
-    per = math.ceil(len(paragraphs) / args.docs)
-    files = []
-    for i in range(args.docs):
-        f = base / "docs" / f"doc{i:04d}.md"
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text("\n\n".join(paragraphs[i * per : (i + 1) * per]) or f"Empty part {i}.", "utf-8")
-        files.append(f)
+    files, _ = document_files(base, args.docs, args.words, args.seed, width=4)
+    n_words = sum(len(f.read_text("utf-8").split()) for f in files)
     embedder, counter = get_embedder(), wordpiece_counter()
     port = free_port()
-    chroma = subprocess.Popen(
-        [str(Path(sys.executable).parent / "chroma"), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
-         str(base / "chroma")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )  # fmt: skip
+    chroma = chroma_server(base / "chroma", port)
     rows, timings = [], {}
     try:
         for _ in range(300):
@@ -97,7 +83,7 @@ def main() -> int:
         chroma.wait(timeout=20)
         shutil.rmtree(base, ignore_errors=True)
     table = md_table(["step", "seconds", "of the build", "vectors embedded"], rows)
-    print(f"{args.docs} documents, {len(text.split()):,} words, {timings['units']:,} vectors; g={GRANULARITY}")
+    print(f"{args.docs} documents, {n_words:,} words, {timings['units']:,} vectors; g={GRANULARITY}")
     print(table)
     save("library_push", {"machine": machine(), "args": vars(args), "timings": timings, "table": table})
     return 0

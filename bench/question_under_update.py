@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -28,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
 
 G = 150
 
@@ -51,23 +49,11 @@ def main() -> int:
     from tests.servers import chroma_client, free_port, postgres_server
 
     base = Path(tempfile.mkdtemp(prefix="longqa-qu-bench-"))
-    text, questions = big_document(args.words, 0)
-    paragraphs = text.split("\n\n")
     n = args.docs + args.add
-    per = math.ceil(len(paragraphs) / n)
-    files = []
-    for i in range(n):
-        f = base / "docs" / f"doc{i:04d}.md"
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text("\n\n".join(paragraphs[i * per : (i + 1) * per]) or f"Empty part {i}.", "utf-8")
-        files.append(f)
+    files, questions = document_files(base, n, args.words, 0, width=4)
     questions = (questions * math.ceil(args.questions / max(1, len(questions))))[: args.questions]
     port = free_port()
-    chroma = subprocess.Popen(
-        [str(Path(sys.executable).parent / "chroma"), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
-         str(base / "chroma")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )  # fmt: skip
+    chroma = chroma_server(base / "chroma", port)
     rows = []
     try:
         for _ in range(300):

@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
 
 GRANULARITY = 150
 
@@ -61,23 +59,12 @@ def main() -> int:
     from tests.servers import chroma_client, free_port
 
     base = Path(tempfile.mkdtemp(prefix="longqa-replica-bench-"))
-    text, questions = big_document(args.words, args.seed)
-    paragraphs = text.split("\n\n")
-    per = math.ceil(len(paragraphs) / args.docs)
-    files = []
-    for i in range(args.docs):
-        f = base / "docs" / f"doc{i:03d}.md"
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text("\n\n".join(paragraphs[i * per : (i + 1) * per]), "utf-8")
-        files.append(f)
+    files, questions = document_files(base, args.docs, args.words, args.seed, width=3)
+    n_words = sum(len(f.read_text("utf-8").split()) for f in files)
     questions = questions[: args.queries]
     embedder, counter = get_embedder(), wordpiece_counter()
     port = free_port()
-    chroma = subprocess.Popen(
-        [str(Path(sys.executable).parent / "chroma"), "run", "--host", "127.0.0.1", "--port", str(port), "--path",
-         str(base / "chroma")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )  # fmt: skip
+    chroma = chroma_server(base / "chroma", port)
     try:
         for _ in range(300):
             try:
@@ -129,7 +116,7 @@ def main() -> int:
         ["replica B warm, manifest rechecked every search", *(f"{v:.1f}" for v in ms(every_b))],
     ]
     table = md_table(["search", "median ms", "p95 ms"], rows)
-    print(f"{args.docs} documents, {len(text.split()):,} words, {len(questions)} queries; g={GRANULARITY}")
+    print(f"{args.docs} documents, {n_words:,} words, {len(questions)} queries; g={GRANULARITY}")
     print(f"indexing: embedded {local_index_s:.1f} s; through replica A into the server {shared_index_s:.1f} s")
     print(table)
     save(
