@@ -11,7 +11,7 @@ the same texts through the same model (padding is masked), so retrieval is uncha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +21,7 @@ from .documents import Document
 from .manifest import Event, Update
 from .store import IndexStore
 
+NAMED = 3  # documents a progress message names (the rest are counted)
 GROUP = 1024  # units per embedder call (each call sorts its texts by length and batches them)
 ACROSS_DOCUMENTS = True  # False: each document embedded alone, as before (bench/library_scale.py compares)
 
@@ -91,15 +92,19 @@ def prepare_part(
     granularity: int,
     progress: Callable[[Event], None] | None,
     update: Update,
+    names: Mapping[str, str] | None = None,
 ) -> None:
     """Before a library part's per-document loop: embed the members in `doc_ids` together (where
-    `ACROSS_DOCUMENTS`), counting what was chunked and embedded on `update`."""
+    `ACROSS_DOCUMENTS`), counting what was chunked and embedded on `update`; progress names the
+    documents (`names`: doc_id -> the name the caller gave, else the document's source)."""
     if not ACROSS_DOCUMENTS or len(doc_ids) < 2:
         return
     documents = [loaded.get(d) or store.document(d) for d in doc_ids]
     report = None
     if progress is not None:
-        message = f"embedding {{}}/{{}} chunks of {len(documents)} documents (g={granularity})"
+        shown = [(names or {}).get(d.doc_id, d.source) for d in documents]
+        label = ", ".join(shown[:NAMED]) + (f" and {len(shown) - NAMED} more" if len(shown) > NAMED else "")
+        message = f"embedding {{}}/{{}} chunks of {label} (g={granularity})"
         report = lambda done, total: progress(Event("embedding", message.format(done, total), done, total))  # noqa: E731
     prepared = embed_together(store, documents, granularity, report)
     update.embedded += prepared.embedded

@@ -357,7 +357,9 @@ class Library:
         adding = set(vectors_for)
         tokens = []
         if dense:  # the new members' units embedded together, length-sorted across documents
-            prepare_part(self.store, [d for d in doc_ids if d in adding], loaded, g, self._checking(progress), update)
+            prepare_part(
+                self.store, [d for d in doc_ids if d in adding], loaded, g, self._checking(progress), update, names
+            )
         for i, doc_id in enumerate(doc_ids, 1):
             need_vectors = doc_id in adding
             if need_vectors or not self.store.is_indexed(doc_id, g):

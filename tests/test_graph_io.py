@@ -7,7 +7,6 @@ import asyncio
 import importlib
 import inspect
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
@@ -342,8 +341,8 @@ def test_an_error_turn_does_not_stick_to_the_thread(graph_home, report):
 
 
 def test_retrieve_reports_embedding_progress_per_document(tmp_path):
-    """A granularity not indexed yet is built by `retrieve`; each document's embedding is reported
-    on the custom stream under its own name, to the end."""
+    """A granularity not indexed yet is built by `retrieve`; its embedding is reported on the custom
+    stream under the documents' own names, to the end."""
     from longqa.graph.graph import graph
 
     docs = []
@@ -359,5 +358,7 @@ def test_retrieve_reports_embedding_progress_per_document(tmp_path):
         )  # fmt: skip
         if e["node"] == "retrieve" and e["step"] == "embedding"
     ]
-    finished = {re.search(r"chunks of (\S+) ", e["message"]).group(1) for e in events if e["done"] == e["total"] > 0}
-    assert finished == set(docs), events  # each named by the path the caller gave
+    # the new documents are embedded together (retrieval/batch_embed.py): the message names each of
+    # them by the path the caller gave, to the end
+    finished = [e["message"] for e in events if e["done"] == e["total"] > 0]
+    assert finished and all(doc in finished[-1] for doc in docs), events
