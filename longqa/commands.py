@@ -155,7 +155,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
 def cmd_warm(args: argparse.Namespace) -> int:
     """`longqa warm status|stop`: report on, or stop, the warm server for this home."""
     from . import warm_client
-    from .warm_protocol import default_home
+    from .retrieval.environment import default_home
 
     home = args.home.expanduser() if args.home else default_home()
     reply = warm_client.status(home) if args.action == "status" else warm_client.stop(home)

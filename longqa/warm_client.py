@@ -20,13 +20,13 @@ from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
 
+from longqa.retrieval.environment import default_home  # standard library only, as this client must be
 from longqa.warm_protocol import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_RUN_S,
     MAX_REPLY_BYTES,
     WarmError,
     check_socket_path,
-    default_home,
     peer_allowed,
     peer_uid,
     private_dir,

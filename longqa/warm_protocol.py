@@ -64,15 +64,6 @@ class WarmError(Exception):
     """The warm server cannot be used for this question (the message says why)."""
 
 
-def default_home(environ: Mapping[str, str] = os.environ) -> Path:
-    """The index home the CLI uses when `--home` is not given: the same rule as
-    `longqa.retrieval.config.default_home` (tests/test_warm.py checks they agree)."""
-    if environ.get("LONGQA_HOME"):
-        return Path(environ["LONGQA_HOME"]).expanduser()
-    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "longqa"
-
-
 def warm_dir(home: Path) -> Path:
     """The folder of the home's warm server: its socket, lock and log (mode 0700)."""
     return Path(os.path.abspath(home)) / "warm"

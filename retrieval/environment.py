@@ -9,21 +9,23 @@ setting is read by `longqa.contracts` alone (tests/test_settings_parts.py checks
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 TOKENIZERS = ("wordpiece", "tiktoken")
 BACKENDS = ("onnx", "torch")
 
 
-def cache_dir() -> Path:
+def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
     """$XDG_CACHE_HOME, else ~/.cache."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
+    return Path(environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
 
 
-def default_home() -> Path:
-    """LONGQA_HOME, else $XDG_CACHE_HOME/longqa, else ~/.cache/longqa."""
-    named = os.environ.get("LONGQA_HOME", "").strip()
-    return Path(named).expanduser() if named else cache_dir() / "longqa"
+def default_home(environ: Mapping[str, str] = os.environ) -> Path:
+    """LONGQA_HOME, else $XDG_CACHE_HOME/longqa, else ~/.cache/longqa (of `environ`: the warm server's
+    client passes its caller's; standard library only, so that client can import it)."""
+    named = environ.get("LONGQA_HOME", "").strip()
+    return Path(named).expanduser() if named else cache_dir(environ) / "longqa"
 
 
 def onnx_dir() -> Path:

@@ -38,14 +38,16 @@ def test_parse_routes_only_plain_asks(tmp_path):
 
 
 def test_the_home_is_the_clis(monkeypatch, tmp_path):
-    from longqa.retrieval.config import default_home
+    """The client reads the home from its caller's environment as the CLI's settings read it from theirs."""
+    from longqa.retrieval.config import IndexSettings
+    from longqa.retrieval.environment import default_home
 
-    for variables in ({"LONGQA_HOME": "~/x"}, {"XDG_CACHE_HOME": str(tmp_path)}, {}):
+    for variables in ({"LONGQA_HOME": "~/x"}, {"XDG_CACHE_HOME": str(tmp_path)}, {"LONGQA_HOME": "  "}, {}):
         for name in ("LONGQA_HOME", "XDG_CACHE_HOME"):
             monkeypatch.delenv(name, raising=False)
         for name, value in variables.items():
             monkeypatch.setenv(name, value)
-        assert warm_protocol.default_home() == default_home()
+        assert default_home(dict(variables)) == IndexSettings().home
 
 
 def test_the_stamp_follows_code_and_environment_but_not_run_settings(monkeypatch, tmp_path):
