@@ -17,7 +17,7 @@ import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .catalog import Held
 from .manifest import Manifest, Part
@@ -44,9 +44,13 @@ class Writes:
 def delete_vectors(library: Library, parts: Iterable[tuple[int, Part]], doc_ids: list[str]) -> None:
     """Delete these documents' vectors from the parts' collections."""
     for g, part in parts:
-        collection = library.collection(g, part.collection)
-        for i in range(0, len(doc_ids), DELETE_BATCH):
-            collection.delete(where={"doc_id": {"$in": doc_ids[i : i + DELETE_BATCH]}})
+        delete_documents(library.collection(g, part.collection), doc_ids)
+
+
+def delete_documents(collection: Any, doc_ids: list[str]) -> None:
+    """Delete these documents' vectors from one Chroma collection, DELETE_BATCH ids per call."""
+    for i in range(0, len(doc_ids), DELETE_BATCH):
+        collection.delete(where={"doc_id": {"$in": doc_ids[i : i + DELETE_BATCH]}})
 
 
 def clear_leftovers(library: Library, current: Manifest, held: Held) -> None:
@@ -98,9 +102,7 @@ def abandon(library: Library, writes: Writes) -> None:
                 extra = sorted(doc_ids - members)
                 if name in writes.created and name not in named or not extra:
                     continue
-                collection = library.store.client.get_collection(name)
-                for i in range(0, len(extra), DELETE_BATCH):
-                    collection.delete(where={"doc_id": {"$in": extra[i : i + DELETE_BATCH]}})
+                delete_documents(library.store.client.get_collection(name), extra)
     except Exception:  # noqa: BLE001 - the original error is the one to report
         log.warning("library %s: could not remove what the stale update added", library.name, exc_info=True)
 
