@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from longqa.analyzer.schema import Analysis
-from longqa.llm.ledger import Overheads
+from longqa.llm.budget_arithmetic import Overheads, per_query, planned_evidence
 
 from .settings import Settings, Strategy
 from .state import State
@@ -62,6 +62,21 @@ class Plan(BaseModel):
         default=None, description="each prompt's tokens besides its evidence (set when the plan is sized)"
     )
     reasons: list[str] = Field(default_factory=list, description="why each choice was made, for the trace")
+
+    @property
+    def retrievals(self) -> int:
+        """How many retrievals share the evidence budget from the start: a step-wise route's hops
+        (each gets its share), else one (a split route's are its sub-questions, known later)."""
+        return self.max_hops if self.workflow == "stepwise" else 1
+
+    def query_budget(self, queries: int = 1) -> int | None:
+        """One retrieval's evidence tokens when `queries` retrievals share the budget (None: k chunks)."""
+        return per_query(self.budget, queries)
+
+    @property
+    def evidence_size(self) -> int:
+        """The evidence tokens one retrieval of this plan reads: its budget, else k chunks."""
+        return planned_evidence(self.budget, self.k, self.granularity)
 
 
 ADAPTIVE: tuple[str, ...] = ("adaptive", "adaptive-precise")
@@ -215,7 +230,7 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
         reasons.append(f"multi-source: split into sub-questions, {each}, then aggregate")
     elif qtype == "multi-bridge":
         workflow, k = "stepwise", settings.hop_k
-        per_hop = f"{budget // settings.max_hops} tokens" if budget else f"{k} chunks"
+        per_hop = f"{per_query(budget, settings.max_hops)} tokens" if budget else f"{k} chunks"
         reasons.append(f"multi-bridge: step-wise reasoning, {per_hop} per hop, at most {settings.max_hops} hops")
     elif qtype == "arithmetic":
         pattern, extend_tokens = "exact", settings.extension_tokens

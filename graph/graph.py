@@ -65,7 +65,7 @@ def _task(state: State, query: str, plan: Plan, share: int = 1) -> Send:
             doc_ids=state["doc_ids"],
             sources=state.get("sources") or {},
             k=plan.k,
-            budget=plan.budget // share if plan.budget else None,
+            budget=plan.query_budget(share),
             bridges=plan.bridge_seeds,
             granularity=plan.granularity,
             weights=plan.weights,
@@ -136,8 +136,7 @@ def after_organize(state: State) -> list[Send] | Literal["split", "long context"
     if plan.workflow == "long_context":
         return "long context"
     # direct, and the first hop of stepwise (each hop gets its share of the budget)
-    share = plan.max_hops if plan.workflow == "stepwise" else 1
-    return [_task(state, state.get("search_query") or state["question"], plan, share=share)]
+    return [_task(state, state.get("search_query") or state["question"], plan, share=plan.retrievals)]
 
 
 def after_split(state: State) -> list[Send] | Literal["failed"]:

@@ -1,10 +1,11 @@
-"""The question budget's arithmetic, in one place: what a question's model calls cost in input tokens
-before they are made (the tokens each prompt holds besides its evidence, `Overheads`), what the
-ledger has spent (`spent`), how the model's own counts compare with ours (`calibration`), a prompt
-cut to a number of tokens (`fit`), and what each call may spend: `Budget`, read from the run's state
-(what is left, the generator's share that calls before it keep back), which fits a node's `Prompt`
-to it for the model-node driver (llm/model_node.py), so no node does this arithmetic. How the plan
-shares the budget among a route's calls (`sized_plan`) is `longqa.contracts.budget`, which uses it.
+"""Counting for the question budget, and fitting a node's prompt to it: what a question's model calls
+cost in input tokens before they are made (the tokens each prompt holds besides its evidence,
+`overheads`; a prompt's size, `prompt_tokens`), a text cut to a number of tokens (`cut_to`), and what
+each call may spend: `Budget`, read from the run's state (what is left, the generator's share that
+calls before it keep back), which fits a node's `Prompt` to it for the model-node driver
+(llm/model_node.py), so no node does this arithmetic. This module counts; the arithmetic itself (what
+is left, the caps, the fit loops, the plan's share) is `longqa.llm.budget_arithmetic`, which the
+organizer's `sized_plan` (`longqa.contracts.budget`) uses too.
 
 Where the model's server can count (llama.cpp: its chat template applied, then its own tokenizer), a
 prompt's size is the server's count, so a call is sized by exactly what it will be charged, whatever
@@ -27,10 +28,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from longqa.prompts import generation, longrag, okralong, self_route
 from longqa.retrieval.tokens import default_counter
 
+from . import budget_arithmetic as arithmetic
+from .budget_arithmetic import Overheads
+from .budget_arithmetic import calibration as calibration  # the ledger's readings, for callers of this module
+from .budget_arithmetic import spent as spent
 from .endpoint import templated_tokens
-from .ledger import NOTE_TOKENS, Overheads
-from .ledger import calibration as calibration  # the ledger's readings, for callers of this module
-from .ledger import spent as spent
 from .models import ModelSpec, speaks_openai
 
 MESSAGE_TOKENS = 8  # a chat template's tokens around one message (role markers, turn ends), generously
@@ -131,34 +133,12 @@ def fit(
     `render(kept)` costs at most `cap` tokens (scaled by `scale`, the model's count per ours). The
     kept items stay in their order, and a non-empty result always fits; an empty one means not even
     one item does (its size is then the empty rendering's, which may itself be over the cap)."""
-    kept = list(items)
-    size = round(prompt_tokens(render(kept)) * scale)
-    while kept and size > cap:
-        kept.remove(min(kept, key=score))
-        size = round(prompt_tokens(render(kept)) * scale)
-    return kept, size
-
-
-# -- what a call may spend: the one place of the question budget's arithmetic ---------------------
-
-ANALYZE_SHARE = 0.35  # the most of the budget the LLM analyzer (question + primary chunks) may read
-
-
-def left(question_budget: int | None, usage: Sequence[dict[str, Any]] | None) -> int | None:
-    """Input tokens still unspent (None: no budget)."""
-    return None if not question_budget else question_budget - spent(usage)
+    return arithmetic.drop_until_fits(items, lambda kept: round(prompt_tokens(render(kept)) * scale), cap, score)
 
 
 def notes_room(text: str) -> int:
     """What a later prompt will read again of `text` (the hops' notes so far), and this call's note."""
-    return default_counter().count(text) + NOTE_TOKENS
-
-
-def retry_affordable(records: Sequence[dict[str, Any]], cap: int | None) -> bool:
-    """A retry costs its prompt again: whether the attempts so far and one more fit `cap`."""
-    if cap is None or not records:
-        return True
-    return spent(records) + int(records[-1].get("input_tokens") or 0) <= cap
+    return arithmetic.with_notes(default_counter().count(text))
 
 
 def _score(item: Any) -> float:
@@ -220,7 +200,7 @@ class Budget:
     `question_budget` (before the organizer plans, the run setting's), the ledger, and the
     generator's share (its fixed prompt and one chunk) that calls before it leave. A `Send` task that
     carries its own `allowance` is budgeted by that alone. The plan is read as data: llm/ sits below
-    contracts/ (ARCHITECTURE.md's layers)."""
+    contracts/ (ARCHITECTURE.md's layers). It counts prompts; its sums are `budget_arithmetic`'s."""
 
     total: int | None
     usage: tuple[dict, ...] = ()
@@ -241,13 +221,13 @@ class Budget:
         granularity = (_field(plan, "granularity") or 0) if plan else 0
         if not (overheads and total):
             return cls(total or None, usage, granularity=granularity)
-        share = _field(overheads, "generate") + granularity
+        share = arithmetic.answer_share(_field(overheads, "generate"), granularity)
         return cls(total, usage, share, _field(overheads, "long_context"), granularity)
 
     @property
     def left(self) -> int | None:
         """Input tokens still unspent (None: no budget)."""
-        return left(self.total, self.usage)
+        return arithmetic.left(self.total, self.usage)
 
     @property
     def scale(self) -> float:
@@ -256,11 +236,8 @@ class Budget:
 
     def cap(self, prompt: Prompt) -> int | None:
         """The most `prompt`'s call may cost, keeping what later calls need (None: no budget)."""
-        if self.total is None:
-            return None
         reserved = (0 if prompt.answers else self.answer_share) + prompt.keep
-        cap = max(self.left - reserved, 0)
-        return cap if prompt.share is None else min(cap, int(self.total * prompt.share))
+        return arithmetic.call_cap(self.total, self.left or 0, reserved, prompt.share)
 
     def refusal(self, prompt: Prompt, cap: int) -> str:
         """Why `prompt` is not sent: what the budget leaves it."""
@@ -285,28 +262,58 @@ class Budget:
     def each(self, items: Sequence[T], render: Callable[[T], str], score: Callable[[T], float] = _score) -> list:
         """One call per item (LongRAG's per-passage filter): (item, its cost as its allowance), best
         first while what is left beside the generator's share pays for them (cost None: no budget)."""
-        cap, scale, used, paid = self.cap(Prompt((), render)), self.scale, 0, []
-        for item in sorted(items, key=lambda i: -score(i)):
-            cost = None if cap is None else round(prompt_tokens(render(item)) * scale)
-            if cost is not None:
-                if used + cost > cap:
-                    continue
-                used += cost
-            paid.append((item, cost))
-        return paid
+        cap, scale = self.cap(Prompt((), render)), self.scale
+        ranked = sorted(items, key=lambda i: -score(i))
+        costs = [None if cap is None else round(prompt_tokens(render(item)) * scale) for item in ranked]
+        return [(ranked[i], costs[i]) for i in arithmetic.paid_in_turn(costs, cap)]
 
     def long_context_room(self, overhead: int) -> int | None:
         """The content tokens (our count) a long-context prompt may hold beside `overhead` tokens of
         instructions within what is left (None: no budget)."""
-        cap = self.cap(Prompt((), str, answers=True))
-        return None if cap is None else max(int(cap / self.scale) - overhead, 0)
+        return arithmetic.long_context_room(self.cap(Prompt((), str, answers=True)), self.scale, overhead)
 
     def fallback_shortfall(self, read: int) -> tuple[int, int] | None:
         """(what is left, the smallest long-context prompt that reads more than the `read` tokens
         retrieval found) when the first is less than the second; else None."""
-        smallest = self.long_context + max(self.granularity, read + 1) if self.long_context else 0
-        rest = self.left
-        return (rest, smallest) if rest is not None and rest < smallest else None
+        return arithmetic.fallback_shortfall(self.left, self.long_context, self.granularity, read)
+
+
+@dataclass(frozen=True)
+class LongContext:
+    """What a long-context prompt may hold, in content tokens (our count): the model's `window` less
+    the answer's cap (`answer_cap`) and the prompt's instructions, within what the question budget
+    leaves; made smaller when the model's server counts more than we do."""
+
+    window: int
+    answer_cap: int
+
+    def room(self, state: Any, question: str) -> int:
+        """The content tokens a long-context prompt for `question` may hold in this run's state."""
+        fixed = arithmetic.long_context_fixed(default_counter().count(question))
+        return arithmetic.window_room(self.window, self.answer_cap, fixed, Budget.of(state).long_context_room(fixed))
+
+    def overflows(self, counted: int) -> bool:
+        """Whether a prompt the server counts as `counted` tokens leaves no room for the answer."""
+        return arithmetic.over_window(counted, self.answer_cap, self.window)
+
+    def recounted(self, room: int, counted: int) -> int:
+        """`room` made smaller by the server's count of the prompt it gave (`counted`)."""
+        return arithmetic.counted_room(room, counted, self.window, self.answer_cap)
+
+    def refused(self, room: int, counted: int | None, context_size: int | None) -> int:
+        """`room` made smaller after the server refused the prompt as too long (its numbers, where it
+        gave them: the prompt's `counted` tokens, its `context_size`)."""
+        return arithmetic.refused_room(room, counted, context_size, self.window, self.answer_cap)
+
+    @staticmethod
+    def fits_whole(sizes: Sequence[int], room: int, each: int) -> bool:
+        """Whether whole texts of these sizes (each with `each` tokens around it) fit `room`."""
+        return arithmetic.fits_whole(sizes, room, each)
+
+    @staticmethod
+    def fill(sizes: Sequence[int], room: int, each: int) -> tuple[int, int]:
+        """(how many of the texts, best first, fit `room`, their tokens): the first that does not ends it."""
+        return arithmetic.fill_in_order(sizes, room, each)
 
 
 def _cut_best(
@@ -314,11 +321,14 @@ def _cut_best(
 ) -> tuple[list[T], int, int | None]:
     """(the best item with its text cut to fit `cap`, the prompt's size, the tokens it was cut to)."""
     best = max(items, key=score)
+
+    def with_text(tokens: int) -> list[T]:
+        return [{**best, "text": cut_to(best["text"], tokens)}]  # type: ignore[list-item]
+
     # the tokens left beside the prompt with this item's label and no text
     room = int(cap / scale) - prompt_tokens(render([{**best, "text": ""}]))
-    kept, size = [], cap + 1
-    while room > 0 and size > cap:
-        kept = [{**best, "text": cut_to(best["text"], room)}]
-        over = round(prompt_tokens(render(kept)) * scale)
-        room, size = (room - max(8, over - cap), size) if over > cap else (room, over)
-    return (kept, size, max(room, 0)) if size <= cap else ([], size, None)
+    found = arithmetic.cut_until_fits(room, lambda tokens: round(prompt_tokens(render(with_text(tokens))) * scale), cap)
+    if found is None:
+        return [], cap + 1, None
+    tokens, size = found
+    return with_text(tokens), size, tokens

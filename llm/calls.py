@@ -32,7 +32,8 @@ from longqa.retrieval.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt
-from .budget import retry_affordable, served_tokens
+from .budget import served_tokens
+from .budget_arithmetic import affordable, retry_affordable
 from .errors import (
     context_numbers,
     cut_structured_reply,
@@ -253,7 +254,7 @@ def _setup(
     default_counter()  # loaded here (a file read), not on the event loop when a reply is counted
     counted = counted_prompt(messages)  # here, in the caller's or a worker thread: it may ask the server
     cost = counted if allowance is not None and served_tokens(messages) is not None else None
-    if cost is not None and cost > allowance:  # never send a call the question budget cannot pay for
+    if not affordable(cost, allowance):  # never send a call the question budget cannot pay for
         raise Unaffordable(
             f"{node}: not sent: the prompt costs {cost} input tokens by the model's own count and the "
             f"question budget leaves {allowance}",

@@ -18,11 +18,12 @@ from longqa.analyzer import SAFE_DEFAULT, Analysis, analyze_local
 from longqa.analyzer.schema import INFO_PATTERNS, QUESTION_TYPES
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State, shown_hits
-from longqa.llm.budget import ANALYZE_SHARE
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import parse_dict
 from longqa.llm.passages import as_data
 from longqa.prompts import okralong
+
+ANALYZE_SHARE = 0.35  # the most of the question budget the LLM analyzer (question + primary chunks) may read
 
 # table 8's dictionary, constrained where the server can (llama.cpp, vLLM, OpenAI)
 ANALYSIS_SCHEMA = {

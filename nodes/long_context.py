@@ -14,7 +14,7 @@ from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
-from longqa.llm.budget import Budget
+from longqa.llm.budget import LongContext
 from longqa.llm.endpoint import count_tokens
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.models import context_window, speaks_openai
@@ -24,7 +24,6 @@ from longqa.prompts import self_route
 from longqa.retrieval.tokens import default_counter
 from longqa.services.stores import searcher_for
 
-PROMPT_OVERHEAD_TOKENS = 200  # the instructions around the context, generously
 _FIXED = fixed_text(self_route.LONG_CONTEXT)
 _HEADERS = re.compile(self_route.ECHO_HEADERS)
 
@@ -37,10 +36,10 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
     # every word is at least one token: a library with more words than the budget is not read whole
     words = searcher.n_words()
     size = f"{words:,} words"
-    if words <= budget:
+    if LongContext.fits_whole([words], budget, 0):
         sizes = counter.count_many([d.text for d in searcher.documents])
         size = f"{sum(sizes):,} tokens"
-        if sum(sizes) + header * len(sizes) <= budget:
+        if LongContext.fits_whole(sizes, budget, header):
             names = state.get("sources")
             spans = [evidence_from_document(d, f"L{i}", names) for i, d in enumerate(searcher.documents, 1)]
             return spans, f"whole document(s), {size}"
@@ -51,12 +50,9 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
         depth=settings.lc_top_chunks,
         mode="dense",
     )
-    chosen, used = [], 0
-    for r in results:  # best first until the window is full, then back into document order
-        if used + r.chunk.n_tokens + header > budget:
-            break
-        chosen.append(r)
-        used += r.chunk.n_tokens + header
+    # best first until the window is full, then back into document order
+    n, used = LongContext.fill([r.chunk.n_tokens for r in results], budget, header)
+    chosen = results[:n]
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
     spans = [evidence_from_chunk(r, f"L{i}", state["question"], state.get("sources")) for i, r in enumerate(chosen, 1)]
@@ -70,12 +66,10 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
 def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
-    window = context_window(settings)
     cap = settings.long_context_max_tokens
-    budget = max(window - cap - PROMPT_OVERHEAD_TOKENS - default_counter().count(question), 0)
-    # a fallback within the question budget: what is left of it, in the model's tokens
-    room = Budget.of(state).long_context_room(PROMPT_OVERHEAD_TOKENS + default_counter().count(question))
-    budget = budget if room is None else min(budget, room)
+    window = LongContext(context_window(settings), cap)
+    # the model's window, and for a fallback what is left of the question budget, in the model's tokens
+    budget = window.room(state, question)
     spans, how = select_context(state, settings, budget)
     if not settings.has_llm:
         selection = f"{how}; no model to read it"
@@ -87,8 +81,8 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     trace: list[str] = []
     prompt = _prompt(spans, question)
     served = count_tokens(settings.base_url, prompt) if settings.base_url and speaks_openai(settings) else None
-    if served is not None and served + cap > window:  # the server counts more than we do: fit its count
-        budget = _shrunk(budget, served, window - cap)
+    if served is not None and window.overflows(served):  # the server counts more than we do: fit its count
+        budget = window.recounted(budget, served)
         spans, how = select_context(state, settings, budget)
         prompt = _prompt(spans, question)
         trace.append(f"long_context: the server counts {served:,} prompt tokens, over its window; reselected")
@@ -105,9 +99,7 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             if e.kind != "context_length" or attempt == 2:
                 return _failed(str(e), spans, how, trace)
             # the server's count is not ours: once, a selection that fits what it said
-            over = e.prompt_tokens or round(_TOKENS_PER_RETRY * (budget + PROMPT_OVERHEAD_TOKENS))
-            room = (e.context_size or window) - cap
-            budget = _shrunk(budget, over, room)
+            budget = window.refused(budget, e.prompt_tokens, e.context_size)
             spans, how = select_context(state, settings, budget)
             prompt = _prompt(spans, question)
             trace.append(f"long_context: the server refused the prompt as too long; retrying with {how}")
@@ -126,14 +118,6 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         "long_context_selection": how,
         "trace": [*trace, f"long_context: {how}"],
     }
-
-
-_TOKENS_PER_RETRY = 1.25  # with no number from the server, assume it counted a quarter more than we did
-
-
-def _shrunk(budget: int, counted: int, room: int) -> int:
-    """A content budget scaled by what fits (room) over what the server counted, with 5% to spare."""
-    return max(int(budget * min(1.0, room / max(counted, 1)) * 0.95), 0)
 
 
 def _prompt(spans: list[Evidence], question: str) -> str:

@@ -31,7 +31,7 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
             if plan.extend_tokens:
                 p = extend(p, document, plan.extend_tokens, plan.extend_tokens)
             if plan.recover_tables:  # a whole table, if it fits what the plan shows at most
-                p = recover_tables(p, document, max_tokens=plan.budget or plan.k * plan.granularity)
+                p = recover_tables(p, document, max_tokens=plan.evidence_size)
                 recovered += p.tables_recovered
             grown.append(p)
         passages = merge_passages(grown, documents)

@@ -83,6 +83,104 @@ def test_no_operator_does_budget_deadline_or_failure_plumbing():
     assert not {name: lines for name, lines in found.items() if lines}
 
 
+# -- the budget's arithmetic: one module, and no node or router doing it by hand ---------------------
+
+ARITHMETIC = "longqa.llm.budget_arithmetic"
+# the modules that call into the arithmetic: the counting and fitting (llm/budget.py), the call's
+# retry and allowance checks (llm/calls.py), the organizer's sizing and the plan's shares (contracts/)
+MAY_DO_ARITHMETIC = {"llm/budget.py", "llm/calls.py", "contracts/budget.py", "contracts/plan.py"}
+# a quantity of the question budget, the model's window or an allowance, by its name
+BUDGET_WORDS = ("budget", "allowance", "room", "spent", "usage", "window", "share", "overhead", "cap", "afford")
+
+
+def _arithmetic_names() -> set[str]:
+    """The public names `longqa.llm.budget_arithmetic` defines (its functions and constants)."""
+    tree = ast.parse((ROOT / "llm" / "budget_arithmetic.py").read_text("utf-8"))
+    names = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    names |= {t.id for n in tree.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+    return {n for n in names if not n.startswith("_") and n not in ("T", "Overheads")}
+
+
+def _imports_arithmetic(node: ast.AST, package: str) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        module = (f"longqa.{package}.{node.module or ''}" if node.level else node.module or "").rstrip(".")
+        names = {a.name for a in node.names}
+        return module == ARITHMETIC or (module == "longqa.llm" and "budget_arithmetic" in names)
+    return isinstance(node, ast.Import) and any(a.name == ARITHMETIC for a in node.names)
+
+
+def _budget_names(node: ast.AST) -> list[str]:
+    found = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    found |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    return sorted(n for n in found if any(w in n.lower() for w in BUDGET_WORDS))
+
+
+def _is_text(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.JoinedStr) or _text(n) is not None for n in ast.walk(node))
+
+
+def hand_arithmetic(source: str, package: str = "nodes") -> list[str]:
+    """What in a node's or router's source is the budget's arithmetic: the arithmetic module or one of
+    its names imported, or a sum, difference, comparison, min or max over a budget quantity."""
+    found, arithmetic = [], _arithmetic_names()
+    for node in ast.walk(ast.parse(source)):
+        if _imports_arithmetic(node, package):
+            found.append(f"line {node.lineno}: imports {ARITHMETIC}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("longqa"):
+            names = sorted(a.name for a in node.names if a.name in arithmetic)
+            found += [f"line {node.lineno}: imports {', '.join(names)}"] if names else []
+        reckons = isinstance(node, ast.BinOp | ast.AugAssign | ast.Compare) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max")
+        )
+        if reckons and not _is_text(node) and _budget_names(node):
+            found.append(f"line {node.lineno}: reckons with {', '.join(_budget_names(node))}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from longqa.llm.budget_arithmetic import call_cap\n",
+        "from longqa.llm import budget_arithmetic\n",
+        "from longqa.llm.budget import shrunk\n",
+        "def n(state, plan, share):\n    return plan.budget // share",
+        "def n(window, cap, q):\n    return max(window - cap - q, 0)",
+        "def n(used, size, budget):\n    return used + size > budget",
+        "def n(rest, room):\n    return min(rest, room)",
+    ],
+)
+def test_the_scan_finds_budget_arithmetic(snippet):
+    assert hand_arithmetic(snippet), snippet
+
+
+def test_the_scan_lets_a_node_declare_and_report_its_budget():
+    declared = 'SHARE = 0.35\ndef n(e, plan):\n    return f"{e.cap} tokens" + "!" if plan.budget else "k"'
+    assert hand_arithmetic(declared) == []
+
+
+def test_no_node_router_or_service_does_budget_arithmetic_by_hand():
+    """The budget's arithmetic is `longqa.llm.budget_arithmetic`'s; a node asks the driver (`Prompt`)
+    or `longqa.llm.budget` (which counts and calls into it), a router asks the plan."""
+    found = {
+        f"{package}/{p.name}": hand_arithmetic(p.read_text("utf-8"), package)
+        for package in ("nodes", "graph", "services")
+        for p in sorted((ROOT / package).glob("*.py"))
+        if p.name not in EXEMPT
+    }
+    assert not {name: lines for name, lines in found.items() if lines}
+
+
+def test_only_the_budget_modules_import_the_arithmetic():
+    importers = {
+        f"{path.parent.name}/{path.name}"
+        for path in sorted(ROOT.glob("*/*.py"))
+        if path.parent.name not in ("tests", "bench", "samples", "scripts", "examples", "docs")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if _imports_arithmetic(node, path.parent.name)
+    }
+    assert importers == MAY_DO_ARITHMETIC
+
+
 # -- the routers -------------------------------------------------------------------------------------
 
 
