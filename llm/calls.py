@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from langchain_core.messages import AIMessage, BaseMessage
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
@@ -187,6 +187,20 @@ class _Call:
         self.records.append(usage_record(self.node, model, self.messages, reply, text, seconds, self.counted))
         return reply, text
 
+    def recovered(self, e: Exception, t0: float, bound: float, by_deadline: bool) -> tuple[AIMessage, str] | None:
+        """What a failed attempt still gives: a structured reply cut at its cap is the answer; None
+        when the endpoint refused the schema (ask again without it); else the attempt is recorded
+        and its failure raised (a timeout the run's deadline set, as DeadlineReached)."""
+        cut = cut_structured_reply(e)
+        if cut is not None:
+            return self.answered(cut, t0)
+        if self.drops_schema(e):
+            return None
+        deadline = self.failed(e, t0, bound, by_deadline)
+        if deadline is not None:
+            raise deadline from e
+        raise e
+
     def over_allowance(self, state: RetryCallState) -> bool:
         """A retry costs its prompt again: none is made that the question budget cannot pay for."""
         self.unaffordable = not retry_affordable(self.records, self.allowance)
@@ -234,17 +248,25 @@ class _Call:
         return Reply(text=text, usage=self.records, finish_reason=finish, meta=meta)
 
 
+class CallOptions(TypedDict, total=False):
+    """`call_llm`'s and `acall_llm`'s options besides the model, the node and the messages."""
+
+    max_tokens: Required[int]  # the output cap
+    schema: dict | None  # a JSON schema the reply must follow, where the endpoint can constrain it
+    deadline_at: float | None  # the run's deadline (a `time.time()`)
+    allowance: int | None  # the input tokens the attempts may cost together
+
+
 def _setup(
     spec: ModelSpec,
     node: str,
     messages: list[BaseMessage],
-    max_tokens: int,
-    schema: dict | None,
-    deadline_at: float | None,
-    allowance: int | None = None,
+    options: CallOptions,
     loop: asyncio.AbstractEventLoop | None = None,
 ) -> _Call:
     """The call's plan; `loop`: the event loop it will be awaited on (None: a sync call)."""
+    max_tokens, schema = options["max_tokens"], options.get("schema")
+    deadline_at, allowance = options.get("deadline_at"), options.get("allowance")
     if deadline_at is not None and deadline_at <= time.time():
         raise LLMError(f"{node}: the run's deadline passed before this call (deadline_s)", kind="deadline")
     try:  # a missing key or an unknown provider fails here
@@ -267,20 +289,11 @@ def _setup(
     return _Call(spec, node, messages, max_tokens, deadline_at, model, kwargs, allowance, counted=counted)
 
 
-def call_llm(
-    spec: ModelSpec,
-    node: str,
-    messages: list[BaseMessage],
-    *,
-    max_tokens: int,
-    schema: dict | None = None,
-    deadline_at: float | None = None,
-    allowance: int | None = None,
-) -> Reply:
+def call_llm(spec: ModelSpec, node: str, messages: list[BaseMessage], **options: Unpack[CallOptions]) -> Reply:
     """Invoke the configured model with an output cap; raise LLMError with the usage of every attempt.
     `deadline_at` (a `time.time()`) is the run's deadline: no call starts after it, none runs past it.
     `allowance`: the input tokens the attempts may cost together (a retry it cannot pay for is not made)."""
-    call = _setup(spec, node, messages, max_tokens, schema, deadline_at, allowance)
+    call = _setup(spec, node, messages, options)
 
     def attempt() -> tuple[AIMessage, str]:
         bound, by_deadline = call.bound()
@@ -288,15 +301,8 @@ def call_llm(
         try:
             reply = _within(bound, lambda: call.model.invoke(messages, **call.kwargs))
         except Exception as e:
-            cut = cut_structured_reply(e)
-            if cut is not None:
-                return call.answered(cut, t0)
-            if call.drops_schema(e):
-                return attempt()
-            deadline = call.failed(e, t0, bound, by_deadline)
-            if deadline is not None:
-                raise deadline from e
-            raise
+            answered = call.recovered(e, t0, bound, by_deadline)
+            return attempt() if answered is None else answered
         return call.answered(reply, t0)
 
     try:
@@ -306,20 +312,10 @@ def call_llm(
     return call.reply(reply, text)
 
 
-async def acall_llm(
-    spec: ModelSpec,
-    node: str,
-    messages: list[BaseMessage],
-    *,
-    max_tokens: int,
-    schema: dict | None = None,
-    deadline_at: float | None = None,
-    allowance: int | None = None,
-) -> Reply:
+async def acall_llm(spec: ModelSpec, node: str, messages: list[BaseMessage], **options: Unpack[CallOptions]) -> Reply:
     """`call_llm` for the event loop: the model is awaited (`ainvoke`), so a run waiting on it holds
     no thread. The same caps, bounds, retries and ledger."""
-    loop = asyncio.get_running_loop()
-    call = await asyncio.to_thread(_setup, spec, node, messages, max_tokens, schema, deadline_at, allowance, loop)
+    call = await asyncio.to_thread(_setup, spec, node, messages, options, asyncio.get_running_loop())
 
     async def attempt() -> tuple[AIMessage, str]:
         bound, by_deadline = call.bound()
@@ -330,15 +326,8 @@ async def acall_llm(
             except TimeoutError:
                 raise CallTimeout(f"no complete reply within {bound:.1f} s") from None
         except Exception as e:
-            cut = cut_structured_reply(e)
-            if cut is not None:
-                return call.answered(cut, t0)
-            if call.drops_schema(e):
-                return await attempt()
-            deadline = call.failed(e, t0, bound, by_deadline)
-            if deadline is not None:
-                raise deadline from e
-            raise
+            answered = call.recovered(e, t0, bound, by_deadline)
+            return await attempt() if answered is None else answered
         return call.answered(reply, t0)
 
     try:
