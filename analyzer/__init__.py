@@ -7,8 +7,9 @@ imported on first use (PEP 562): `from longqa.analyzer.schema import Analysis` l
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from longqa.retrieval import imported_when_used
 
 if TYPE_CHECKING:
     from .rules import analyze_rules
@@ -40,10 +41,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use."""
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = imported_when_used(__name__, _HOME)

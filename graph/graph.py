@@ -26,7 +26,7 @@ the turn clean: every working field is reset, derived from the state's schema (c
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
@@ -252,6 +252,33 @@ def after_self_route(state: State) -> Literal["fallback: long context", "answere
     return "fallback: long context" if state.get("fallback") else "answered"
 
 
+def _one_way(target: str) -> tuple[Any, dict[str, str]]:
+    """A node with one way on: its router and label map (a failure goes to respond)."""
+    return then(target), {target: target, FAILED: "respond"}
+
+
+def _routes() -> dict[str, tuple[Any, dict[str, str]]]:
+    """Each node's router and label map, in the order a run meets them (respond ends the run)."""
+    return {
+        "prepare": (after_prepare, AFTER_PREPARE),
+        "retrieve_primary": _one_way("analyze"),
+        "analyze": _one_way("organize"),
+        "organize": (after_organize, AFTER_ORGANIZE),
+        "split_question": (after_split, AFTER_SPLIT),
+        "retrieve": (after_retrieve, AFTER_RETRIEVE),
+        "reason_step": (after_reason, AFTER_REASON),
+        "process_context": (after_context, AFTER_CONTEXT),
+        "calculate": (after_calculate, AFTER_CALCULATE),
+        "extract": _one_way("generate"),
+        "cot": (after_cot, AFTER_COT),
+        "filter": (after_filter, AFTER_FILTER),
+        "generate": (after_generate, AFTER_GENERATE),
+        "ground": (after_ground, AFTER_GROUND),
+        "self_route": (after_self_route, AFTER_SELF_ROUTE),
+        "long_context": (after_long_context, AFTER_LONG_CONTEXT),
+    }
+
+
 def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
     """The question graph. `context` is the run settings' schema: `Settings` in process (CLI, agent
     tool, applications), `RunContext` on a server (the caller's fields only, `server_graph`)."""
@@ -281,22 +308,8 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
         builder.add_node(name, wrapped, input_schema=tasks.get(name))
 
     builder.add_edge(START, "prepare")
-    builder.add_conditional_edges("prepare", after_prepare, AFTER_PREPARE)
-    builder.add_conditional_edges("retrieve_primary", then("analyze"), {"analyze": "analyze", FAILED: "respond"})
-    builder.add_conditional_edges("analyze", then("organize"), {"organize": "organize", FAILED: "respond"})
-    builder.add_conditional_edges("organize", after_organize, AFTER_ORGANIZE)
-    builder.add_conditional_edges("split_question", after_split, AFTER_SPLIT)
-    builder.add_conditional_edges("retrieve", after_retrieve, AFTER_RETRIEVE)
-    builder.add_conditional_edges("reason_step", after_reason, AFTER_REASON)
-    builder.add_conditional_edges("process_context", after_context, AFTER_CONTEXT)
-    builder.add_conditional_edges("calculate", after_calculate, AFTER_CALCULATE)
-    builder.add_conditional_edges("extract", then("generate"), {"generate": "generate", FAILED: "respond"})
-    builder.add_conditional_edges("cot", after_cot, AFTER_COT)
-    builder.add_conditional_edges("filter", after_filter, AFTER_FILTER)
-    builder.add_conditional_edges("generate", after_generate, AFTER_GENERATE)
-    builder.add_conditional_edges("ground", after_ground, AFTER_GROUND)
-    builder.add_conditional_edges("self_route", after_self_route, AFTER_SELF_ROUTE)
-    builder.add_conditional_edges("long_context", after_long_context, AFTER_LONG_CONTEXT)
+    for source, (router, ends) in _routes().items():
+        builder.add_conditional_edges(source, router, ends)
     builder.add_edge("respond", END)
     return builder
 

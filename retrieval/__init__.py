@@ -7,6 +7,8 @@ never the index store, the embedder or the readers it does not need."""
 from __future__ import annotations
 
 import importlib
+import sys
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,10 +64,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """A public name, imported from its module on first use."""
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value
-    return value
+def imported_when_used(package: str, home: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's `__getattr__` (PEP 562): a public name of `home` (name -> its module) imported
+    from its module on first use and kept on the package (the analyzer's package uses it too)."""
+
+    def __getattr__(name: str) -> Any:
+        """A public name, imported from its module on first use."""
+        if name not in home:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f".{home[name]}", package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
+
+
+__getattr__ = imported_when_used(__name__, _HOME)
