@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import datetime as dt
 import json
 import math
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +34,17 @@ def offline_env() -> None:
         "ANONYMIZED_TELEMETRY": "False",
     }.items():
         os.environ.setdefault(key, value)
+
+
+def whole_number_options(doc: str | None, **defaults: int) -> argparse.Namespace:
+    """A benchmark's command line of whole-number options (`--name N`, one per default; `_` in a
+    name is `_` on the command line too), parsed, with the offline environment set (`offline_env`)."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in defaults.items():
+        parser.add_argument(f"--{name}", type=int, default=default)
+    args = parser.parse_args()
+    offline_env()
+    return args
 
 
 def machine() -> dict[str, Any]:
@@ -147,3 +163,25 @@ def chroma_server(path: Path, port: int) -> subprocess.Popen:
          str(path)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )  # fmt: skip
+
+
+@contextlib.contextmanager
+def chroma_running(base: Path) -> Iterator[int]:
+    """A Chroma server storing under base/chroma (`chroma_server`), its heartbeat awaited; yields its
+    port. On leaving, the server is stopped and `base` (the benchmark's temporary folder) removed."""
+    from tests.servers import chroma_client, free_port
+
+    port = free_port()
+    chroma = chroma_server(base / "chroma", port)
+    try:
+        for _ in range(300):
+            try:
+                chroma_client("127.0.0.1", port).heartbeat()
+                break
+            except Exception:  # noqa: BLE001 - not listening yet
+                time.sleep(0.2)
+        yield port
+    finally:
+        chroma.terminate()
+        chroma.wait(timeout=20)
+        shutil.rmtree(base, ignore_errors=True)

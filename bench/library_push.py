@@ -12,8 +12,6 @@ updated there (nothing is embedded: the vectors are copied), once with the catal
 
 from __future__ import annotations
 
-import argparse
-import shutil
 import sys
 import tempfile
 import time
@@ -21,18 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_running, document_files, machine, md_table, save, whole_number_options  # noqa: E402
 
 GRANULARITY = 150
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=300)
-    parser.add_argument("--words", type=int, default=60_000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    offline_env()
+    args = whole_number_options(__doc__, docs=300, words=60_000, seed=0)
 
     from longqa.retrieval.config import IndexSettings
     from longqa.retrieval.embedder import get_embedder
@@ -40,22 +33,14 @@ def main() -> int:
     from longqa.retrieval.manifest import file_members
     from longqa.retrieval.store import IndexStore
     from longqa.retrieval.tokens import wordpiece_counter
-    from tests.servers import chroma_client, free_port, postgres_server
+    from tests.servers import postgres_server
 
     base = Path(tempfile.mkdtemp(prefix="longqa-push-bench-"))
     files, _ = document_files(base, args.docs, args.words, args.seed, width=4)
     n_words = sum(len(f.read_text("utf-8").split()) for f in files)
     embedder, counter = get_embedder(), wordpiece_counter()
-    port = free_port()
-    chroma = chroma_server(base / "chroma", port)
     rows, timings = [], {}
-    try:
-        for _ in range(300):
-            try:
-                chroma_client("127.0.0.1", port).heartbeat()
-                break
-            except Exception:  # noqa: BLE001 - not listening yet
-                time.sleep(0.2)
+    with chroma_running(base) as port:
         with postgres_server() as postgres:
 
             def update(name: str, **where) -> tuple[float, object, Library]:
@@ -78,10 +63,6 @@ def main() -> int:
              pushed_chroma.embedded],
         ]  # fmt: skip
         timings = {"build_s": build_s, "push_postgres_s": pg_s, "push_chroma_catalog_s": chroma_s, "units": units}
-    finally:
-        chroma.terminate()
-        chroma.wait(timeout=20)
-        shutil.rmtree(base, ignore_errors=True)
     table = md_table(["step", "seconds", "of the build", "vectors embedded"], rows)
     print(f"{args.docs} documents, {n_words:,} words, {timings['units']:,} vectors; g={GRANULARITY}")
     print(table)

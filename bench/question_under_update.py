@@ -13,9 +13,7 @@ once while an update embeds new documents (half of --add each; its CPU competes 
 
 from __future__ import annotations
 
-import argparse
 import math
-import shutil
 import statistics
 import sys
 import tempfile
@@ -26,42 +24,27 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_running, document_files, machine, md_table, save, whole_number_options  # noqa: E402
 
 G = 150
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=50)
-    parser.add_argument("--add", type=int, default=10)
-    parser.add_argument("--words", type=int, default=20_000)
-    parser.add_argument("--questions", type=int, default=64)
-    parser.add_argument("--concurrency", type=int, default=32)
-    args = parser.parse_args()
-    offline_env()
+    args = whole_number_options(__doc__, docs=50, add=10, words=20_000, questions=64, concurrency=32)
 
     from longqa.contracts.settings import Settings
     from longqa.retrieval.manifest import file_members
     from longqa.retrieval.search import query_vector
     from longqa.services.inputs import index_library, open_library
     from longqa.services.stores import searcher_for, store_for
-    from tests.servers import chroma_client, free_port, postgres_server
+    from tests.servers import postgres_server
 
     base = Path(tempfile.mkdtemp(prefix="longqa-qu-bench-"))
     n = args.docs + args.add
     files, questions = document_files(base, n, args.words, 0, width=4)
     questions = (questions * math.ceil(args.questions / max(1, len(questions))))[: args.questions]
-    port = free_port()
-    chroma = chroma_server(base / "chroma", port)
     rows = []
-    try:
-        for _ in range(300):
-            try:
-                chroma_client("127.0.0.1", port).heartbeat()
-                break
-            except Exception:  # noqa: BLE001 - not listening yet
-                time.sleep(0.2)
+    with chroma_running(base) as port:
         with postgres_server() as postgres:
             settings = Settings(
                 home=base / "home", chroma_host="127.0.0.1", chroma_port=port, postgres_uri=postgres.uri
@@ -121,10 +104,6 @@ def main() -> int:
                 "yes" if embed_busy else "no",
             ],
         ]
-    finally:
-        chroma.terminate()
-        chroma.wait(timeout=20)
-        shutil.rmtree(base, ignore_errors=True)
     table = md_table(["while", "median ms", "p95 ms", "max ms", "update still running after"], rows)
     print(f"{args.docs} documents (+{args.add}), {args.questions} questions, {args.concurrency} at a time; g={G}")
     print(table)

@@ -17,9 +17,7 @@ embedding is not timed) on:
 
 from __future__ import annotations
 
-import argparse
 import math
-import shutil
 import statistics
 import sys
 import tempfile
@@ -28,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import chroma_server, document_files, machine, md_table, offline_env, save  # noqa: E402
+from bench.common import chroma_running, document_files, machine, md_table, save, whole_number_options  # noqa: E402
 
 GRANULARITY = 150
 
@@ -40,13 +38,7 @@ def ms(values: list[float]) -> tuple[float, float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--docs", type=int, default=20)
-    parser.add_argument("--words", type=int, default=40_000)
-    parser.add_argument("--queries", type=int, default=50)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    offline_env()
+    args = whole_number_options(__doc__, docs=20, words=40_000, queries=50, seed=0)
 
     from longqa.retrieval import library as library_module
     from longqa.retrieval.config import IndexSettings
@@ -56,22 +48,13 @@ def main() -> int:
     from longqa.retrieval.search import Searcher, query_vector
     from longqa.retrieval.store import IndexStore
     from longqa.retrieval.tokens import wordpiece_counter
-    from tests.servers import chroma_client, free_port
 
     base = Path(tempfile.mkdtemp(prefix="longqa-replica-bench-"))
     files, questions = document_files(base, args.docs, args.words, args.seed, width=3)
     n_words = sum(len(f.read_text("utf-8").split()) for f in files)
     questions = questions[: args.queries]
     embedder, counter = get_embedder(), wordpiece_counter()
-    port = free_port()
-    chroma = chroma_server(base / "chroma", port)
-    try:
-        for _ in range(300):
-            try:
-                chroma_client("127.0.0.1", port).heartbeat()
-                break
-            except Exception:  # noqa: BLE001 - not listening yet
-                time.sleep(0.2)
+    with chroma_running(base) as port:
 
         def store(home: str, shared: bool) -> IndexStore:
             settings = IndexSettings(home=base / home, chroma_host="127.0.0.1" if shared else None, chroma_port=port)
@@ -104,10 +87,6 @@ def main() -> int:
         warm_b = run(searcher_b)
         library_module.SHARED_RECHECK_S = 0.0  # every search rechecks the manifest
         every_b = run(Searcher(b, library=Library(b, "bench")))
-    finally:
-        chroma.terminate()
-        chroma.wait(timeout=20)
-        shutil.rmtree(base, ignore_errors=True)
 
     rows = [
         ["embedded store, one host (warm)", *(f"{v:.1f}" for v in ms(local_s))],
