@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -39,6 +40,27 @@ class LockLost(RuntimeError):
 class StalePublish(RuntimeError):
     """A publish found another version than the one its update started from (a stale writer):
     nothing was published."""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """A library's new version for `Catalog.publish`: its manifest's JSON (`version`, naming the
+    texts `members`), the version published when its update started (`expected`), and the
+    collections it `retired`."""
+
+    manifest_json: str
+    version: int
+    expected: int
+    members: list[str]
+    retired: list[str]
+
+    def replaces(self, name: str, found: int) -> None:
+        """Raise `StalePublish` unless the version published now (`found`) is the one its update
+        started from."""
+        if found != self.expected:
+            raise StalePublish(
+                f"library {name}: version {found} is published, this update started from {self.expected}"
+            )
 
 
 class Held(Protocol):
@@ -72,20 +94,12 @@ class Catalog(Protocol):
         """Hold the library's update lock for the block, waiting while another holder has it."""
         ...
 
-    def publish(
-        self,
-        held: Held,
-        name: str,
-        manifest_json: str,
-        version: int,
-        expected: int,
-        members: list[str],
-        retired: list[str],
-    ) -> object:
-        """Make `manifest_json` (version `version`, naming the texts `members`) the published one if
-        the published version is still `expected`, else raise `StalePublish` and change nothing. The
-        same step clears the pending marks and records the collections it `retired` (deleted by the
-        index path once no reader can hold their manifest). Returns the new stamp."""
+    def publish(self, held: Held, name: str, new: Publication) -> object:
+        """Make `new.manifest_json` (version `new.version`, naming the texts `new.members`) the
+        published one if the published version is still `new.expected`, else raise `StalePublish` and
+        change nothing. The same step clears the pending marks and records the collections it
+        `new.retired` (deleted by the index path once no reader can hold their manifest). Returns the
+        new stamp."""
         ...
 
     def pending(self, name: str) -> set[str]:
@@ -201,25 +215,14 @@ class LocalCatalog:
         except FileNotFoundError:
             return None
 
-    def publish(
-        self,
-        held: Held,
-        name: str,
-        manifest_json: str,
-        version: int,
-        expected: int,
-        members: list[str],
-        retired: list[str],
-    ) -> object:
+    def publish(self, held: Held, name: str, new: Publication) -> object:
         """Replace the manifest with one rename (the flock is held: the version read under it is
         the current one, checked again all the same)."""
         current = self.read(name)
         found = json.loads(current).get("version", 0) if current else 0
-        if found != expected:
-            raise StalePublish(f"library {name}: version {found} is published, this update started from {expected}")
-        if retired:
-            self._put_retired(name, {**self._retired(name), **dict.fromkeys(retired, time.time())})
-        atomic_write(self.dir(name) / "manifest.json", manifest_json)
+        new.replaces(name, found)
+        self._retire(name, new.retired)
+        atomic_write(self.dir(name) / "manifest.json", new.manifest_json)
         self.clear_pending(held, name)
         return self.stamp(name)
 
@@ -251,6 +254,11 @@ class LocalCatalog:
         with contextlib.suppress(ValueError, OSError):
             return dict(json.loads((self.dir(name) / "retired.json").read_text("utf-8")))
         return {}
+
+    def _retire(self, name: str, collections: list[str]) -> None:
+        """Record `collections` as retired now (a publish replaced them)."""
+        if collections:
+            self._put_retired(name, {**self._retired(name), **dict.fromkeys(collections, time.time())})
 
     def _put_retired(self, name: str, retired: dict[str, float]) -> None:
         atomic_write(self.dir(name) / "retired.json", json.dumps(retired))

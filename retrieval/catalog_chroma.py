@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from .catalog import Held, LocalCatalog, LockLost, StalePublish, chunks_id
+from .catalog import Held, LocalCatalog, LockLost, Publication, chunks_id
 from .documents import Document
 from .files import file_lock
 
@@ -95,29 +95,18 @@ class SharedCatalog(LocalCatalog):
         got = self.records.get(ids=[f"manifest:{name}"], include=["documents"])
         return got["documents"][0] if got["ids"] else None
 
-    def publish(
-        self,
-        held: Held,
-        name: str,
-        manifest_json: str,
-        version: int,
-        expected: int,
-        members: list[str],
-        retired: list[str],
-    ) -> object:
+    def publish(self, held: Held, name: str, new: Publication) -> object:
         """Upsert the manifest record after checking the lease and the version (a read, then a
         write: Chroma has no conditional write, so this narrows the race without closing it)."""
         if isinstance(held, _Lease):
             held.confirm()
         got = self.records.get(ids=[f"manifest:{name}"], include=["metadatas"])
         found = int(got["metadatas"][0]["version"]) if got["ids"] else 0
-        if found != expected:
-            raise StalePublish(f"library {name}: version {found} is published, this update started from {expected}")
-        if retired:
-            self._put_retired(name, {**self._retired(name), **dict.fromkeys(retired, time.time())})
-        stamp = f"{version}-{uuid.uuid4().hex[:12]}"
-        meta = {"kind": "manifest", "library": name, "version": version, "stamp": stamp}
-        self._put(f"manifest:{name}", manifest_json, meta)
+        new.replaces(name, found)
+        self._retire(name, new.retired)
+        stamp = f"{new.version}-{uuid.uuid4().hex[:12]}"
+        meta = {"kind": "manifest", "library": name, "version": new.version, "stamp": stamp}
+        self._put(f"manifest:{name}", new.manifest_json, meta)
         self.clear_pending(held, name)
         return stamp
 

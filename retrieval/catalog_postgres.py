@@ -39,7 +39,7 @@ from typing import TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .catalog import Held, LocalCatalog, LockLost, StalePublish
+from .catalog import Held, LocalCatalog, LockLost, Publication, StalePublish
 from .documents import Document
 
 log = logging.getLogger(__name__)
@@ -184,44 +184,35 @@ class PostgresCatalog(LocalCatalog):
         row = self._one("SELECT manifest FROM longqa_libraries WHERE name = %s", (name,))
         return row[0] if row else None
 
-    def publish(
-        self,
-        held: Held,
-        name: str,
-        manifest_json: str,
-        version: int,
-        expected: int,
-        members: list[str],
-        retired: list[str],
-    ) -> object:
+    def publish(self, held: Held, name: str, new: Publication) -> object:
         """The compare-and-set, with its pending marks, references and retired collections, in one
         transaction on the lock's connection."""
-        conn, stamp = _session(held).conn, f"{version}-{uuid.uuid4().hex[:12]}"
+        conn, stamp = _session(held).conn, f"{new.version}-{uuid.uuid4().hex[:12]}"
         try:
             with conn.transaction():
-                if expected == 0:
+                if new.expected == 0:
                     cur = conn.execute(
                         "INSERT INTO longqa_libraries (name, version, stamp, manifest) VALUES (%s, %s, %s, %s) "
                         "ON CONFLICT (name) DO NOTHING",
-                        (name, version, stamp, manifest_json),
+                        (name, new.version, stamp, new.manifest_json),
                     )
                 else:
                     cur = conn.execute(
                         "UPDATE longqa_libraries SET version = %s, stamp = %s, manifest = %s, published_at = now() "
                         "WHERE name = %s AND version = %s",
-                        (version, stamp, manifest_json, name, expected),
+                        (new.version, stamp, new.manifest_json, name, new.expected),
                     )
                 if cur.rowcount != 1:
-                    raise StalePublish(f"library {name}: version {expected} is no longer the published one")
+                    raise StalePublish(f"library {name}: version {new.expected} is no longer the published one")
                 conn.execute("DELETE FROM longqa_library_pending WHERE library = %s", (name,))
                 conn.execute("DELETE FROM longqa_text_refs WHERE library = %s", (name,))
                 conn.execute(
-                    "INSERT INTO longqa_text_refs (library, doc_id) SELECT %s, unnest(%s::text[])", (name, members)
+                    "INSERT INTO longqa_text_refs (library, doc_id) SELECT %s, unnest(%s::text[])", (name, new.members)
                 )
                 conn.execute(
                     "INSERT INTO longqa_library_retired (collection, library) SELECT unnest(%s::text[]), %s "
                     "ON CONFLICT (collection) DO NOTHING",
-                    (retired, name),
+                    (new.retired, name),
                 )
         except psycopg.errors.ForeignKeyViolation as e:
             raise StalePublish(f"library {name}: a member's text was forgotten meanwhile; update again") from e

@@ -43,7 +43,7 @@ import numpy as np
 
 from . import manifest as manifests
 from .batch_embed import prepare_part
-from .catalog import Held, LockLost, StalePublish
+from .catalog import Held, LockLost, Publication, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
 from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_retired
@@ -292,7 +292,8 @@ class Library:
         retired = [p.collection for g, p in old.parts.items() if g in parts and parts[g].collection != p.collection]
         self.store.share(new_ids)  # every text the manifest names is in a shared catalog before it is published
         text = manifest.model_dump_json(indent=1)
-        stamp = self.catalog.publish(self._held, self.name, text, manifest.version, old.version, new_ids, retired)
+        new = Publication(text, manifest.version, old.version, new_ids, retired)
+        stamp = self.catalog.publish(self._held, self.name, new)
         _published.add((str(self.dir), stamp))  # the version moved: a compare-and-set on `old.version`
         self._read_cache = None
         update.version, update.published = manifest.version, True

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval.catalog import Catalog, LocalCatalog, StalePublish, TextCatalog, make_catalog
+from longqa.retrieval.catalog import Catalog, LocalCatalog, Publication, StalePublish, TextCatalog, make_catalog
 from longqa.retrieval.catalog_chroma import SharedCatalog
 from longqa.retrieval.catalog_postgres import PostgresCatalog, lock_key
 from longqa.retrieval.config import IndexSettings
@@ -41,11 +41,11 @@ def test_the_files_catalog_publishes_only_over_the_version_it_started_from(tmp_p
     catalog = LocalCatalog(tmp_path)
     with catalog.lock("lib") as held:
         catalog.mark_pending(held, "lib", {"d1"})
-        catalog.publish(held, "lib", json.dumps({"version": 1}), 1, 0, ["d1"], [])
+        catalog.publish(held, "lib", Publication(json.dumps({"version": 1}), 1, 0, ["d1"], []))
         assert catalog.pending("lib") == set(), "the publish cleared the pending marks"
         with pytest.raises(StalePublish):
-            catalog.publish(held, "lib", json.dumps({"version": 1, "stale": True}), 1, 0, ["d1"], [])
-        catalog.publish(held, "lib", json.dumps({"version": 2}), 2, 1, ["d1"], ["old-collection"])
+            catalog.publish(held, "lib", Publication(json.dumps({"version": 1, "stale": True}), 1, 0, ["d1"], []))
+        catalog.publish(held, "lib", Publication(json.dumps({"version": 2}), 2, 1, ["d1"], ["old-collection"]))
     assert json.loads(catalog.read("lib") or "{}") == {"version": 2}
     assert catalog.retired("lib", 0.0) == ["old-collection"]
     assert catalog.retired("lib", 3600.0) == [], "retired moments ago: kept for the grace period"

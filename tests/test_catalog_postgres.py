@@ -35,7 +35,7 @@ import psycopg
 import pytest
 
 from longqa.contracts.settings import Settings
-from longqa.retrieval.catalog import LockLost, StalePublish
+from longqa.retrieval.catalog import LockLost, Publication, StalePublish
 from longqa.retrieval.catalog_postgres import PostgresCatalog
 from longqa.retrieval.config import IndexSettings
 from longqa.retrieval.library import Library
@@ -133,18 +133,18 @@ def test_publish_is_a_compare_and_set_a_stale_writer_publishes_nothing(servers: 
     a = servers.store(tmp_path / "a", embedder).catalog
     with a.lock("cas") as held:
         a.put_document(_doc("cas"))
-        a.publish(held, "cas", '{"version": 1}', 1, 0, [], [])
+        a.publish(held, "cas", Publication('{"version": 1}', 1, 0, [], []))
         with pytest.raises(StalePublish):  # a second first version
-            a.publish(held, "cas", '{"version": 1, "stale": true}', 1, 0, [], [])
-        a.publish(held, "cas", '{"version": 2}', 2, 1, [], [])
+            a.publish(held, "cas", Publication('{"version": 1, "stale": true}', 1, 0, [], []))
+        a.publish(held, "cas", Publication('{"version": 2}', 2, 1, [], []))
         with pytest.raises(StalePublish):  # started from version 1, which is no longer published
-            a.publish(held, "cas", '{"version": 2, "stale": true}', 2, 1, [], [])
+            a.publish(held, "cas", Publication('{"version": 2, "stale": true}', 2, 1, [], []))
     assert a.read("cas") == '{"version": 2}'
     # a publish goes through the lock's own session: a writer whose session ended cannot publish
     with a.lock("cas") as held:
         servers.sql("SELECT pg_terminate_backend(%s)", (held.pid,))
         with pytest.raises(LockLost):
-            a.publish(held, "cas", '{"version": 3}', 3, 2, [], [])
+            a.publish(held, "cas", Publication('{"version": 3}', 3, 2, [], []))
     assert a.read("cas") == '{"version": 2}'
 
 
