@@ -133,7 +133,12 @@ def fit(
     `render(kept)` costs at most `cap` tokens (scaled by `scale`, the model's count per ours). The
     kept items stay in their order, and a non-empty result always fits; an empty one means not even
     one item does (its size is then the empty rendering's, which may itself be over the cap)."""
-    return arithmetic.drop_until_fits(items, lambda kept: round(prompt_tokens(render(kept)) * scale), cap, score)
+    return arithmetic.drop_until_fits(items, lambda kept: _model_count(render(kept), scale), cap, score)
+
+
+def _model_count(messages: Sequence[BaseMessage] | str, scale: float) -> int:
+    """A prompt's size as the model will count it (our count, scaled by `calibration`)."""
+    return arithmetic.by_the_model(prompt_tokens(messages), scale)
 
 
 def notes_room(text: str) -> int:
@@ -264,7 +269,7 @@ class Budget:
         first while what is left beside the generator's share pays for them (cost None: no budget)."""
         cap, scale = self.cap(Prompt((), render)), self.scale
         ranked = sorted(items, key=lambda i: -score(i))
-        costs = [None if cap is None else round(prompt_tokens(render(item)) * scale) for item in ranked]
+        costs = [None if cap is None else _model_count(render(item), scale) for item in ranked]
         return [(ranked[i], costs[i]) for i in arithmetic.paid_in_turn(costs, cap)]
 
     def long_context_room(self, overhead: int) -> int | None:
@@ -326,8 +331,8 @@ def _cut_best(
         return [{**best, "text": cut_to(best["text"], tokens)}]  # type: ignore[list-item]
 
     # the tokens left beside the prompt with this item's label and no text
-    room = int(cap / scale) - prompt_tokens(render([{**best, "text": ""}]))
-    found = arithmetic.cut_until_fits(room, lambda tokens: round(prompt_tokens(render(with_text(tokens))) * scale), cap)
+    room = arithmetic.text_room(cap, scale, prompt_tokens(render([{**best, "text": ""}])))
+    found = arithmetic.cut_until_fits(room, lambda tokens: _model_count(render(with_text(tokens)), scale), cap)
     if found is None:
         return [], cap + 1, None
     tokens, size = found

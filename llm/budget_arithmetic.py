@@ -5,7 +5,8 @@ sizes its plan with it (`longqa.contracts.budget` `sized_plan`). Light: no token
 index, so `longqa.contracts` imports it (tests/test_architecture.py checks); no node, router or
 service imports it or does this arithmetic by hand (tests/test_operators.py checks).
 
-- the ledger: what the attempts cost (`spent`), the model's count per ours (`calibration`);
+- the ledger: what the attempts cost (`spent`), the model's count per ours (`calibration`), a
+  count of ours in the model's tokens (`by_the_model`) and a text's room in a prompt (`text_room`);
 - the plan's share: what a route's worst case affords for evidence (`evidence_tokens`) and the
   numbers `sized_plan` decides by (`usable`, `evidence_floor`, `holds_a_chunk`, `route_need`,
   `planned_evidence`, `per_query`);
@@ -67,6 +68,17 @@ def calibration(usage: Sequence[dict[str, Any]] | None) -> float:
         if not r.get("estimated") and r.get("counted_tokens")
     ]
     return max([1.0, *ratios])
+
+
+def by_the_model(ours: int, scale: float) -> int:
+    """A prompt's tokens as the model's server will count them: ours times `scale` (`calibration`)."""
+    return round(ours * scale)
+
+
+def text_room(cap: int, scale: float, around: int) -> int:
+    """Our tokens a text may have in a prompt that costs at most `cap` of the model's tokens, beside
+    the `around` tokens of the prompt without it."""
+    return int(cap / scale) - around
 
 
 # -- the plan's share ----------------------------------------------------------------------------------

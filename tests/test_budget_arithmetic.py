@@ -80,3 +80,8 @@ def test_the_plan_reads_by_route():
     assert a.planned_evidence(None, 5, 100, 2) == 1000 and a.planned_evidence(700, 5, 100, 2) == 700
     assert a.per_query(1000, 4) == 250 and a.per_query(None, 4) is None
     assert a.holds_a_chunk(64, 150) and not a.holds_a_chunk(63, 150) and a.evidence_floor(150) == 300
+
+
+def test_our_counts_in_the_models_tokens():
+    assert a.by_the_model(100, 1.0) == 100 and a.by_the_model(100, 1.26) == 126
+    assert a.text_room(1000, 1.25, 50) == 750  # 800 of ours fit 1,000 of the model's, less the rest
