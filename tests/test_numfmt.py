@@ -1,0 +1,74 @@
+"""Numbers shown as Excel displays them under their number format (retrieval/numfmt.py)."""
+
+import pytest
+
+from longqa.retrieval.numfmt import display, excel_datetime, general
+
+CUSTOM_DATE = '"At"\\ h:mm\\ AM/PM\\ "on"\\ dddd\\ mmmm\\ d","\\ yyyy'
+CURRENCY = '"$"#,##0.00_);[Red]\\("$"#,##0.00\\)'
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "shown"),
+    [
+        (1599.99, "#,##0.00", "1,599.99"),
+        (-1599.99, "#,##0.00", "-1,599.99"),
+        (1599.99, CURRENCY, "$1,599.99 "),
+        (-1599.99, CURRENCY, "($1,599.99)"),
+        (1234.5, "[$€-407] #,##0.00", "€ 1,234.50"),
+        (1234567.891, "#,##0", "1,234,568"),
+        (1234, '0.0,"K"', "1.2K"),
+        (0.5, "#.00", ".50"),
+        (0.125, "0.0#", "0.13"),
+        (3, "000-0000", "000-0003"),
+        (0, '0.00;(0.00);"-"', "-"),
+        (0.025, "0%", "3%"),
+        (0.025, "0.00%", "2.50%"),
+        (198356388.0, "0.00E+00", "1.98E+08"),
+        (-198356388.0, "0.00E+00", "-1.98E+08"),
+        (2.5, "# ?/?", "2 1/2"),
+        (0.75, "# ?/8", "6/8"),
+        (19.99, '0\\ "dollars and"\\ .00\\ "cents"', "19 dollars and .99 cents"),
+        (5, "@", "5"),
+        (12.3456, "General", "12.3456"),
+    ],
+)
+def test_numbers_are_shown_under_their_format(value, code, shown):
+    assert display(value, code) == shown
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "shown"),
+    [
+        (39219.84792480324, "d-mmm-yy", "17-May-07"),
+        (40089.84792480324, "m/d/yy", "10/3/09"),
+        (33966.260424618056, "h:mm AM/PM", "6:15 AM"),
+        (33966.760424803244, "h:mm", "18:15"),
+        (39466.190980358806, "m/d/yy h:mm", "1/19/08 4:35"),
+        (45000, "dddd, mmmm dd, yyyy", "Wednesday, March 15, 2023"),
+        (45000.5, "yyyy-mm-dd hh:mm:ss.00", "2023-03-15 12:00:00.00"),
+        (1.5, "[h]:mm:ss", "36:00:00"),
+        (39219.18056369212, CUSTOM_DATE, "At 4:20 AM on Thursday May 17, 2007"),
+    ],
+)
+def test_dates_and_times_are_shown_under_their_format(value, code, shown):
+    assert display(value, code) == shown
+
+
+def test_general_shows_whole_numbers_whole_and_others_to_ten_digits():
+    assert general(14.0) == "14"
+    assert general(0.1 + 0.2) == "0.3"
+    assert general(1e20) == "1E+20"
+    assert display(0.1 + 0.2, "") == "0.3"
+
+
+def test_the_1904_date_system_and_the_1900_leap_year_bug():
+    assert excel_datetime(0, date1904=True).date().isoformat() == "1904-01-01"
+    assert excel_datetime(1).date().isoformat() == "1900-01-01"
+    assert excel_datetime(61).date().isoformat() == "1900-03-01"
+    assert display(39219.85, "yyyy-mm-dd", date1904=True) == "2011-05-18"
+
+
+def test_an_unreadable_or_infinite_case_falls_back_to_general():
+    assert display(float("inf"), "0.00") == "INF"
+    assert display(2.5, '"text only"') == "text only"
