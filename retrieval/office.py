@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
+from .alt_text import image_line
 from .formats import (
     _local,
     _parse_xml,
@@ -24,6 +25,7 @@ from .formats import (
 )
 from .loaders import DocumentError
 
+_P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 MAX_REPEAT = 100  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
 
 
@@ -47,7 +49,8 @@ def _line(text: str) -> str:
 
 def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Slides in order, each a `## Slide N: title` heading and its shapes top to bottom, left to
-    right (text, tables as pipe tables, charts as tables of their series), then the speaker notes."""
+    right (text, tables as pipe tables, charts as tables of their series, pictures' alternative
+    text as `[image: ...]` lines), then the speaker notes."""
     guard_archive(path, "PPTX", "a PowerPoint file", max_words, "[Content_Types].xml")
     presentation = _open_pptx(path)
     unread: set[str] = set()
@@ -100,7 +103,7 @@ _FURNITURE = {"hdr": True, "ftr": True, "dt": False, "sldNum": False}  # placeho
 
 
 def _placeholder_type(shape) -> str | None:
-    ph = shape._element.find(".//{http://schemas.openxmlformats.org/presentationml/2006/main}ph")
+    ph = shape._element.find(f".//{{{_P}}}ph")
     return None if ph is None else ph.get("type", "body")
 
 
@@ -139,6 +142,11 @@ def _shape_blocks(shapes, skip: int | None, unread: set[str], furniture: set[str
                 yield _pipe_table(rows)
         elif getattr(shape, "has_chart", False) and shape.has_chart:
             yield from _chart_blocks(shape.chart)
+        elif _local(shape._element.tag) == "pic":  # a picture: its alternative text, if it says something
+            properties = shape._element.find(f".//{{{_P}}}cNvPr")
+            line = "" if properties is None else image_line(properties.get("descr"), properties.get("title"))
+            if line:
+                yield line
         elif shape.has_text_frame:
             text = _frame_text(shape.text_frame)
             if text:
