@@ -11,6 +11,7 @@ are read but not applied; a code this cannot read falls back to the General disp
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -20,6 +21,7 @@ _MONTHS = "January February March April May June July August September October N
 _DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 _DATE_TOKEN = re.compile(r"(?i)am/pm|a/p|\[h+\]|\[m+\]|\[s+\]|y+|m+|d+|h+|s+|\.0+|e")
 _NUMBER_CHARS = set("0#?.,%/E+-")
+Tokens = tuple[tuple[str, str], ...]  # a section's (kind, text) pairs
 
 
 def general(value: float) -> str:
@@ -34,15 +36,19 @@ def display(value: float, code: str, date1904: bool = False) -> str:
     value = float(value)
     if not code or code.lower() == "general" or not math.isfinite(value):
         return general(value)
-    sections = _split_sections(code)
-    section, value = _pick_section(sections, value)
-    tokens = _tokens(section)
+    tokens, value = _pick_section(_parsed(code), value)
     try:
-        if any(kind == "date" for kind, _ in tokens):
+        if _date_plan(tokens)[0] and any(is_date for _, is_date in _date_plan(tokens)[0]):
             return _render_date(value, tokens, date1904)
         return _render_number(value, tokens)
     except (ValueError, OverflowError, InvalidOperation, ZeroDivisionError):
         return general(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(code: str) -> list[Tokens]:
+    """Each section of a code as its tokens (a workbook uses few codes on many cells: read once)."""
+    return [tuple(_tokens(section)) for section in _split_sections(code)]
 
 
 def _split_sections(code: str) -> list[str]:
@@ -70,7 +76,7 @@ def _split_sections(code: str) -> list[str]:
     return sections
 
 
-def _pick_section(sections: list[str], value: float) -> tuple[str, float]:
+def _pick_section(sections: list, value: float) -> tuple[Tokens, float]:
     """The section that shows `value`, and the value it shows (negative sections show the magnitude)."""
     if len(sections) >= 2 and value < 0:
         return sections[1], -value
@@ -138,12 +144,12 @@ def _bracket(section: str, i: int, out: list[tuple[str, str]]) -> int:
 # -- numbers ------------------------------------------------------------------------------------------
 
 
-def _render_number(value: float, tokens: list[tuple[str, str]]) -> str:
+def _render_number(value: float, tokens: Tokens) -> str:
     """Fill the section's digit placeholders with `value` (sign shown when the section has no other)."""
-    chars = "".join(text for kind, text in tokens if kind == "num")
+    chars, has_general = _number_chars(tokens)
     negative = value < 0
     value = abs(value)
-    if any(kind == "general" for kind, _ in tokens):
+    if has_general:
         body = [general(value) if kind == "general" else text for kind, text in tokens if kind != "num"]
         return ("-" if negative else "") + "".join(body)
     if not any(c in chars for c in "0#?"):
@@ -158,13 +164,19 @@ def _render_number(value: float, tokens: list[tuple[str, str]]) -> str:
     return ("-" if negative and text.strip("0.,% ") else "") + text
 
 
+@functools.lru_cache(maxsize=256)
+def _number_chars(tokens: Tokens) -> tuple[str, bool]:
+    return "".join(text for kind, text in tokens if kind == "num"), any(kind == "general" for kind, _ in tokens)
+
+
 def _round(value: float, places: int) -> Decimal:
     return Decimal(repr(value)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
 
-def _fixed(value: float, tokens: list[tuple[str, str]]) -> str:
-    """A fixed-point number: placeholders before the point take the integer part (`,` between
-    them groups thousands; `,` after the last scales by 1000), those after it the decimals."""
+@functools.lru_cache(maxsize=256)
+def _fixed_plan(tokens: Tokens) -> tuple:
+    """Where a fixed-point section's digits go: integer and decimal slots, the point, the thousands
+    scaling, whether the integer part is grouped, and the marks that stay as they are."""
     placeholders = [(i, t) for i, (k, t) in enumerate(tokens) if k == "num" and t in "0#?"]
     point = next((i for i, (k, t) in enumerate(tokens) if k == "num" and t == "."), None)
     last = placeholders[-1][0]
@@ -174,10 +186,34 @@ def _fixed(value: float, tokens: list[tuple[str, str]]) -> str:
     int_end = int_slots[-1][0] if int_slots else -1
     scale = sum(1 for i in commas if i > last or (point is not None and int_end < i < point))
     grouped = any(int_slots and int_slots[0][0] < i < int_slots[-1][0] for i in commas)
-    number = _round(value / 1000**scale, len(dec_slots))
+    marks = {i: ("%" if t == "%" else "") for i, (k, t) in enumerate(tokens) if k == "num" and t in ",%"}
+    return int_slots, dec_slots, point, scale, grouped, marks, _simple(tokens, dec_slots, scale)
+
+
+_SIMPLE = re.compile(r"(?:#,##)?0(?:\.(0+))?(%?)")
+
+
+def _simple(tokens: Tokens, dec_slots: list, scale: int) -> tuple[str, str, str] | None:
+    """(prefix, Decimal format, suffix) for the common codes (`0.00`, `#,##0`, `"$"#,##0.00_)`, `0.0%`):
+    literals around one run of `#,##0.00%`, which Decimal's own formatting writes at once."""
+    nums = [i for i, (k, _) in enumerate(tokens) if k == "num"]
+    run = "".join(t for _, t in tokens[nums[0] : nums[-1] + 1])
+    if scale or nums[-1] - nums[0] + 1 != len(nums) or not _SIMPLE.fullmatch(run):
+        return None
+    prefix = "".join(t for _, t in tokens[: nums[0]])
+    suffix = ("%" if run.endswith("%") else "") + "".join(t for _, t in tokens[nums[-1] + 1 :])
+    return prefix, f"{',' if run.startswith('#,##') else ''}.{len(dec_slots)}f", suffix
+
+
+def _fixed(value: float, tokens: Tokens) -> str:
+    """A fixed-point number: placeholders before the point take the integer part (`,` between
+    them groups thousands; `,` after the last scales by 1000), those after it the decimals."""
+    int_slots, dec_slots, point, scale, grouped, marks, simple = _fixed_plan(tokens)
+    number = _round(value / 1000**scale if scale else value, len(dec_slots))
+    if simple is not None:
+        return f"{simple[0]}{number:{simple[1]}}{simple[2]}"
     whole, _, decimals = f"{number:f}".partition(".")
-    out = {i: "" for i, (k, t) in enumerate(tokens) if k == "num" and t in ",%"}
-    out.update({i: "%" for i, (k, t) in enumerate(tokens) if k == "num" and t == "%"})
+    out = dict(marks)
     out.update(_fill_integer(whole, int_slots, grouped))
     for (i, _), digit in zip(dec_slots, decimals.ljust(len(dec_slots), "0"), strict=False):
         out[i] = digit
@@ -216,7 +252,7 @@ def _drop_trailing_zeros(out: dict[int, str], slots: list[tuple[int, str]]) -> N
         out[i] = " " if t == "?" else ""
 
 
-def _scientific(value: float, tokens: list[tuple[str, str]]) -> str:
+def _scientific(value: float, tokens: Tokens) -> str:
     """`0.00E+00`: a mantissa with the section's decimals and an exponent of at least its digits."""
     chars = "".join(t for k, t in tokens if k == "num")
     mantissa_code, _, exponent_code = chars.partition("E")
@@ -232,7 +268,7 @@ def _scientific(value: float, tokens: list[tuple[str, str]]) -> str:
     return f"{prefix}{mantissa:f}E{sign}{abs(exponent):0{width}d}"
 
 
-def _fraction(value: float, tokens: list[tuple[str, str]]) -> str:
+def _fraction(value: float, tokens: Tokens) -> str:
     """`# ?/?`: a whole part (when placeholders stand before the numerator's) and a fraction whose
     denominator has at most as many digits as the code's, or the code's own denominator (`?/8`)."""
     slash = next(i for i, (k, t) in enumerate(tokens) if k == "num" and t == "/")
@@ -256,7 +292,7 @@ def _fraction(value: float, tokens: list[tuple[str, str]]) -> str:
     return " ".join(parts) or "0"
 
 
-def _first_num(tokens: list[tuple[str, str]]) -> int:
+def _first_num(tokens: Tokens) -> int:
     return next(i for i, (k, _) in enumerate(tokens) if k == "num")
 
 
@@ -272,35 +308,40 @@ def excel_datetime(value: float, date1904: bool = False) -> dt.datetime:
     return base + dt.timedelta(milliseconds=round(value * 86_400_000))
 
 
-def _render_date(value: float, tokens: list[tuple[str, str]], date1904: bool) -> str:
-    """Each date or time part of the section filled from the serial number `value`."""
+@functools.lru_cache(maxsize=256)
+def _date_plan(tokens: Tokens) -> tuple[list[tuple[str, bool]], int, bool]:
+    """A date section's parts, (text, is a date part; `m` marked `minute` where it means minutes),
+    its fraction-of-a-second digits and whether it counts hours to 12."""
     subsecond = max((len(t) - 1 for k, t in tokens if k == "date" and t.startswith(".")), default=0)
+    twelve = any(k == "date" and t.lower() in ("am/pm", "a/p") for k, t in tokens)
+    parts: list[tuple[str, bool]] = []
+    for n, (kind, text) in enumerate(tokens):
+        if kind == "date":
+            minute = text.lower().startswith("m") and _is_minute(n, tokens)
+            parts.append(("minute" + text if minute else text, True))
+        elif kind == "lit" or (kind == "num" and text not in "0#?"):
+            parts.append((text, False))
+    return parts, subsecond, twelve
+
+
+def _render_date(value: float, tokens: Tokens, date1904: bool) -> str:
+    """Each date or time part of the section filled from the serial number `value`."""
+    parts, subsecond, twelve = _date_plan(tokens)
     moment = excel_datetime(value, date1904)
     moment = moment.replace(microsecond=0) + dt.timedelta(
         seconds=round(moment.microsecond / 1e6, subsecond) if subsecond else round(moment.microsecond / 1e6)
     )
-    twelve = any(k == "date" and t.lower() in ("am/pm", "a/p") for k, t in tokens)
-    out = []
-    for n, (kind, text) in enumerate(tokens):
-        if kind == "date":
-            out.append(_date_part(text, n, tokens, moment, value, twelve))
-        elif kind == "lit":
-            out.append(text)
-        elif kind == "num" and text not in "0#?":
-            out.append(text)
-    return "".join(out)
+    return "".join(_date_part(text, moment, value, twelve) if is_date else text for text, is_date in parts)
 
 
-def _is_minute(n: int, tokens: list[tuple[str, str]]) -> bool:
+def _is_minute(n: int, tokens: Tokens) -> bool:
     """`m` means minutes right after an hour part or right before a seconds part."""
     before = [t.lower() for k, t in tokens[:n] if k == "date"]
     after = [t.lower() for k, t in tokens[n + 1 :] if k == "date"]
     return bool((before and before[-1].lstrip("[").startswith("h")) or (after and after[0].lstrip("[").startswith("s")))
 
 
-def _date_part(
-    text: str, n: int, tokens: list[tuple[str, str]], moment: dt.datetime, value: float, twelve: bool
-) -> str:
+def _date_part(text: str, moment: dt.datetime, value: float, twelve: bool) -> str:
     lower = text.lower()
     if lower in ("am/pm", "a/p"):
         mark = "AM" if moment.hour < 12 else "PM"
@@ -321,7 +362,7 @@ def _date_part(
         return str(hour) if len(lower) == 1 else f"{hour:02d}"
     if lower[0] == "s":
         return str(moment.second) if len(lower) == 1 else f"{moment.second:02d}"
-    if lower[0] == "m" and _is_minute(n, tokens):
-        return str(moment.minute) if len(lower) == 1 else f"{moment.minute:02d}"
+    if lower.startswith("minute"):
+        return str(moment.minute) if len(lower) == 7 else f"{moment.minute:02d}"
     name = _MONTHS[moment.month - 1]
     return {1: str(moment.month), 2: f"{moment.month:02d}", 3: name[:3], 5: name[0]}.get(len(lower), name)

@@ -86,10 +86,12 @@ def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     values Excel saved, not formulas; no number formats applied) as a pipe table. Chart sheets are
     named in `notes`."""
     guard_archive(path, "XLSX", "an Excel workbook", max_words, "[Content_Types].xml", max_cells=cell_limit(max_words))
-    return _read_calamine(path, "XLSX", max_words, notes)
+    from .xlsx_formats import read_formats
+
+    return _read_calamine(path, "XLSX", max_words, notes, read_formats(path))
 
 
-def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None) -> str:
+def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None, formats=None) -> str:
     """Each worksheet's rows through python-calamine, counted against the cell limit."""
     from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
 
@@ -110,7 +112,8 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
                     f"{kind} sheet '{meta.name}' has {sheet.height * sheet.width:,} cells, more than {limit:,}; "
                     "raise LONGQA_MAX_WORDS to allow a larger one",
                 )
-            rows = _table(sheet.iter_rows(), cells)
+            sheet_formats = formats.sheets.get(meta.name) if formats is not None else None
+            rows = _table(_formatted_rows(sheet, sheet_formats, formats) if sheet_formats else sheet.iter_rows(), cells)
             if rows:
                 blocks.append(f"## Sheet: {' '.join(meta.name.split())}")
                 blocks.append(_pipe_table(rows))
@@ -129,6 +132,26 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
     if not blocks:
         raise DocumentError(path, f"{kind} has no cell values in its sheets")
     return "\n\n".join(blocks)
+
+
+def _formatted_rows(sheet, sheet_formats: dict, formats) -> list[list[object]]:
+    """A sheet's rows with each formatted number shown as Excel displays it. The grid's first row
+    and column are found from its end (calamine pads the rows above the first from A1, but not
+    the columns left of it)."""
+    from .xlsx_formats import formatted
+
+    grid = list(sheet.iter_rows())
+    if not grid:
+        return grid
+    end_row, end_column = sheet.end
+    first_row, first_column = end_row + 1 - len(grid), end_column + 1 - max(len(r) for r in grid)
+    return [
+        [
+            formatted(v, sheet_formats.get((first_row + r, first_column + c)), formats.date1904)
+            for c, v in enumerate(row)
+        ]
+        for r, row in enumerate(grid)
+    ]
 
 
 # -- XLS (Excel 97-2003) ------------------------------------------------------------------------------

@@ -72,3 +72,38 @@ def test_the_1904_date_system_and_the_1900_leap_year_bug():
 def test_an_unreadable_or_infinite_case_falls_back_to_general():
     assert display(float("inf"), "0.00") == "INF"
     assert display(2.5, '"text only"') == "text only"
+
+
+def test_xlsx_numbers_dates_and_times_are_shown_under_their_formats(tmp_path):
+    import datetime as dt
+
+    import openpyxl
+
+    from longqa.retrieval.loaders import load_document
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Dues"
+    sheet["B3"] = "Berth"  # the table starts at B3: formats are found by the cell's own place
+    sheet["C3"] = "Dues"
+    sheet["D3"] = "Share"
+    sheet["E3"] = "Opened"
+    sheet["F3"] = "Plain"
+    rows = [
+        ("North", 1599.99, 0.025, dt.datetime(2007, 5, 17, 18, 15), 2.5),
+        ("South", -1234567.5, 1, dt.date(2024, 3, 1), 7),
+    ]
+    for r, (name, dues, share, opened, plain) in enumerate(rows, 4):
+        sheet.cell(r, 2, name)
+        sheet.cell(r, 3, dues).number_format = '"$"#,##0.00_);[Red]\\("$"#,##0.00\\)'
+        sheet.cell(r, 4, share).number_format = "0.00%"
+        sheet.cell(r, 5, opened).number_format = "d-mmm-yy h:mm"
+        sheet.cell(r, 6, plain)
+    workbook.epoch = openpyxl.utils.datetime.CALENDAR_MAC_1904  # the 1904 date system is read too
+    path = tmp_path / "dues.xlsx"
+    workbook.save(path)
+    assert load_document(path).text == (
+        "## Sheet: Dues\n\n| Berth | Dues | Share | Opened | Plain |\n|---|---|---|---|---|\n"
+        "| North | $1,599.99 | 2.50% | 17-May-07 18:15 | 2.5 |\n"
+        "| South | ($1,234,567.50) | 100.00% | 1-Mar-24 0:00 | 7 |"
+    )
