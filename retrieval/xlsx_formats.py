@@ -25,7 +25,6 @@ BUILTIN_FORMATS = {
     38: "#,##0 ;[Red](#,##0)", 39: "#,##0.00;(#,##0.00)", 40: "#,##0.00;[Red](#,##0.00)", 45: "mm:ss",
     46: "[h]:mm:ss", 47: "mm:ss.0", 48: "##0.0E+0", 49: "@",
 }  # fmt: skip
-_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _BLOCK = 1 << 16
 
 Formats = dict[tuple[int, int], str]  # (row, column), from 0 -> format code
@@ -57,7 +56,9 @@ def read_formats(path: Path) -> WorkbookFormats:
         }
         sheets: dict[str, Formats] = {}
         for tag, attrs in workbook:
-            target = targets.get(attrs.get(f"{_REL} id")) if tag == "sheet" else None
+            # r:id, in the Transitional or the Strict relationships namespace
+            rid = next((v for k, v in attrs.items() if k.endswith(" id")), None) if tag == "sheet" else None
+            target = targets.get(rid) if rid else None
             if target:
                 part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
                 if part in names:
