@@ -1,5 +1,5 @@
 """An image's alternative text as a short bracketed line of the document's text (`[image: a map of
-the harbour]`), shared by the HTML, EPUB, Markdown, Word and PowerPoint readers. Text that says
+the harbour]`), shared by the HTML, EPUB, Markdown, Word, PowerPoint and ODT readers. Text that says
 nothing (empty, a file name, `image`) is left out."""
 
 from __future__ import annotations

@@ -264,14 +264,16 @@ class _OdtReader:
                 if text:
                     yield text
                 for frame in frames:
-                    yield from self.blocks(frame)
+                    yield from self._image(frame) if _is_picture(frame) else self.blocks(frame)
             elif name == "table":
                 table = self._table(child)
                 if table:
                     yield table
             elif child.tag == f"{_ODT_DRAW}object":
                 yield from self._embedded(child)
-            elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's or image's alt text
+            elif _is_picture(child):
+                yield from self._image(child)
+            elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's alt text
                 text = _line("".join(child.itertext()))
                 if text:
                     yield text
@@ -279,6 +281,17 @@ class _OdtReader:
                 continue  # deleted text, comments, declarations
             else:  # lists, list items, sections, indexes, frames and text boxes: their blocks in order
                 yield from self.blocks(child)
+
+    def _image(self, frame: ElementTree.Element) -> Iterator[str]:
+        """A picture's frame: its description and title as one `[image: ...]` line (or nothing),
+        then whatever else the frame holds."""
+        alt = {_local(el.tag): _line("".join(el.itertext())) for el in frame if el.tag.startswith(_SVG)}
+        line = image_line(alt.get("desc"), alt.get("title"))
+        if line:
+            yield line
+        rest = ElementTree.Element(frame.tag)
+        rest.extend(child for child in frame if not child.tag.startswith(_SVG))
+        yield from self.blocks(rest)
 
     def _embedded(self, obj: ElementTree.Element) -> Iterator[str]:
         """An embedded ODF object's text (a spreadsheet's tables, a chart's titles and labels): its
@@ -361,6 +374,15 @@ class _OdtReader:
                 yield child
             elif name in ("table-header-rows", "table-rows", "table-row-group"):
                 yield from self._rows(child)
+
+
+def _is_picture(element: ElementTree.Element) -> bool:
+    """A frame holding an image (not an embedded object's replacement picture)."""
+    return (
+        element.tag == f"{_ODT_DRAW}frame"
+        and element.find(f"{_ODT_DRAW}image") is not None
+        and element.find(f"{_ODT_DRAW}object") is None
+    )
 
 
 def _unheaded(block: str) -> str:

@@ -116,3 +116,29 @@ def test_powerpoint_picture_descriptions_are_read_in_reading_order(tmp_path):
         "[image: Aerial view of the harbour]",
         "Dues rose.",
     ]
+
+
+def test_odt_picture_descriptions_are_read_as_image_lines(tmp_path):
+    import zipfile
+
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+        'xmlns:svg="urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0" xmlns:xlink="http://www.w3.org/1999/xlink"'
+    )
+    picture = (
+        '<draw:frame><draw:image xlink:href="Pictures/{0}"/>'
+        "<svg:title>{1}</svg:title><svg:desc>{2}</svg:desc></draw:frame>"
+    )
+    content = (
+        f"<office:document-content {ns}><office:body><office:text>"
+        f"<text:p>The berths:{picture.format('map.png', 'Berth map', 'Plan of berths one to four')}</text:p>"
+        f"<text:p>{picture.format('logo.png', 'logo.png', '')}After.</text:p>"
+        "</office:text></office:body></office:document-content>"
+    )
+    path = tmp_path / "berths.odt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", content)
+    assert blocks(load_document(path)) == ["The berths:", "[image: Plan of berths one to four - Berth map]", "After."]
