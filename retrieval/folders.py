@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .loaders import SUPPORTED_SUFFIXES, DocumentError, old_binary_reason, printable_name
+from .loaders import SUPPORTED_SUFFIXES, DocumentError, printable_name
 
 DEFAULT_MAX_FILE_MB = 256  # a larger file is skipped before anything reads it
 DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_FILE_MB << 20
@@ -122,7 +122,7 @@ def _walk(root: Path, include: Sequence[str], exclude: Sequence[str], max_file_b
 def _reason_to_skip(file: Path, max_file_bytes: int) -> str:
     suffix = file.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
-        return old_binary_reason(suffix) or f"unsupported type ({suffix or 'no extension'})"
+        return f"unsupported type ({suffix or 'no extension'})"
     try:
         st = file.stat()
     except OSError as e:

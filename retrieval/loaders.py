@@ -35,21 +35,18 @@ SUPPORTED_SUFFIXES = {
     ".html": "html",
     ".htm": "html",
     ".docx": "docx",
+    ".doc": "doc",  # Word 97-2003 (and its templates, .dot)
+    ".dot": "doc",
     ".epub": "epub",
     ".pptx": "pptx",
+    ".ppt": "ppt",  # PowerPoint 97-2003 (and its shows and templates)
+    ".pps": "ppt",
+    ".pot": "ppt",
     ".xlsx": "xlsx",
     ".xls": "xls",
     ".odt": "odt",
     ".csv": "csv",
     ".tsv": "tsv",
-}
-# old binary (OLE) Office formats no well-kept, Apache-compatible Python reader reads: suffix -> (program, new suffix)
-OLD_BINARY_OFFICE = {
-    ".doc": ("Word", ".docx"),
-    ".dot": ("Word", ".docx"),
-    ".ppt": ("PowerPoint", ".pptx"),
-    ".pps": ("PowerPoint", ".pptx"),
-    ".pot": ("PowerPoint", ".pptx"),
 }
 TEXT_KINDS = {"text", "markdown", "csv", "tsv"}  # read by the streaming text reader
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
@@ -71,16 +68,6 @@ class DocumentError(ValueError):
         self.source = printable_name(source)
         self.reason = reason
         super().__init__(f"{source}: {reason}")
-
-
-def old_binary_reason(suffix: str) -> str:
-    """Why an old binary Word or PowerPoint file (Office 97-2003) is not read, and what to do about
-    it; "" for any other suffix."""
-    found = OLD_BINARY_OFFICE.get(suffix.lower())
-    if found is None:
-        return ""
-    program, new = found
-    return f"not read: old binary {program} format ({suffix.lower()}, {program} 97-2003); save it as {new} to index it"
 
 
 def clean_text(text: str) -> str:
@@ -129,8 +116,6 @@ def _load_document(path: Path, max_words: int) -> Document:
     if not path.is_file():
         raise DocumentError(path, "not a regular file")
     kind = SUPPORTED_SUFFIXES.get(path.suffix.lower())
-    if kind is None and old_binary_reason(path.suffix):
-        raise DocumentError(path, old_binary_reason(path.suffix))
     if kind is None:
         supported = ", ".join(sorted(SUPPORTED_SUFFIXES))
         raise DocumentError(path, f"unsupported file type '{path.suffix or '(none)'}'; supported: {supported}")
@@ -165,6 +150,8 @@ _ARCHIVE_READERS = {
     "docx": (".word", "read_docx"),
     "epub": (".formats", "read_epub"),
     "pptx": (".office", "read_pptx"),
+    "doc": (".ole_office", "read_doc"),
+    "ppt": (".ole_office", "read_ppt"),
     "odt": (".office", "read_odt"),
     "xlsx": (".sheets", "read_xlsx"),
     "xls": (".sheets", "read_xls"),

@@ -280,34 +280,6 @@ def test_unsupported_extension(tmp_path):
     assert_names_file(e.value, path, "unsupported file type '.key'", ".txt", ".pdf", ".html")
 
 
-OLE_HEADER = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(504)  # an Office 97-2003 (OLE) file's first bytes
-
-
-@pytest.mark.parametrize(
-    ("name", "program", "new"),
-    [("minutes.doc", "Word", ".docx"), ("Deck.PPT", "PowerPoint", ".pptx"), ("show.pps", "PowerPoint", ".pptx")],
-)
-def test_old_binary_word_and_powerpoint_files_are_refused_with_what_to_do(tmp_path, name, program, new):
-    path = write(tmp_path / name, OLE_HEADER)
-    with pytest.raises(DocumentError) as e:
-        load_document(path)
-    assert_names_file(e.value, path, f"not read: old binary {program} format", "97-2003", f"save it as {new}")
-    assert "unsupported" not in str(e.value)
-
-
-def test_an_old_binary_file_in_a_folder_is_skipped_with_the_same_reason(tmp_path):
-    from longqa.retrieval.folders import collect_files
-
-    write(tmp_path / "minutes.doc", OLE_HEADER)
-    write(tmp_path / "notes.txt", "The berth is free.")
-    found = collect_files([tmp_path])
-    assert [f.name for f in found.files] == ["notes.txt"]
-    assert [s.reason for s in found.skipped] == [
-        "not read: old binary Word format (.doc, Word 97-2003); save it as .docx to index it"
-    ]
-    assert "1 not read: old binary Word format" in found.summary()
-
-
 def test_no_extension(tmp_path):
     path = write(tmp_path / "README", "text")
     with pytest.raises(DocumentError) as e:
