@@ -16,6 +16,7 @@ import csv
 import datetime as dt
 import io
 import struct
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -88,7 +89,11 @@ def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     guard_archive(path, "XLSX", "an Excel workbook", max_words, "[Content_Types].xml", max_cells=cell_limit(max_words))
     from .xlsx_formats import read_formats
 
-    return _read_calamine(path, "XLSX", max_words, notes, read_formats(path))
+    try:
+        formats = read_formats(path)
+    except (ValueError, OSError, RuntimeError, zipfile.BadZipFile):  # a number past int's limit, a cut part
+        formats = None  # the cells show their saved values
+    return _read_calamine(path, "XLSX", max_words, notes, formats)
 
 
 def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None, formats=None) -> str:

@@ -90,7 +90,8 @@ def _style_formats(elements: list[tuple[str, dict[str, str]]]) -> list[str]:
             in_cell_xfs = tag == "cellXfs"
         elif tag == "xf" and in_cell_xfs:
             number = attrs.get("numFmtId", "0")
-            code = custom.get(number) or (BUILTIN_FORMATS.get(int(number), "") if number.isdigit() else "")
+            builtin = BUILTIN_FORMATS.get(int(number), "") if number.isdecimal() and len(number) <= 4 else ""
+            code = custom.get(number) or builtin
             codes.append("" if code.lower() == "general" else code)
     return codes
 
@@ -103,13 +104,15 @@ def _cell_formats(archive: zipfile.ZipFile, part: str, styles: list[str]) -> For
     def start(tag: str, attrs: dict[str, str]) -> None:
         local = tag.rsplit(" ", 1)[-1]
         if local == "row":
-            row[0] = int(attrs["r"]) - 1 if attrs.get("r", "").isdigit() else row[0] + 1
+            r = attrs.get("r", "")
+            row[0] = int(r) - 1 if r.isdecimal() and len(r) <= 7 else row[0] + 1
             row[1] = -1
         elif local == "c":
             row[1] = _column(attrs.get("r", ""), row[1] + 1)
             style = attrs.get("s", "0")
-            if attrs.get("t", "n") == "n" and style.isdigit() and int(style) < len(styles) and styles[int(style)]:
-                formats[(row[0], row[1])] = styles[int(style)]
+            if attrs.get("t", "n") == "n" and style.isdecimal() and len(style) <= 6 and int(style) < len(styles):
+                if styles[int(style)]:
+                    formats[(row[0], row[1])] = styles[int(style)]
 
     parser = expat.ParserCreate(namespace_separator=" ")
     parser.StartElementHandler = start

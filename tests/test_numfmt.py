@@ -107,3 +107,23 @@ def test_xlsx_numbers_dates_and_times_are_shown_under_their_formats(tmp_path):
         "| North | $1,599.99 | 2.50% | 17-May-07 18:15 | 2.5 |\n"
         "| South | ($1,234,567.50) | 100.00% | 1-Mar-24 0:00 | 7 |"
     )
+
+
+def test_xlsx_with_an_absurd_style_index_keeps_its_other_formats(tmp_path):
+    import zipfile
+    from pathlib import Path
+
+    from longqa.retrieval.loaders import load_document
+
+    source = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "tika" / "testEXCEL-formats.xlsx"  # Apache-2.0
+    path = tmp_path / "hostile.xlsx"
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(path, "w") as out:
+        for name in src.namelist():
+            data = src.read(name)
+            if name == "xl/worksheets/sheet1.xml":  # a style index of 5,000 digits, another of a superscript two
+                data = data.replace(b'<c r="D4" s="1">', b'<c r="D4" s="' + b"9" * 5000 + b'">')
+                data = data.replace(b'<c r="E5" s="2">', '<c r="E5" s="²">'.encode())
+            out.writestr(name, data)
+    rows = load_document(path).text.split("\n")
+    assert "| / | Number #,##0.00 | 1599.99 | -1,599.99 |" in rows
+    assert "| / | Currency $#,##0.00;[Red]($#,##0.00) | $1,599.99 | -1599.99 |" in rows
