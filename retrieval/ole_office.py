@@ -6,7 +6,7 @@ text inside is read here, by hand (no well-kept, Apache-compatible Python librar
 antiword's wrappers are GPL, textract and Tika run outside programs): a .doc's piece table (MS-DOC
 2.8.35, the text's pieces in the `WordDocument` stream, cp1252 or UTF-16) split into the main text,
 text boxes, headers and footers, footnotes, endnotes and comments, fields shown by their result; a
-.ppt's text atoms (MS-PPT 2.9, UTF-16 or Latin-1) in stream order, the masters' text left out.
+.ppt's text atoms (MS-PPT 2.9, UTF-16 or Latin-1) in stream order, the masters' prompts left out.
 Formatting, numbering and Word 6/95 files are not read.
 """
 
@@ -40,6 +40,10 @@ def _open(path: Path, kind: str, label: str, stream: str):
         head = f.read(8)
     if head.startswith(b"PK"):
         raise DocumentError(path, f"a newer {label} saved under the old name: rename it to .{kind.lower()}x")
+    if head.startswith(b"{\\rtf"):
+        raise DocumentError(
+            path, f"not read: an RTF document under the .{kind.lower()} name; save it as .{kind.lower()}x to index it"
+        )
     if head != _OLE_MAGIC:
         raise DocumentError(path, f"not a {label} 97-2003 file (no OLE compound file header)")
     try:
@@ -71,6 +75,8 @@ def read_doc(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     ole = _open(path, "DOC", "Word", "WordDocument")
     try:
         word = _read_stream(path, "DOC", ole, "WordDocument")
+        if word[:2] == b"\xdc\xa5":  # Word 6.0/95's magic number
+            raise DocumentError(path, "not read: Word 6.0/95 format (older than Word 97); save it as .docx to index it")
         if len(word) < 0x200 or word[:2] != b"\xec\xa5":
             raise DocumentError(path, "corrupt DOC (no Word file information block)")
         n_fib, flags = struct.unpack_from("<HH", word, 2)[0], struct.unpack_from("<H", word, 0x0A)[0]
@@ -207,6 +213,7 @@ def _paragraphs(text: str) -> Iterator[str]:
 
 _TEXT_CHARS, _TEXT_BYTES, _CSTRING = 0x0FA0, 0x0FA8, 0x0FBA
 _MAIN_MASTER, _HANDOUT, _SLIDE, _SLIDE_PERSIST, _SLIDE_LIST = 0x03F8, 0x0FC9, 0x03EE, 0x03F3, 0x0FF0
+_SHAPE, _PLACEHOLDER = 0xF004, 0x0BC3  # a drawing's shape container, and the atom that makes it a placeholder
 _TEXT_HEADER, _HEADERS_FOOTERS = 0x0F9F, 0x0FD9
 _PROMPTS = re.compile(  # the masters' placeholder prompts, when a master is kept outside a MainMaster record
     r"Click to (?:edit|add) (?:Master )?(?:title|text|subtitle|notes)(?: styles?)?"
@@ -215,8 +222,8 @@ _PROMPTS = re.compile(  # the masters' placeholder prompts, when a master is kep
 
 
 def read_ppt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
-    """Slides' text in the order the file keeps it: each slide's placeholders under a
-    `## Slide N: title` heading, then the text of text boxes, tables and notes."""
+    """Slides' text in the order the file keeps it, each slide under a `## Slide N: title` heading
+    (text a master adds comes before the slides, notes after them)."""
     ole = _open(path, "PPT", "PowerPoint", "PowerPoint Document")
     try:
         if ole.exists("EncryptedSummary"):
@@ -231,51 +238,59 @@ def read_ppt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
         if words > max_words:
             raise _too_long(path, max_words)
         blocks.append(block)
-    if not any(not b.startswith("## Slide") for b in blocks):
+    if not blocks:
         raise DocumentError(path, "PPT has no text on its slides")
     return "\n\n".join(blocks)
 
 
 def _ppt_blocks(stream: bytes) -> Iterator[str]:
-    """Walk the records (containers have version 0xF) without recursion; masters and handouts are
-    skipped. A slide opens at its persist atom in the slide list when the list holds the slides'
-    text (PowerPoint 97-2003), else at its own container; its heading comes before its first text."""
+    """Walk the records (containers have version 0xF) without recursion; handouts are skipped, and
+    a master's placeholders (their prompts: "Click to edit Master title style"), not its own text.
+    A slide opens at its persist atom in the slide list when the list holds the slides' text
+    (PowerPoint 97-2003), else at its own container; its heading comes before its first text."""
     ends: list[tuple[int, int, int]] = []  # (end offset, record type, instance) of the containers we are in
-    at, slide, heading_due, is_title = 0, 0, False, False
+    at, slide, listed, number, heading_due, is_title, due_in_list = 0, 0, 0, 0, False, False, False
     furniture: set[str] = set()
-    list_has_text = False
+    list_has_text = placeholder = False
     while at + 8 <= len(stream):
         while ends and at >= ends[-1][0]:
             ends.pop()
         version_instance, kind, size = struct.unpack_from("<HHI", stream, at)
         body_end = min(at + 8 + size, len(stream))
         if version_instance & 0x000F == 0x000F:  # a container: step inside (or over a master)
-            if kind in (_MAIN_MASTER, _HANDOUT):
+            if kind == _HANDOUT:
                 at = body_end
                 continue
             ends.append((body_end, kind, version_instance >> 4))
             at += 8
+            placeholder = False if kind == _SHAPE else placeholder
             if kind == _SLIDE and not list_has_text:  # the slide's text is in its own drawing
-                slide, heading_due, is_title = slide + 1, True, False
+                slide, heading_due, is_title, due_in_list = slide + 1, True, False, False
+                number = slide
             continue
         in_slide_list = bool(ends) and ends[-1][1:] == (_SLIDE_LIST, 0)
+        if kind == _PLACEHOLDER:
+            placeholder = True
         if kind == _SLIDE_PERSIST and in_slide_list:  # the slide's text follows here (PowerPoint 97-2003)
-            slide, heading_due, is_title = slide + 1, True, False
+            listed, heading_due, is_title, due_in_list = listed + 1, True, False, True
+            number = listed
         elif kind == _TEXT_HEADER:
             is_title = at + 12 <= len(stream) and struct.unpack_from("<I", stream, at + 8)[0] in (0, 6)
         elif kind in (_TEXT_CHARS, _TEXT_BYTES) or (kind == _CSTRING and _in(ends, _HEADERS_FOOTERS)):
             lines = _ppt_lines(stream[at + 8 : body_end], kind)
+            if placeholder and _in(ends, _MAIN_MASTER):
+                lines = []
             list_has_text = list_has_text or (in_slide_list and bool(lines))
             if kind == _CSTRING:  # a header or footer: the same on every slide, given once
                 lines = [line for line in lines if line not in furniture]
                 furniture.update(lines)
-            if heading_due and lines:
+            if heading_due and lines and (in_slide_list or not due_in_list):
                 heading_due = False
                 if is_title:
-                    yield f"## Slide {slide}: {' '.join(lines)}"
+                    yield f"## Slide {number}: {' '.join(lines)}"
                     lines = []
                 else:
-                    yield f"## Slide {slide}"
+                    yield f"## Slide {number}"
             if lines:
                 yield "\n".join(lines)
         at = body_end

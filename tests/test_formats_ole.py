@@ -37,7 +37,8 @@ def test_a_word_97_document_is_read_with_its_table_text_box_header_and_footnote(
 def test_a_powerpoint_97_file_is_read_slide_by_slide_without_the_masters():
     document = load_document(PPT)
     found = blocks(document)
-    assert found[0] == "## Slide 1" and "## Slide 2" in found
+    assert found[0] == "This is the header text."  # the notes master's header, before the slides
+    assert "## Slide 1" in found
     text = document.text
     for line in (
         "Here is a text box",
@@ -50,11 +51,20 @@ def test_a_powerpoint_97_file_is_read_slide_by_slide_without_the_masters():
     assert text.count("Here is a text box") == 1 and "This is the header text." in text
 
 
+def test_powerpoint_97_slide_titles_and_a_masters_own_text_without_its_prompts():
+    assert blocks(load_document(TIKA / "testPPT.ppt"))[:2] == [
+        "## Slide 1: Sample Powerpoint Slide",
+        "Created with Microsoft\nPowerpoint X for Mac\nService Release 1",
+    ]
+    text = load_document(TIKA / "testPPT_masterText.ppt").text
+    assert text == "Text that I added to the master slide"  # no "Click to edit Master title style", no "*"
+
+
 def _patched(source: Path, target: Path, offset: int, value: bytes) -> Path:
     """A copy of a .doc with bytes of its WordDocument stream's header changed (the stream starts
     on a 512-byte sector with Word's magic number)."""
     data = bytearray(source.read_bytes())
-    start = next(i for i in range(512, len(data), 512) if data[i : i + 2] == b"\xec\xa5")
+    start = next(i for i in range(512, len(data), 512) if data[i : i + 2] == b"\xec\xa5")  # Word 97's magic
     data[start + offset : start + offset + len(value)] = value
     target.write_bytes(bytes(data))
     return target
@@ -65,6 +75,7 @@ def _patched(source: Path, target: Path, offset: int, value: bytes) -> Path:
     [
         (0x0A, b"\x00\x03", "DOC is password-protected (encrypted)"),
         (0x02, b"\x65\x00", "not read: Word 6.0/95 format (older than Word 97); save it as .docx"),
+        (0x00, b"\xdc\xa5", "not read: Word 6.0/95 format (older than Word 97); save it as .docx"),
     ],
 )
 def test_an_encrypted_or_word_95_document_is_refused_with_its_reason(tmp_path, offset, value, reason):
@@ -80,6 +91,10 @@ def test_old_office_files_that_cannot_be_read_say_why(tmp_path, name, sample):
     text.write_text("plain text saved under the wrong name", "utf-8")
     with pytest.raises(DocumentError, match=f"not a {label} 97-2003 file"):
         load_document(text)
+    rtf = tmp_path / f"rtf-{name}"
+    rtf.write_bytes(b"{\\rtf1\\ansi Minutes}")
+    with pytest.raises(DocumentError, match=f"not read: an RTF document under the .{name[-3:]} name"):
+        load_document(rtf)
     newer = tmp_path / f"newer-{name}"
     newer.write_bytes(b"PK\x03\x04" + bytes(60))
     with pytest.raises(DocumentError, match=f"a newer {label} saved under the old name: rename it to .{name[-3:]}x"):
