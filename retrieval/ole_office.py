@@ -20,6 +20,7 @@ from pathlib import Path
 from .formats import _pipe_table, _too_long
 from .loaders import DocumentError
 
+CHARS_PER_WORD, BASE_CHARS = 12, 1 << 20  # a .doc's characters allowed per allowed word, and beyond them
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _FIELD_BEGIN, _FIELD_SEPARATOR, _FIELD_END, _CELL = "\x13", "\x14", "\x15", "\x07"
 _DROP = dict.fromkeys(map(ord, "\x01\x02\x03\x04\x05\x08\x1f"), None) | {
@@ -91,7 +92,7 @@ def read_doc(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     finally:
         ole.close()
     counts, clx = _fib(path, word)
-    units = _piece_text(path, word, table[clx[0] : clx[0] + clx[1]])
+    units = _piece_text(path, word, table[clx[0] : clx[0] + clx[1]], max_words)
     parts, start = {}, 0
     for name, count in zip(_DOC_PARTS, counts, strict=False):
         parts[name] = units[2 * start : 2 * (start + count)].decode("utf-16-le", "replace")
@@ -119,7 +120,7 @@ def _fib(path: Path, word: bytes) -> tuple[list[int], tuple[int, int]]:
     return counts, (fc_clx, lcb_clx)
 
 
-def _piece_text(path: Path, word: bytes, clx: bytes) -> bytes:
+def _piece_text(path: Path, word: bytes, clx: bytes, max_words: int) -> bytes:
     """The document's characters as UTF-16LE code units, piece by piece (MS-DOC 2.9.38 Clx:
     property runs, then the PlcPcd): character positions count code units, not code points."""
     at = 0
@@ -134,9 +135,13 @@ def _piece_text(path: Path, word: bytes, clx: bytes) -> bytes:
         raise DocumentError(path, "corrupt DOC (an empty piece table)")
     cps = struct.unpack_from(f"<{n + 1}I", plc, 0)
     out: list[bytes] = []
+    total, limit = 0, CHARS_PER_WORD * max_words + BASE_CHARS  # pieces may point at one region many times
     for i in range(n):
         fc = struct.unpack_from("<I", plc, 4 * (n + 1) + 8 * i + 2)[0]
         length = max(0, cps[i + 1] - cps[i])
+        total += length
+        if total > limit:
+            raise _too_long(path, max_words)
         if fc & 0x40000000:  # compressed: one byte a character, cp1252
             start = (fc & 0x3FFFFFFF) // 2
             out.append(word[start : start + length].decode("cp1252", "replace").encode("utf-16-le"))

@@ -110,3 +110,22 @@ def test_word_97_text_past_the_word_limit_is_refused():
         load_document(DOC, max_words=20)
     with pytest.raises(DocumentError, match="more than 20 words"):
         load_document(PPT, max_words=20)
+
+
+def _clx(pieces: int, length: int) -> bytes:
+    """A piece table of `pieces` pieces of `length` UTF-16 characters, each at the stream's start."""
+    import struct
+
+    plc = struct.pack(f"<{pieces + 1}I", *range(0, (pieces + 1) * length, length))
+    plc += b"".join(struct.pack("<HIH", 0, 0, 0) for _ in range(pieces))
+    return b"\x02" + struct.pack("<I", len(plc)) + plc
+
+
+def test_pieces_pointing_at_one_region_many_times_are_bounded_by_the_word_limit():
+    from longqa.retrieval.ole_office import BASE_CHARS, CHARS_PER_WORD, _piece_text
+
+    word = "ab".encode("utf-16-le") * 500  # 1,000 characters
+    assert _piece_text(Path("ok.doc"), word, _clx(2, 1_000), 10) == word * 2
+    assert 2_000 * 1_000 > CHARS_PER_WORD * 10 + BASE_CHARS  # 2 million characters from 2 KB
+    with pytest.raises(DocumentError, match="more than 10 words"):
+        _piece_text(Path("bomb.doc"), word, _clx(2_000, 1_000), 10)
