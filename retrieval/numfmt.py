@@ -38,11 +38,16 @@ def display(value: float, code: str, date1904: bool = False) -> str:
         return general(value)
     tokens, value = _pick_section(_parsed(code), value)
     try:
-        if _date_plan(tokens)[0] and any(is_date for _, is_date in _date_plan(tokens)[0]):
+        if _is_date(tokens):
             return _render_date(value, tokens, date1904)
         return _render_number(value, tokens)
     except (ValueError, OverflowError, InvalidOperation, ZeroDivisionError):
         return general(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _is_date(tokens: Tokens) -> bool:
+    return any(kind == "date" for kind, _ in tokens)
 
 
 @functools.lru_cache(maxsize=256)
