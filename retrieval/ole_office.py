@@ -7,7 +7,8 @@ antiword's wrappers are GPL, textract and Tika run outside programs): a .doc's p
 2.8.35, the text's pieces in the `WordDocument` stream, cp1252 or UTF-16) split into the main text,
 text boxes, headers and footers, footnotes, endnotes and comments, fields shown by their result; a
 .ppt's text atoms (MS-PPT 2.9, UTF-16 or Latin-1) in stream order, the masters' prompts left out.
-Formatting, numbering and Word 6/95 files are not read.
+Headings come from the paragraph styles (`doc_styles.py`); other formatting, list numbering and
+Word 6/95 files are not read.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
+from .doc_styles import HEADING_MARK, Piece, mark_headings
 from .formats import _pipe_table, _too_long
 from .loaders import DocumentError
 
 CHARS_PER_WORD, BASE_CHARS = 12, 1 << 20  # a .doc's characters allowed per allowed word, and beyond them
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_PARAGRAPH = re.compile("([^\r\x07\ufdd1-\ufdd9]*)([\r\x07\ufdd1-\ufdd9]|$)")
 _FIELD_BEGIN, _FIELD_SEPARATOR, _FIELD_END, _CELL = "\x13", "\x14", "\x15", "\x07"
 _DROP = dict.fromkeys(map(ord, "\x01\x02\x03\x04\x05\x08\x1f"), None) | {
     0x0B: "\n",
@@ -91,8 +94,9 @@ def read_doc(path: Path, max_words: int, notes: list[str] | None = None) -> str:
         table = _read_stream(path, "DOC", ole, table_name)
     finally:
         ole.close()
-    counts, clx = _fib(path, word)
-    units = _piece_text(path, word, table[clx[0] : clx[0] + clx[1]], max_words)
+    counts, clx, blob = _fib(path, word)
+    units, pieces = _piece_text(path, word, table[clx[0] : clx[0] + clx[1]], max_words)
+    units = mark_headings(units, counts[0], word, table, blob, pieces)
     parts, start = {}, 0
     for name, count in zip(_DOC_PARTS, counts, strict=False):
         parts[name] = units[2 * start : 2 * (start + count)].decode("utf-16-le", "replace")
@@ -105,8 +109,9 @@ def read_doc(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     return "\n\n".join(blocks)
 
 
-def _fib(path: Path, word: bytes) -> tuple[list[int], tuple[int, int]]:
-    """The character counts of the text's parts, and where the piece table (Clx) lies in the table stream."""
+def _fib(path: Path, word: bytes) -> tuple[list[int], tuple[int, int], int]:
+    """The character counts of the text's parts, where the piece table (Clx) lies in the table
+    stream, and where the FIB's (offset, size) pairs begin."""
     try:
         csw = struct.unpack_from("<H", word, 0x20)[0]
         at = 0x22 + 2 * csw
@@ -117,10 +122,10 @@ def _fib(path: Path, word: bytes) -> tuple[list[int], tuple[int, int]]:
         fc_clx, lcb_clx = struct.unpack_from("<II", word, blob + 33 * 8)
     except struct.error:
         raise DocumentError(path, "corrupt DOC (its file information block is cut short)") from None
-    return counts, (fc_clx, lcb_clx)
+    return counts, (fc_clx, lcb_clx), blob
 
 
-def _piece_text(path: Path, word: bytes, clx: bytes, max_words: int) -> bytes:
+def _piece_text(path: Path, word: bytes, clx: bytes, max_words: int) -> tuple[bytes, list[Piece]]:
     """The document's characters as UTF-16LE code units, piece by piece (MS-DOC 2.9.38 Clx:
     property runs, then the PlcPcd): character positions count code units, not code points."""
     at = 0
@@ -135,6 +140,7 @@ def _piece_text(path: Path, word: bytes, clx: bytes, max_words: int) -> bytes:
         raise DocumentError(path, "corrupt DOC (an empty piece table)")
     cps = struct.unpack_from(f"<{n + 1}I", plc, 0)
     out: list[bytes] = []
+    pieces: list[Piece] = []
     total, limit = 0, CHARS_PER_WORD * max_words + BASE_CHARS  # pieces may point at one region many times
     for i in range(n):
         fc = struct.unpack_from("<I", plc, 4 * (n + 1) + 8 * i + 2)[0]
@@ -145,9 +151,11 @@ def _piece_text(path: Path, word: bytes, clx: bytes, max_words: int) -> bytes:
         if fc & 0x40000000:  # compressed: one byte a character, cp1252
             start = (fc & 0x3FFFFFFF) // 2
             out.append(word[start : start + length].decode("cp1252", "replace").encode("utf-16-le"))
+            pieces.append((cps[i], cps[i] + length, start, 1))
         else:
             out.append(word[fc : fc + 2 * length])
-    return b"".join(out)
+            pieces.append((cps[i], cps[i] + length, fc, 2))
+    return b"".join(out), pieces
 
 
 def _fields(text: str) -> str:
@@ -182,15 +190,21 @@ def _doc_blocks(parts: dict[str, str]) -> Iterator[str]:
 
 
 def _paragraphs(text: str) -> Iterator[str]:
-    """Paragraphs (`\\r`) and table rows: a cell ends with `\\x07`, a row with a second `\\x07`
-    (the row's own mark), so rows become a pipe table."""
+    """Paragraphs (`\\r`, or a heading's marker) and table rows: a cell ends with `\\x07`, a row with
+    a second `\\x07` (the row's own mark), so rows become a pipe table."""
     text = _fields(text).translate(_DROP)
     rows: list[list[str]] = []
     row: list[str] = []
     pending: list[str] = []  # paragraphs of the cell being read
     previous = "\r"
-    for piece, mark in re.findall(r"([^\r\x07]*)([\r\x07]|$)", text):
+    for piece, mark in _PARAGRAPH.findall(text):
         line = " ".join(piece.split())
+        level = ord(mark) - HEADING_MARK if mark and mark not in "\r\x07" else 0
+        if level and line and not row:  # a heading's paragraph (doc_styles.py marked it)
+            line = f"{'#' * min(level, 6)} {line}"
+            mark = "\r"
+        elif level:
+            mark = "\r"
         if mark == _CELL:
             if not line and not pending and previous == _CELL:  # the row's end mark
                 if any(row):

@@ -34,6 +34,17 @@ def test_a_word_97_document_is_read_with_its_table_text_box_header_and_footnote(
     assert not any("HYPERLINK" in b for b in found)  # a field shows its result, not its code
 
 
+def test_word_97_headings_are_found_from_their_paragraph_styles():
+    found = blocks(load_document(TIKA / "testWORD.doc"))
+    assert [b for b in found if b.startswith("#")] == [
+        "# Sample Word Document Title",  # the Title style
+        "# Heading Level 1",
+        "## Heading Level 2",
+        "### Heading Level 3",
+    ]
+    assert "This is a sample Microsoft Word Document." in found
+
+
 def test_a_powerpoint_97_file_is_read_slide_by_slide_without_the_masters():
     document = load_document(PPT)
     found = blocks(document)
@@ -125,7 +136,7 @@ def test_pieces_pointing_at_one_region_many_times_are_bounded_by_the_word_limit(
     from longqa.retrieval.ole_office import BASE_CHARS, CHARS_PER_WORD, _piece_text
 
     word = "ab".encode("utf-16-le") * 500  # 1,000 characters
-    assert _piece_text(Path("ok.doc"), word, _clx(2, 1_000), 10) == word * 2
+    assert _piece_text(Path("ok.doc"), word, _clx(2, 1_000), 10) == (word * 2, [(0, 1_000, 0, 2), (1_000, 2_000, 0, 2)])
     assert 2_000 * 1_000 > CHARS_PER_WORD * 10 + BASE_CHARS  # 2 million characters from 2 KB
     with pytest.raises(DocumentError, match="more than 10 words"):
         _piece_text(Path("bomb.doc"), word, _clx(2_000, 1_000), 10)
