@@ -10,7 +10,9 @@ MAX_ALT_CHARS = 500  # alternative text is a caption; past this it is cut
 _FILE_NAME = re.compile(
     r"(?i)^[\w ()~+,.-]*\.(?:png|jpe?g|gif|bmp|tiff?|svg|webp|emf|wmf|ico|heic|avif)$|^(?:https?:|data:|/|\./)\S*$"
 )
-_SAYS_NOTHING = re.compile(r"(?i)^(?:image|img|picture|photo|graphic|icon|spacer|logo|figure|pic)[\s_-]*\d*$")
+_SAYS_NOTHING = re.compile(  # a default name a camera or a program gave: `IMG_2041`, `DSC01234`, `Screenshot 3`
+    r"(?i)^(?:image|img|picture|photo|graphic|icon|spacer|logo|figure|pic|dscn?|screenshot|untitled)[\s_-]*\d*$"
+)
 
 
 def image_line(*texts: str | None) -> str:

@@ -34,7 +34,18 @@ def test_image_line_keeps_what_says_something():
     assert image_line("A map of the harbour") == "[image: A map of the harbour]"
     assert image_line("Cranes", "Cranes at dusk") == "[image: Cranes at dusk]"
     assert image_line("Dues by year", "Chart 2024") == "[image: Dues by year - Chart 2024]"
-    for nothing in ("", "   ", None, "photo.JPG", "IMG_2041.jpeg", "image", "Picture 3", "https://x.org/a.png"):
+    for nothing in (
+        "",
+        "   ",
+        None,
+        "photo.JPG",
+        "IMG_2041.jpeg",
+        "IMG_2041",
+        "DSC01234",
+        "image",
+        "Picture 3",
+        "https://x.org/a.png",
+    ):
         assert image_line(nothing) == "", nothing
     assert len(image_line("word " * 400)) < 520
 
