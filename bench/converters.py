@@ -14,6 +14,8 @@ Candidates per type (a library missing from the environment is left out and name
   bs4           BeautifulSoup's `get_text("\\n")` (MIT)
   csv           the standard library's reader, sniffed delimiter, cells by tabs
   raw           the file's bytes as UTF-8 text (Markdown, CSV)
+  ole-strings   runs of 4+ printable characters (UTF-16 and Latin-1) in every OLE stream, the
+                `strings` shortcut for old .doc/.ppt files (olefile, BSD)
 
 Measures, the mean over each type's files: word recall, bigram recall (word order), table-row
 fidelity (rows intact, columns in place, with their header), seconds per file (median of rounds).
@@ -162,6 +164,19 @@ def _stdlib_csv(path: Path) -> str:
     return "\n".join("\t".join(row) for row in csv.reader(io.StringIO(data), dialect))
 
 
+def _ole_strings(path: Path) -> str:
+    import re
+
+    import olefile
+
+    out: list[str] = []
+    with olefile.OleFileIO(str(path)) as ole:
+        for entry in ole.listdir():
+            data = ole.openstream(entry).read()
+            out += re.findall(r"(?:[\x20-\x7e\u00a0-\uffff][\x00]?){4,}", data.decode("latin-1"))
+    return "\n".join(s.replace("\x00", "") for s in out)
+
+
 def _raw(path: Path) -> str:
     return path.read_text("utf-8")
 
@@ -177,6 +192,8 @@ CANDIDATES: dict[str, dict[str, Converter]] = {
     "odt": {"longqa": _longqa, "odfpy": _odfpy},
     "epub": {"longqa": _longqa, "markitdown": _markitdown_convert},
     "md": {"longqa": _longqa, "markitdown": _markitdown_convert, "raw": _raw},
+    "doc": {"longqa": _longqa, "markitdown": _markitdown_convert, "ole-strings": _ole_strings},
+    "ppt": {"longqa": _longqa, "markitdown": _markitdown_convert, "ole-strings": _ole_strings},
 }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import html
 import re
 
+from .alt_text import image_line
+
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt fieldset "
     "figcaption figure footer form header hgroup hr html li main menu nav ol p section summary ul "
@@ -24,7 +26,8 @@ MAX_TABLE_CELLS = 1_000_000  # cells that spans of one table may add: past it, s
 
 def html_to_text(markup: str) -> str:
     """Headings as `#` lines, block elements as paragraphs, `<br>` as a line break, `<pre>` as it
-    is, tables as pipe tables; all text read, in document order."""
+    is, tables as pipe tables, an image's alt text as an `[image: ...]` line; all text read, in
+    document order."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(markup, "html.parser")
@@ -62,6 +65,10 @@ class _Walker:
                 continue
             if name == "br":
                 self.inline.append("\n")
+            elif name == "img":
+                line = image_line(node.get("alt"), node.get("title"))
+                if line:
+                    self.inline.append(f"\n{line}\n")
             elif name in _HEADINGS:
                 self.flush()
                 text = _cell_text(node)
@@ -103,6 +110,9 @@ def _cell_text(node) -> str:
         el = stack.pop()
         if isinstance(el, Tag):
             if el.name in _SKIPPED:
+                continue
+            if el.name == "img":
+                parts.append(f" {image_line(el.get('alt'), el.get('title'))} ")
                 continue
             block = el.name in BLOCK_TAGS or el.name in _HEADINGS or el.name in ("table", "br")
             if block:
@@ -182,12 +192,16 @@ def table_to_markdown(table) -> str:
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")  # [^<>]* stops at the next bracket: linear
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
+_MD_IMAGE = re.compile(r'!\[([^\]\n]*)\](?:\(\s*<?[^()\s<>]*>?(?:\s+["\'(]([^"\'()\n]*)["\')])?\s*\)|\[[^\]\n]*\])')
+_IMG_TAG = re.compile(r"<img\b[^<>]*>", re.I)
+_ATTRIBUTE = re.compile(r"""\b(alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 _BLOCK_TAG_LINE = re.compile(r"^\s*</?(?:p|div|br|hr|table|tr|td|th|li|ul|ol|h[1-6]|section|details|summary)\b", re.I)
 
 
 def strip_markdown_html(text: str) -> str:
     """Markdown with its raw HTML taken out: comments removed, tags removed (their text kept),
-    entities decoded; fenced code blocks left as they are (HTML there is the content)."""
+    entities decoded, images (`![alt](src)`, `<img alt>`) as `[image: alt]` or nothing; fenced
+    code blocks and code spans left as they are (HTML there is the content)."""
     text = _strip_comments(text)
     out: list[str] = []
     fence: str | None = None
@@ -202,17 +216,28 @@ def strip_markdown_html(text: str) -> str:
             fence = m.group(1)
             out.append(line)
             continue
-        if "<" in line or "&" in line:
+        if "<" in line or "&" in line or "![" in line:
             block = bool(_BLOCK_TAG_LINE.match(line))
             # inline code spans (odd pieces) keep their text: `List<String>` is code, not markup
             pieces = _CODE_SPAN.split(line)
             for i in range(0, len(pieces), 2):
-                pieces[i] = html.unescape(_TAG.sub(" " if block else "", pieces[i]))
+                piece = _MD_IMAGE.sub(lambda m: image_line(m.group(1), m.group(2)), pieces[i])
+                piece = _IMG_TAG.sub(_img_tag_line, piece)
+                pieces[i] = html.unescape(_TAG.sub(" " if block else "", piece))
             line = "".join(pieces)
             if block and not line.strip():
                 line = ""
         out.append(line)
     return "\n".join(out)
+
+
+def _img_tag_line(match: re.Match) -> str:
+    """An `<img>` tag in Markdown as its `[image: alt]` line, or nothing."""
+    found = {
+        m.group(1).lower(): html.unescape(m.group(2) or m.group(3) or m.group(4) or "")
+        for m in _ATTRIBUTE.finditer(match.group())
+    }
+    return image_line(found.get("alt"), found.get("title"))
 
 
 def _strip_comments(text: str) -> str:

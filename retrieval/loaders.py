@@ -35,8 +35,13 @@ SUPPORTED_SUFFIXES = {
     ".html": "html",
     ".htm": "html",
     ".docx": "docx",
+    ".doc": "doc",  # Word 97-2003 (and its templates, .dot)
+    ".dot": "doc",
     ".epub": "epub",
     ".pptx": "pptx",
+    ".ppt": "ppt",  # PowerPoint 97-2003 (and its shows and templates)
+    ".pps": "ppt",
+    ".pot": "ppt",
     ".xlsx": "xlsx",
     ".xls": "xls",
     ".odt": "odt",
@@ -145,6 +150,8 @@ _ARCHIVE_READERS = {
     "docx": (".word", "read_docx"),
     "epub": (".formats", "read_epub"),
     "pptx": (".office", "read_pptx"),
+    "doc": (".ole_office", "read_doc"),
+    "ppt": (".ole_office", "read_ppt"),
     "odt": (".office", "read_odt"),
     "xlsx": (".sheets", "read_xlsx"),
     "xls": (".sheets", "read_xls"),

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
+from .alt_text import image_line
 from .formats import (
     _local,
     _parse_xml,
@@ -24,6 +25,7 @@ from .formats import (
 )
 from .loaders import DocumentError
 
+_P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 MAX_REPEAT = 100  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
 
 
@@ -47,7 +49,8 @@ def _line(text: str) -> str:
 
 def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     """Slides in order, each a `## Slide N: title` heading and its shapes top to bottom, left to
-    right (text, tables as pipe tables, charts as tables of their series), then the speaker notes."""
+    right (text, tables as pipe tables, charts as tables of their series, pictures' alternative
+    text as `[image: ...]` lines), then the speaker notes."""
     guard_archive(path, "PPTX", "a PowerPoint file", max_words, "[Content_Types].xml")
     presentation = _open_pptx(path)
     unread: set[str] = set()
@@ -100,7 +103,7 @@ _FURNITURE = {"hdr": True, "ftr": True, "dt": False, "sldNum": False}  # placeho
 
 
 def _placeholder_type(shape) -> str | None:
-    ph = shape._element.find(".//{http://schemas.openxmlformats.org/presentationml/2006/main}ph")
+    ph = shape._element.find(f".//{{{_P}}}ph")
     return None if ph is None else ph.get("type", "body")
 
 
@@ -139,6 +142,11 @@ def _shape_blocks(shapes, skip: int | None, unread: set[str], furniture: set[str
                 yield _pipe_table(rows)
         elif getattr(shape, "has_chart", False) and shape.has_chart:
             yield from _chart_blocks(shape.chart)
+        elif _local(shape._element.tag) == "pic":  # a picture: its alternative text, if it says something
+            properties = shape._element.find(f".//{{{_P}}}cNvPr")
+            line = "" if properties is None else image_line(properties.get("descr"), properties.get("title"))
+            if line:
+                yield line
         elif shape.has_text_frame:
             text = _frame_text(shape.text_frame)
             if text:
@@ -256,14 +264,16 @@ class _OdtReader:
                 if text:
                     yield text
                 for frame in frames:
-                    yield from self.blocks(frame)
+                    yield from self._image(frame) if _is_picture(frame) else self.blocks(frame)
             elif name == "table":
                 table = self._table(child)
                 if table:
                     yield table
             elif child.tag == f"{_ODT_DRAW}object":
                 yield from self._embedded(child)
-            elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's or image's alt text
+            elif _is_picture(child):
+                yield from self._image(child)
+            elif name in ("title", "desc") and child.tag.startswith(_SVG):  # a shape's alt text
                 text = _line("".join(child.itertext()))
                 if text:
                     yield text
@@ -271,6 +281,17 @@ class _OdtReader:
                 continue  # deleted text, comments, declarations
             else:  # lists, list items, sections, indexes, frames and text boxes: their blocks in order
                 yield from self.blocks(child)
+
+    def _image(self, frame: ElementTree.Element) -> Iterator[str]:
+        """A picture's frame: its description and title as one `[image: ...]` line (or nothing),
+        then whatever else the frame holds."""
+        alt = {_local(el.tag): _line("".join(el.itertext())) for el in frame if el.tag.startswith(_SVG)}
+        line = image_line(alt.get("desc"), alt.get("title"))
+        if line:
+            yield line
+        rest = ElementTree.Element(frame.tag)
+        rest.extend(child for child in frame if not child.tag.startswith(_SVG))
+        yield from self.blocks(rest)
 
     def _embedded(self, obj: ElementTree.Element) -> Iterator[str]:
         """An embedded ODF object's text (a spreadsheet's tables, a chart's titles and labels): its
@@ -353,6 +374,15 @@ class _OdtReader:
                 yield child
             elif name in ("table-header-rows", "table-rows", "table-row-group"):
                 yield from self._rows(child)
+
+
+def _is_picture(element: ElementTree.Element) -> bool:
+    """A frame holding an image (not an embedded object's replacement picture)."""
+    return (
+        element.tag == f"{_ODT_DRAW}frame"
+        and element.find(f"{_ODT_DRAW}image") is not None
+        and element.find(f"{_ODT_DRAW}object") is None
+    )
 
 
 def _unheaded(block: str) -> str:

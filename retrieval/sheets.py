@@ -1,11 +1,13 @@
 """Read spreadsheets into pipe tables: .xlsx and .xls (each sheet a `## Sheet: name` heading and its
 table) and .csv/.tsv (one table; the delimiter sniffed). The first non-empty row is each table's header.
 
-Both workbook formats are read with python-calamine (MIT; Rust): as faithful as openpyxl on the
-bench and ~20x faster (bench/README.md). calamine reads a sheet into a dense grid, so an .xlsx first
-goes through the zip guard of `formats.py`, whose streaming pass counts its cells and the grid they
-span (A1 to the last row and column) against the cell limit; an .xls (BIFF) sheet is at most
-65,536 x 256 cells, and its size is checked before its rows are read.
+An .xlsx is read with python-calamine (MIT; Rust): as faithful as openpyxl on the bench and ~20x
+faster (bench/README.md). An .xls is read with xlrd (BSD), which gives each cell's number format, so
+its numbers are shown as Excel displays them (`numfmt.py`); calamine gives only the saved values.
+calamine reads a sheet into a dense grid, so an .xlsx first goes through the zip guard of
+`formats.py`, whose streaming pass counts its cells and the grid they span (A1 to the last row and
+column) against the cell limit; an .xls (BIFF) sheet is at most 65,536 x 256 cells, and its size is
+checked before its rows are read.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import struct
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from .formats import _pipe_table, guard_archive
 from .loaders import DocumentError
+from .numfmt import display
 
 BASE_CELLS = 200_000
 CELLS_PER_WORD = 0.5  # a sheet's cell is a word or more, most often; empty padding counts too
@@ -82,10 +87,16 @@ def read_xlsx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     values Excel saved, not formulas; no number formats applied) as a pipe table. Chart sheets are
     named in `notes`."""
     guard_archive(path, "XLSX", "an Excel workbook", max_words, "[Content_Types].xml", max_cells=cell_limit(max_words))
-    return _read_calamine(path, "XLSX", max_words, notes)
+    from .xlsx_formats import read_formats
+
+    try:
+        formats = read_formats(path)
+    except (ValueError, OSError, RuntimeError, zipfile.BadZipFile):  # a number past int's limit, a cut part
+        formats = None  # the cells show their saved values
+    return _read_calamine(path, "XLSX", max_words, notes, formats)
 
 
-def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None) -> str:
+def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | None, formats=None) -> str:
     """Each worksheet's rows through python-calamine, counted against the cell limit."""
     from python_calamine import CalamineError, CalamineWorkbook, PasswordError, SheetTypeEnum
 
@@ -106,7 +117,8 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
                     f"{kind} sheet '{meta.name}' has {sheet.height * sheet.width:,} cells, more than {limit:,}; "
                     "raise LONGQA_MAX_WORDS to allow a larger one",
                 )
-            rows = _table(sheet.iter_rows(), cells)
+            sheet_formats = formats.sheets.get(meta.name) if formats is not None else None
+            rows = _table(_formatted_rows(sheet, sheet_formats, formats) if sheet_formats else sheet.iter_rows(), cells)
             if rows:
                 blocks.append(f"## Sheet: {' '.join(meta.name.split())}")
                 blocks.append(_pipe_table(rows))
@@ -127,18 +139,96 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
     return "\n\n".join(blocks)
 
 
+def _formatted_rows(sheet, sheet_formats: dict, formats) -> list[list[object]]:
+    """A sheet's rows with each formatted number shown as Excel displays it. The grid's first row
+    and column are found from its end (calamine pads the rows above the first from A1, but not
+    the columns left of it)."""
+    from .xlsx_formats import formatted
+
+    grid = list(sheet.iter_rows())
+    if not grid:
+        return grid
+    end_row, end_column = sheet.end
+    first_row, first_column = end_row + 1 - len(grid), end_column + 1 - max(len(r) for r in grid)
+    return [
+        [
+            formatted(v, sheet_formats.get((first_row + r, first_column + c)), formats.date1904)
+            for c, v in enumerate(row)
+        ]
+        for r, row in enumerate(grid)
+    ]
+
+
 # -- XLS (Excel 97-2003) ------------------------------------------------------------------------------
 
 
 def read_xls(path: Path, max_words: int, notes: list[str] | None = None) -> str:
-    """An old binary (BIFF) workbook, as `read_xlsx` writes a workbook."""
+    """An old binary (BIFF) workbook, as `read_xlsx` writes a workbook, but with numbers shown as
+    Excel displays them (`1,599.99`, `2.50%`, `17-May-07`: xlrd gives each cell's number format)."""
     with path.open("rb") as f:
         head = f.read(8)
     if head.startswith(b"PK"):  # a modern workbook saved under the old name
         return read_xlsx(path, max_words, notes)
     if not head.startswith(_OLE_MAGIC):
         raise DocumentError(path, "not an Excel 97-2003 workbook (no OLE compound file header)")
-    return _read_calamine(path, "XLS", max_words, notes)
+    import xlrd
+    from xlrd.compdoc import CompDocError
+
+    try:
+        book = xlrd.open_workbook(str(path), formatting_info=True, on_demand=True, logfile=io.StringIO())
+        try:
+            blocks = _xls_blocks(path, book, max_words)
+        finally:
+            book.release_resources()
+    except DocumentError:
+        raise
+    except xlrd.XLRDError as e:
+        if "encrypt" in str(e).lower():
+            raise DocumentError(path, "XLS is password-protected (encrypted)") from None
+        raise DocumentError(path, f"corrupt XLS ({str(e)[:200]})") from None
+    except (CompDocError, ValueError, IndexError, KeyError, TypeError, AttributeError, AssertionError) as e:
+        raise DocumentError(path, f"corrupt XLS ({type(e).__name__}: {str(e)[:200]})") from None
+    except (OverflowError, EOFError, UnicodeDecodeError, struct.error) as e:
+        raise DocumentError(path, f"corrupt XLS ({type(e).__name__}: {str(e)[:200]})") from None
+    if not blocks:
+        raise DocumentError(path, "XLS has no cell values in its sheets")
+    return "\n\n".join(blocks)
+
+
+def _xls_blocks(path: Path, book, max_words: int) -> list[str]:
+    """Each worksheet's heading and pipe table, its sheet size checked before its rows are read."""
+    limit = cell_limit(max_words)
+    cells = _Cells(path, "XLS", max_words)
+    blocks: list[str] = []
+    for index in range(book.nsheets):
+        sheet = book.sheet_by_index(index)
+        if sheet.nrows * sheet.ncols > limit:
+            raise DocumentError(
+                path,
+                f"XLS sheet '{sheet.name}' has {sheet.nrows * sheet.ncols:,} cells, more than {limit:,}; "
+                "raise LONGQA_MAX_WORDS to allow a larger one",
+            )
+        rows = _table(([_xls_cell(book, cell) for cell in sheet.row(r)] for r in range(sheet.nrows)), cells)
+        book.unload_sheet(index)
+        if rows:
+            blocks.append(f"## Sheet: {' '.join(sheet.name.split())}")
+            blocks.append(_pipe_table(rows))
+    return blocks
+
+
+def _xls_cell(book, cell) -> str | None:
+    """A cell's text: a number or date under its number format, an error as Excel writes it."""
+    import xlrd
+
+    if cell.ctype in (xlrd.XL_CELL_NUMBER, xlrd.XL_CELL_DATE):
+        xf = book.xf_list[cell.xf_index] if cell.xf_index is not None and cell.xf_index < len(book.xf_list) else None
+        number_format = book.format_map.get(xf.format_key) if xf is not None else None
+        return display(cell.value, number_format.format_str if number_format else "", book.datemode == 1)
+    if cell.ctype == xlrd.XL_CELL_BOOLEAN:
+        return "TRUE" if cell.value else "FALSE"
+    if cell.ctype == xlrd.XL_CELL_ERROR:
+        return xlrd.error_text_from_code.get(cell.value, "#ERROR")
+    return cell.value if cell.ctype == xlrd.XL_CELL_TEXT else None
 
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"

@@ -15,6 +15,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from .alt_text import image_line
 from .formats import _local, _pipe_table, _too_long, guard_archive
 from .loaders import DocumentError
 
@@ -205,7 +206,8 @@ _NOT_RUN_TEXT = {"pPr", "rPr", "Fallback", "txbxContent"}
 
 def _paragraph_text(p) -> tuple[str, list]:
     """A paragraph's text, from every run (inside hyperlinks, fields, smart tags and tracked
-    insertions too, which python-docx's `Paragraph.text` skips in part), and its text boxes."""
+    insertions too, which python-docx's `Paragraph.text` skips in part), its pictures' alternative
+    text (`wp:docPr` descr and title) as `[image: ...]` lines, and its text boxes."""
     out: list[str] = []
     boxes: list = []
     stack = [iter(p)]
@@ -217,6 +219,10 @@ def _paragraph_text(p) -> tuple[str, list]:
         name = _local(child.tag)
         if name == "txbxContent":
             boxes.append(child)
+        elif name == "docPr" or (name == "shape" and child.get("alt")):  # a drawing's or VML shape's alt text
+            line = image_line(child.get("descr") or child.get("alt"), child.get("title"))
+            if line:
+                out.append(f"\n{line}\n")
         elif name in _NOT_RUN_TEXT:
             continue
         elif name in _RUN_TEXT:

@@ -366,6 +366,15 @@ def test_an_old_binary_xls_workbook_is_read_as_sheets_of_tables():
     assert "|  | Number | Square |" in rows and "|  | 14 | 196 |" in rows
 
 
+def test_xls_numbers_are_shown_as_excel_displays_them():
+    rows = tables(load_document(XLS_SAMPLE.with_name("testEXCEL-formats.xls")))[0].split("\n")
+    assert "|  | / | Number #,##0.00 | 1,599.99 | -1,599.99 |" in rows
+    assert "|  | / | Currency $#,##0.00;[Red]($#,##0.00) | $1,599.99 | ($1,599.99) |" in rows
+    assert "|  | / | Percentage (0.025) | 3% | 2.50% |" in rows
+    assert "|  | / | Time Format: h:mm | 6:15 | 18:15 |" in rows
+    assert "|  | / | Date Format: d-mmm-yy | 17-May-07 |  |" in rows
+
+
 def test_an_xls_that_is_not_an_old_workbook_is_refused_clearly(tmp_path):
     text = tmp_path / "text.xls"
     text.write_text("Name\tQty\n", "utf-8")
