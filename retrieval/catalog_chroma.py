@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .catalog import Held, LocalCatalog, LockLost, StalePublish, chunks_id
@@ -104,17 +104,18 @@ class SharedCatalog(LocalCatalog):
         expected: int,
         members: list[str],
         retired: list[str],
+        removed: Sequence[str] = (),
     ) -> object:
         """Upsert the manifest record after checking the lease and the version (a read, then a
-        write: Chroma has no conditional write, so this narrows the race without closing it)."""
+        write: Chroma has no conditional write, so this narrows the race without closing it). The
+        retired collections and removed documents are dated in this host's files, as on one host."""
         if isinstance(held, _Lease):
             held.confirm()
         got = self.records.get(ids=[f"manifest:{name}"], include=["metadatas"])
         found = int(got["metadatas"][0]["version"]) if got["ids"] else 0
         if found != expected:
             raise StalePublish(f"library {name}: version {found} is published, this update started from {expected}")
-        if retired:
-            self._put_retired(name, {**self._retired(name), **dict.fromkeys(retired, time.time())})
+        self._record(name, retired, removed)
         stamp = f"{version}-{uuid.uuid4().hex[:12]}"
         meta = {"kind": "manifest", "library": name, "version": version, "stamp": stamp}
         self._put(f"manifest:{name}", manifest_json, meta)
