@@ -256,6 +256,8 @@ class Library:
 
     def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
         old = self._read_under_lock()
+        if old.version == 0:  # new, or deleted by another replica since: no handle from before is valid
+            self.forget_caches()
         update = Update(version=old.version)
         documents, loaded = self._members(old, members, remove_missing, update, progress)
         old_ids, new_ids = old.doc_ids(), list(dict.fromkeys(e.doc_id for _, e in sorted(documents.items())))
