@@ -2,7 +2,7 @@
 texts live, behind one interface (`Catalog`, a Protocol), so that any replica can search any library:
 
 - `LocalCatalog`: one host, no server. `libraries/<name>/manifest.json` (replaced with one rename),
-  `pending.json`, `retired.json` and an flock on `.lock`.
+  `pending.json`, `retired.json`, `removed.json`, `used-at` and an flock on `.lock`.
 - `PostgresCatalog` (retrieval/catalog_postgres.py): whenever `LONGQA_POSTGRES_URI` is set with a
   Chroma server. Tables, an advisory lock, a compare-and-set publish; Chroma holds vectors only.
 - `SharedCatalog` (below): a Chroma server without PostgreSQL, as before. Its lease is a record
@@ -17,7 +17,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from .config import IndexSettings
 
 log = logging.getLogger(__name__)
+
+USED_MARK = "used-at"  # a library made for inline texts: when it was last used (files catalogs)
+RETIRED, REMOVED = "retired.json", "removed.json"  # name -> when a publish retired or removed it
 
 
 class LockLost(RuntimeError):
@@ -45,14 +48,15 @@ class StalePublish(RuntimeError):
 @dataclass(frozen=True)
 class Publication:
     """A library's new version for `Catalog.publish`: its manifest's JSON (`version`, naming the
-    texts `members`), the version published when its update started (`expected`), and the
-    collections it `retired`."""
+    texts `members`), the version published when its update started (`expected`), the
+    collections it `retired` and the documents it `removed`."""
 
     manifest_json: str
     version: int
     expected: int
     members: list[str]
     retired: list[str]
+    removed: Sequence[str] = ()
 
     def replaces(self, name: str, found: int) -> None:
         """Raise `StalePublish` unless the version published now (`found`) is the one its update
@@ -98,8 +102,8 @@ class Catalog(Protocol):
         """Make `new.manifest_json` (version `new.version`, naming the texts `new.members`) the
         published one if the published version is still `new.expected`, else raise `StalePublish` and
         change nothing. The same step clears the pending marks and records the collections it
-        `new.retired` (deleted by the index path once no reader can hold their manifest). Returns the
-        new stamp."""
+        `new.retired` and the documents it `new.removed` (their vectors deleted by the index path once
+        no reader can hold the manifest that lists them). Returns the new stamp."""
         ...
 
     def pending(self, name: str) -> set[str]:
@@ -120,6 +124,22 @@ class Catalog(Protocol):
 
     def forget_retired(self, held: Held, name: str, collections: list[str]) -> None:
         """Forget retired collections that were deleted."""
+        ...
+
+    def removed(self, name: str, older_than_s: float) -> list[str]:
+        """Documents a publish removed at least `older_than_s` seconds ago whose vectors may remain."""
+        ...
+
+    def forget_removed(self, held: Held, name: str, doc_ids: list[str]) -> None:
+        """Forget removed documents whose vectors were deleted (or that are members again)."""
+        ...
+
+    def touch(self, name: str) -> None:
+        """Record that a library made for inline texts was used now (cheap: no lock)."""
+        ...
+
+    def unused(self, older_than_s: float) -> list[str]:
+        """Libraries recorded by `touch` whose last use is at least `older_than_s` seconds old."""
         ...
 
     def drop(self, held: Held, name: str) -> None:
@@ -217,11 +237,12 @@ class LocalCatalog:
 
     def publish(self, held: Held, name: str, new: Publication) -> object:
         """Replace the manifest with one rename (the flock is held: the version read under it is
-        the current one, checked again all the same)."""
+        the current one, checked again all the same); the retired collections and removed documents
+        are recorded first (a record of a document still listed is harmless: the collector skips members)."""
         current = self.read(name)
         found = json.loads(current).get("version", 0) if current else 0
         new.replaces(name, found)
-        self._retire(name, new.retired)
+        self._record(name, new.retired, new.removed)
         atomic_write(self.dir(name) / "manifest.json", new.manifest_json)
         self.clear_pending(held, name)
         return self.stamp(name)
@@ -242,26 +263,55 @@ class LocalCatalog:
 
     def retired(self, name: str, older_than_s: float) -> list[str]:
         """`retired.json`'s collections retired at least `older_than_s` ago (one host: one clock)."""
-        now = time.time()
-        return sorted(c for c, at in self._retired(name).items() if now - at >= older_than_s)
+        return self._older(name, RETIRED, older_than_s)
 
     def forget_retired(self, held: Held, name: str, collections: list[str]) -> None:
         """Take them out of `retired.json`."""
-        left = {c: at for c, at in self._retired(name).items() if c not in set(collections)}
-        self._put_retired(name, left)
+        self._forget(name, RETIRED, collections)
 
-    def _retired(self, name: str) -> dict[str, float]:
+    def removed(self, name: str, older_than_s: float) -> list[str]:
+        """`removed.json`'s documents removed at least `older_than_s` ago."""
+        return self._older(name, REMOVED, older_than_s)
+
+    def forget_removed(self, held: Held, name: str, doc_ids: list[str]) -> None:
+        """Take them out of `removed.json`."""
+        self._forget(name, REMOVED, doc_ids)
+
+    def touch(self, name: str) -> None:
+        """Write the time to `used-at` (this host's file: one host, one clock)."""
+        self.dir(name).mkdir(parents=True, exist_ok=True)
+        (self.dir(name) / USED_MARK).write_text(str(time.time()), "utf-8")
+
+    def unused(self, older_than_s: float) -> list[str]:
+        """The libraries whose `used-at` is at least `older_than_s` old."""
+        found = []
+        for mark in sorted((self.home / "libraries").glob(f"*/{USED_MARK}")):
+            with contextlib.suppress(OSError, ValueError):
+                if time.time() - float(mark.read_text("utf-8")) >= older_than_s:
+                    found.append(mark.parent.name)
+        return found
+
+    def _record(self, name: str, retired: Sequence[str], removed: Sequence[str]) -> None:
+        """Date the collections a publish retired and the documents it removed (now)."""
+        for file, names in ((RETIRED, retired), (REMOVED, removed)):
+            if names:
+                self._put_dated(name, file, {**self._dated(name, file), **dict.fromkeys(names, time.time())})
+
+    def _older(self, name: str, file: str, older_than_s: float) -> list[str]:
+        now = time.time()
+        return sorted(c for c, at in self._dated(name, file).items() if now - at >= older_than_s)
+
+    def _forget(self, name: str, file: str, names: list[str]) -> None:
+        gone = set(names)
+        self._put_dated(name, file, {c: at for c, at in self._dated(name, file).items() if c not in gone})
+
+    def _dated(self, name: str, file: str) -> dict[str, float]:
         with contextlib.suppress(ValueError, OSError):
-            return dict(json.loads((self.dir(name) / "retired.json").read_text("utf-8")))
+            return dict(json.loads((self.dir(name) / file).read_text("utf-8")))
         return {}
 
-    def _retire(self, name: str, collections: list[str]) -> None:
-        """Record `collections` as retired now (a publish replaced them)."""
-        if collections:
-            self._put_retired(name, {**self._retired(name), **dict.fromkeys(collections, time.time())})
-
-    def _put_retired(self, name: str, retired: dict[str, float]) -> None:
-        atomic_write(self.dir(name) / "retired.json", json.dumps(retired))
+    def _put_dated(self, name: str, file: str, dated: dict[str, float]) -> None:
+        atomic_write(self.dir(name) / file, json.dumps(dated))
 
     @contextlib.contextmanager
     def lock(self, name: str) -> Iterator[Held]:

@@ -97,13 +97,14 @@ class SharedCatalog(LocalCatalog):
 
     def publish(self, held: Held, name: str, new: Publication) -> object:
         """Upsert the manifest record after checking the lease and the version (a read, then a
-        write: Chroma has no conditional write, so this narrows the race without closing it)."""
+        write: Chroma has no conditional write, so this narrows the race without closing it). The
+        retired collections and removed documents are dated in this host's files, as on one host."""
         if isinstance(held, _Lease):
             held.confirm()
         got = self.records.get(ids=[f"manifest:{name}"], include=["metadatas"])
         found = int(got["metadatas"][0]["version"]) if got["ids"] else 0
         new.replaces(name, found)
-        self._retire(name, new.retired)
+        self._record(name, new.retired, new.removed)
         stamp = f"{new.version}-{uuid.uuid4().hex[:12]}"
         meta = {"kind": "manifest", "library": name, "version": new.version, "stamp": stamp}
         self._put(f"manifest:{name}", new.manifest_json, meta)

@@ -5,6 +5,8 @@ Tables (created idempotently, one replica at a time):
     longqa_libraries       name, version, stamp, manifest (JSON text), published_at
     longqa_library_pending library, doc_id: vectors an unpublished update added
     longqa_library_retired collection, library, retired_at: collections a publish replaced
+    longqa_library_removed library, doc_id, removed_at: documents a publish removed (vectors kept a while)
+    longqa_library_used    library, used_at: a library made for inline texts, when any replica last used it
     longqa_texts           doc_id (content hash), body (the document's JSON), touched_at
     longqa_text_refs       library, doc_id: a text's references (its count is its rows)
     longqa_chunkings       id (content hash, size, settings), doc_id, payload
@@ -16,7 +18,7 @@ Tables (created idempotently, one replica at a time):
   documents keeps a working session alive and fails on a dead one.
 - Publishing is a compare-and-set on the version (`UPDATE ... WHERE version = expected`), made on the
   lock's own connection, in one transaction with the pending marks cleared, the text references
-  replaced and the retired collections recorded: a stale writer gets 0 rows (or a dead connection)
+  replaced and the retired collections and removed documents recorded: a stale writer gets 0 rows (or a dead connection)
   and publishes nothing.
 - Texts and chunkings are rows keyed by content hash, in PostgreSQL rather than Chroma records:
   bounded (one row per text, no 16 KiB or 300-record caps), transactional with the references, and
@@ -57,6 +59,11 @@ SCHEMA = [
         library TEXT NOT NULL, doc_id TEXT NOT NULL, PRIMARY KEY (library, doc_id))""",
     """CREATE TABLE IF NOT EXISTS longqa_library_retired (
         collection TEXT PRIMARY KEY, library TEXT NOT NULL, retired_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
+    """CREATE TABLE IF NOT EXISTS longqa_library_removed (
+        library TEXT NOT NULL, doc_id TEXT NOT NULL, removed_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        PRIMARY KEY (library, doc_id))""",
+    """CREATE TABLE IF NOT EXISTS longqa_library_used (
+        library TEXT PRIMARY KEY, used_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
     """CREATE TABLE IF NOT EXISTS longqa_texts (
         doc_id TEXT PRIMARY KEY, body TEXT NOT NULL, touched_at TIMESTAMPTZ NOT NULL DEFAULT now())""",
     """CREATE TABLE IF NOT EXISTS longqa_text_refs (
@@ -67,6 +74,9 @@ SCHEMA = [
         id TEXT PRIMARY KEY, doc_id TEXT NOT NULL, payload TEXT NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS longqa_chunkings_doc ON longqa_chunkings (doc_id)",
 ]
+
+
+LIBRARY_TABLES = ("longqa_library_pending", "longqa_text_refs", "longqa_library_removed", "longqa_library_used")
 
 
 class CatalogUnavailable(RuntimeError):
@@ -185,8 +195,8 @@ class PostgresCatalog(LocalCatalog):
         return row[0] if row else None
 
     def publish(self, held: Held, name: str, new: Publication) -> object:
-        """The compare-and-set, with its pending marks, references and retired collections, in one
-        transaction on the lock's connection."""
+        """The compare-and-set, with its pending marks, references, retired collections and removed
+        documents, in one transaction on the lock's connection."""
         conn, stamp = _session(held).conn, f"{new.version}-{uuid.uuid4().hex[:12]}"
         try:
             with conn.transaction():
@@ -213,6 +223,11 @@ class PostgresCatalog(LocalCatalog):
                     "INSERT INTO longqa_library_retired (collection, library) SELECT unnest(%s::text[]), %s "
                     "ON CONFLICT (collection) DO NOTHING",
                     (new.retired, name),
+                )
+                conn.execute(
+                    "INSERT INTO longqa_library_removed (library, doc_id) SELECT %s, unnest(%s::text[]) "
+                    "ON CONFLICT (library, doc_id) DO UPDATE SET removed_at = now()",
+                    (name, list(new.removed)),
                 )
         except psycopg.errors.ForeignKeyViolation as e:
             raise StalePublish(f"library {name}: a member's text was forgotten meanwhile; update again") from e
@@ -249,12 +264,43 @@ class PostgresCatalog(LocalCatalog):
         """Delete their rows, on the lock's connection."""
         self._locked(held, "DELETE FROM longqa_library_retired WHERE collection = ANY(%s)", (collections,))
 
+    def removed(self, name: str, older_than_s: float) -> list[str]:
+        """Documents removed at least `older_than_s` ago by the database's clock."""
+        rows = self._all(
+            "SELECT doc_id FROM longqa_library_removed WHERE library = %s "
+            "AND removed_at <= now() - make_interval(secs => %s) ORDER BY doc_id",
+            (name, float(older_than_s)),
+        )
+        return [r[0] for r in rows]
+
+    def forget_removed(self, held: Held, name: str, doc_ids: list[str]) -> None:
+        """Delete their rows, on the lock's connection."""
+        self._locked(
+            held, "DELETE FROM longqa_library_removed WHERE library = %s AND doc_id = ANY(%s)", (name, doc_ids)
+        )
+
+    def touch(self, name: str) -> None:
+        """One upsert of the library's last use, seen by every replica (no lock)."""
+        self._write(
+            "INSERT INTO longqa_library_used (library) VALUES (%s) ON CONFLICT (library) DO UPDATE SET used_at = now()",
+            (name,),
+        )
+
+    def unused(self, older_than_s: float) -> list[str]:
+        """Libraries whose last use, on any replica, is at least `older_than_s` old (the database's clock)."""
+        rows = self._all(
+            "SELECT library FROM longqa_library_used WHERE used_at <= now() - make_interval(secs => %s) "
+            "ORDER BY library",
+            (float(older_than_s),),
+        )
+        return [r[0] for r in rows]
+
     def drop(self, held: Held, name: str) -> None:
         """The library's rows go in one transaction (its references with them), then this host's caches."""
         conn = _session(held).conn
         try:
             with conn.transaction():
-                for table in ("longqa_library_pending", "longqa_text_refs"):
+                for table in LIBRARY_TABLES:
                     conn.execute(f"DELETE FROM {table} WHERE library = %s", (name,))
                 conn.execute("DELETE FROM longqa_libraries WHERE name = %s", (name,))
         except psycopg.OperationalError as e:

@@ -14,8 +14,9 @@ catalog's update lock, so two processes (or replicas) updating one library queue
   3. the new manifest is published, a compare-and-set on the version it started from: this is the
      moment the version moves (a writer that lost its lock, or found a newer version, publishes
      nothing and removes what it added: retrieval/library_gc.py);
-  4. only then are the removed documents' vectors deleted; a collection a rebuild replaced is kept
-     for a grace period, since a reader may still hold the manifest that names it.
+  4. the removed documents' vectors, and a collection a rebuild replaced, are kept for a grace
+     period, since a reader may still hold the manifest that lists them; a later update on the index
+     path deletes them (retrieval/library_gc.py), never a question.
 A reader reads the manifest once per search and keeps to the documents it lists: it sees one
 complete version (an update killed before step 3 leaves the previous one; the next clears its
 leftovers). A question over files whose stats match the manifest is a reader (`unchanged`).
@@ -46,7 +47,7 @@ from .batch_embed import prepare_part
 from .catalog import Held, LockLost, Publication, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
-from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_retired
+from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_expired, delete_library
 from .library_vectors import VectorBatch
 from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
@@ -54,7 +55,6 @@ from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
-USED_MARK = "used-at"  # a library made for inline texts: when it was last used
 SHARED_RECHECK_S = 1.0  # with a Chroma server: how stale a replica's view of a manifest may be
 _published: set[tuple] = set()  # (library directory, stamp) of versions this process wrote
 
@@ -219,17 +219,22 @@ class Library:
         dense: bool = True,
         remove_missing: bool = True,
         progress: Progress | None = None,
+        collect: bool = True,
     ) -> Update:
         """Make the library hold `members` (None: keep the members it has) and be searchable at
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
-        Publishes a new version only when something changed, and clears what a killed update left."""
+        Publishes a new version only when something changed, and clears what a killed update left;
+        with `collect` (the index path; a question passes False) also what outlived its grace."""
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._update_lock:
             self._writes = Writes()
             try:
                 with self.catalog.lock(self.name) as held:
                     self._held = held
-                    return self._update(members, set(granularities), dense, remove_missing, progress)
+                    update = self._update(members, set(granularities), dense, remove_missing, progress)
+                    if collect:
+                        collect_expired(self, held, self._read_under_lock())
+                    return update
             except (LockLost, StalePublish) as e:  # another replica holds the lock, or published, now
                 log.warning("library %s: %s; removing what this update added", self.name, e)
                 abandon(self, self._writes)
@@ -251,6 +256,8 @@ class Library:
 
     def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
         old = self._read_under_lock()
+        if old.version == 0:  # new, or deleted by another replica since: no handle from before is valid
+            self.forget_caches()
         update = Update(version=old.version)
         documents, loaded = self._members(old, members, remove_missing, update, progress)
         old_ids, new_ids = old.doc_ids(), list(dict.fromkeys(e.doc_id for _, e in sorted(documents.items())))
@@ -285,20 +292,18 @@ class Library:
                 g, name, new_ids, vectors_for, want_dense, old.version + 1, loaded, names, update, progress
             )
         if not members_changed and parts == old.parts and documents == old.documents:
-            collect_retired(self, self._held)
             return update
         gone = sorted(set(old_ids) - set(new_ids))
         manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
         retired = [p.collection for g, p in old.parts.items() if g in parts and parts[g].collection != p.collection]
         self.store.share(new_ids)  # every text the manifest names is in a shared catalog before it is published
         text = manifest.model_dump_json(indent=1)
-        new = Publication(text, manifest.version, old.version, new_ids, retired)
+        new = Publication(text, manifest.version, old.version, new_ids, retired, gone)
         stamp = self.catalog.publish(self._held, self.name, new)
         _published.add((str(self.dir), stamp))  # the version moved: a compare-and-set on `old.version`
         self._read_cache = None
         update.version, update.published = manifest.version, True
         clear_after_publish(self, manifest, old)
-        collect_retired(self, self._held)
         return update
 
     def _read_under_lock(self) -> Manifest:
@@ -430,21 +435,16 @@ class Library:
         return lambda done, total: checking(Event("embedding", message.format(done, total), done, total, source))
 
     def touch(self) -> None:
-        """Mark a library made for inline texts as used now (see `forget_unused`)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / USED_MARK).write_text(str(time.time()), "utf-8")
+        """Record in the catalog that this library, made for inline texts, was used now (`forget_unused`)."""
+        self.catalog.touch(self.name)
 
     def delete(self) -> None:
-        """Remove the library: its collections and its files (the documents' cached parts stay)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        with self._update_lock, self.catalog.lock(self.name) as held:
-            retired = self.catalog.retired(self.name, 0.0)
-            for collection in [p.collection for p in self._read_under_lock().parts.values()] + retired:
-                with contextlib.suppress(Exception):
-                    self.store.client.delete_collection(collection)
-            self.catalog.forget_retired(held, self.name, retired)
-            with self._lock:
-                self._collections.clear()
-                self._bm25.clear()
-                self._read_cache = None
-            self.catalog.drop(held, self.name)
+        """Remove the library: its collections and its catalog entries (the documents' cached parts stay)."""
+        delete_library(self)
+
+    def forget_caches(self) -> None:
+        """Drop this process's handles, BM25 indexes and manifest of the library."""
+        with self._lock:
+            self._collections.clear()
+            self._bm25.clear()
+            self._read_cache = None

@@ -1,12 +1,16 @@
-"""What a library's update clears, on the index path only (a question never runs any of it):
+"""What a library's update clears:
 
-- before it changes anything, what a killed update left: vectors it added but never published
-  (its pending marks), removals it published but did not finish;
-- after it publishes, the removed documents' vectors and BM25 versions no manifest names;
-- collections a publish replaced, once `RETIRE_AFTER_S` has passed since (a reader may still hold
-  the manifest that names the old one: a question reads its manifest once and keeps it for its run);
+- before it changes anything (every update, a question's too: it is the update's own recovery),
+  what a killed update left: vectors it added but never published (its pending marks);
+- after it publishes, this host's BM25 versions neither it nor the previous version names;
 - after its lock was lost or its publish found a newer version (a stale writer): what it added
-  itself, under the lock again, so it leaves no stray vectors.
+  itself, under the lock again, so it leaves no stray vectors;
+- on the index path only (`collect_expired`: an index run, never a question): collections a publish
+  replaced and the vectors of documents a publish removed, once `RETIRE_AFTER_S` has passed since
+  (a reader may still hold the manifest that lists them: a question reads its manifest once and
+  keeps it for its run), and libraries made for inline texts that were not used for a while.
+Vectors of a document removed less than `RETIRE_AFTER_S` ago are never deleted by the first two
+either: a reader of the manifest before the removal may still search them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import shutil
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -53,34 +56,45 @@ def delete_documents(collection: Any, doc_ids: list[str]) -> None:
         collection.delete(where={"doc_id": {"$in": doc_ids[i : i + DELETE_BATCH]}})
 
 
+def unheld(library: Library, doc_ids: set[str], current: Manifest) -> list[str]:
+    """Those of `doc_ids` whose vectors no reader can need: not members of the `current` version,
+    nor removed by a publish whose grace has not passed (an older manifest may list them)."""
+    return sorted(doc_ids - set(current.doc_ids()) - set(library.catalog.removed(library.name, 0.0)))
+
+
 def clear_leftovers(library: Library, current: Manifest, held: Held) -> None:
-    """Before changing anything: vectors an earlier update added but never published (it was
-    killed), and removals a killed update published but did not finish."""
-    leftovers = set(current.removed) | library.catalog.pending(library.name)
-    leftovers -= set(current.doc_ids())
+    """Before changing anything: vectors an earlier update added but never published (it was killed)."""
+    pending = library.catalog.pending(library.name)
+    leftovers = unheld(library, pending, current) if pending else []
     if leftovers:
-        delete_vectors(library, [(g, p) for g, p in current.parts.items() if p.dense], sorted(leftovers))
+        delete_vectors(library, [(g, p) for g, p in current.parts.items() if p.dense], leftovers)
     library.catalog.clear_pending(held, library.name)
 
 
 def clear_after_publish(library: Library, manifest: Manifest, old: Manifest) -> None:
-    """The removed documents' vectors, and BM25 versions neither this nor the previous version names."""
-    if manifest.removed:
-        delete_vectors(library, [(g, p) for g, p in manifest.parts.items() if p.dense], manifest.removed)
+    """This host's BM25 versions neither this nor the previous version names (the removed documents'
+    vectors wait for `collect_expired`: a reader of the previous version may still search them)."""
     keep = {p.bm25 for p in manifest.parts.values()} | {p.bm25 for p in old.parts.values()}
     for entry in library.dir.iterdir():
         if entry.is_dir() and entry.name.startswith("g") and entry.name not in keep:
             shutil.rmtree(entry, ignore_errors=True)  # readers of the previous version keep theirs
 
 
-def collect_retired(library: Library, held: Held) -> list[str]:
-    """Delete the collections retired at least `RETIRE_AFTER_S` ago; return their names."""
+def collect_expired(library: Library, held: Held, current: Manifest) -> list[str]:
+    """The index path's clean-up under the lock: delete the collections retired, and the vectors of
+    the documents removed, at least `RETIRE_AFTER_S` ago (a document that is a member of `current`
+    again keeps its vectors). Returns the collections deleted."""
     gone = library.catalog.retired(library.name, RETIRE_AFTER_S)
     for name in gone:
         with contextlib.suppress(Exception):  # already gone
             library.store.client.delete_collection(name)
     if gone:
         library.catalog.forget_retired(held, library.name, gone)
+    due = library.catalog.removed(library.name, RETIRE_AFTER_S)
+    members, dense = set(current.doc_ids()), [(g, p) for g, p in current.parts.items() if p.dense]
+    if due:
+        delete_vectors(library, dense, [d for d in due if d not in members])
+        library.catalog.forget_removed(held, library.name, due)
     return gone
 
 
@@ -93,7 +107,8 @@ def abandon(library: Library, writes: Writes) -> None:
     try:
         with library.catalog.lock(library.name):
             current = library._read_under_lock()
-            members = set(current.doc_ids())
+            awaiting = set(library.catalog.removed(library.name, 0.0))  # a reader may still search them
+            members = set(current.doc_ids()) | awaiting
             named = {p.collection: g for g, p in current.parts.items()}
             for name in writes.created - set(named):
                 with contextlib.suppress(Exception):
@@ -108,17 +123,31 @@ def abandon(library: Library, writes: Writes) -> None:
 
 
 def forget_unused(store: IndexStore, older_than_s: float, keep: set[str] = frozenset()) -> int:
-    """Delete the libraries made for inline texts that were not used for `older_than_s` seconds."""
-    from .library import USED_MARK, Library
+    """Delete the libraries made for inline texts that were not used for `older_than_s` seconds (by
+    the catalog's record of their last use: with PostgreSQL, any replica's); return how many. Each
+    is checked again under its lock, so one used meanwhile stays."""
+    from .library import Library
 
     removed = 0
-    for mark in (store.settings.home / "libraries").glob(f"*/{USED_MARK}"):
-        name = mark.parent.name
-        try:
-            age = time.time() - float(mark.read_text("utf-8"))
-        except (OSError, ValueError):
-            continue
-        if age >= older_than_s and name not in keep:
-            Library(store, name).delete()
-            removed += 1
+    for name in store.catalog.unused(older_than_s):
+        if name not in keep:
+            removed += delete_library(Library(store, name), unused_for=older_than_s)
     return removed
+
+
+def delete_library(library: Library, unused_for: float | None = None) -> bool:
+    """Remove a library: its collections, retired ones included, and its catalog entries (the
+    documents' cached parts stay). With `unused_for`, only if it is still unused that long."""
+    library.dir.mkdir(parents=True, exist_ok=True)
+    catalog = library.catalog
+    with library._update_lock, catalog.lock(library.name) as held:
+        if unused_for is not None and library.name not in catalog.unused(unused_for):
+            return False
+        retired = catalog.retired(library.name, 0.0)
+        for collection in [p.collection for p in library._read_under_lock().parts.values()] + retired:
+            with contextlib.suppress(Exception):
+                library.store.client.delete_collection(collection)
+        catalog.forget_retired(held, library.name, retired)
+        library.forget_caches()
+        catalog.drop(held, library.name)
+    return True

@@ -135,8 +135,10 @@ def index_library(
     library made for this input (the same files and patterns find the same library again). Only new
     and changed files are read and embedded; removed ones leave it. A file named directly that cannot
     be read is an error; one found in a folder is skipped with its reason. A `reader` (a question)
-    over input whose stats match the published manifest takes no lock and writes nothing; it
-    collects expired inline texts only when its update wrote a new version."""
+    over input whose stats match the published manifest takes no lock and writes nothing (but the
+    inline library's last use), and never collects garbage, even when its input changed and it
+    updated: expired inline texts, replaced collections and removed documents' vectors are collected
+    by index runs."""
     store = store_for(settings)
     found, skipped = _files(state, settings)
     documents = [
@@ -153,7 +155,7 @@ def index_library(
     name_of = {m.key: m.source for m in members}
     members += document_members(documents)
     update = (reader and library.unchanged(members, granularities)) or library.update(
-        members, granularities, progress=progress
+        members, granularities, progress=progress, collect=not reader
     )
     named = {shown_name(str(f), settings) for f in found.named}
     for s in update.skipped:  # a file the caller named itself cannot be read: that is the answer
@@ -164,8 +166,8 @@ def index_library(
             store.remember_inline(document)
         library.touch()
     # inline texts are kept (indexed, for follow-ups) only as long as the deployment says; collected
-    # on the write path only, so a question over unchanged input stays a reader
-    if update.published or not reader:
+    # by index runs only: a question never runs garbage collection, even when its input changed
+    if not reader:
         forget_unused(store, settings.inline_keep_s, keep={library.name})
         store.forget_inline(settings.inline_keep_s, keep={d.doc_id for d in documents})
     skipped += [Skipped(shown_name(s.path, settings), s.reason) for s in update.skipped]
@@ -277,7 +279,7 @@ def _named(store, name: str, subset: bool, found: FileSet, skipped, settings: Se
     legacy = store.settings.home / "collections" / f"{name}.json"
     if not library.exists() and legacy.exists():  # a collection indexed before libraries: made one once
         members = document_members(store.document(d) for d in json.loads(legacy.read_text("utf-8")))
-        library.update(members, [settings.primary_granularity])
+        library.update(members, [settings.primary_granularity], collect=False)
     manifest = library.manifest()
     if not library.exists() or not manifest.documents:
         raise InputError(f"no collection named {name!r} (create one with `longqa index --collection`)")

@@ -54,6 +54,20 @@ def test_the_files_catalog_publishes_only_over_the_version_it_started_from(tmp_p
     assert catalog.retired("lib", 0.0) == []
 
 
+def test_the_files_catalog_dates_removed_documents_and_last_uses(tmp_path: Path) -> None:
+    catalog = LocalCatalog(tmp_path)
+    with catalog.lock("lib") as held:
+        catalog.publish(held, "lib", Publication(json.dumps({"version": 1}), 1, 0, ["d1", "d2"], []))
+        catalog.publish(held, "lib", Publication(json.dumps({"version": 2}), 2, 1, ["d1"], [], ["d2"]))
+    assert catalog.removed("lib", 0.0) == ["d2"] and catalog.retired("lib", 0.0) == []
+    assert catalog.removed("lib", 3600.0) == [], "removed moments ago: its vectors kept for the grace period"
+    with catalog.lock("lib") as held:
+        catalog.forget_removed(held, "lib", ["d2"])
+    assert catalog.removed("lib", 0.0) == []
+    catalog.touch("inline-x")
+    assert catalog.unused(0.0) == ["inline-x"] and catalog.unused(3600.0) == []
+
+
 def test_lock_keys_are_stable_and_distinct() -> None:
     assert lock_key("reports") == lock_key("reports") != lock_key("reports2")
     assert -(2**63) <= lock_key("x" * 128) < 2**63

@@ -451,6 +451,8 @@ def test_inline_texts_are_kept_only_as_long_as_the_setting_says(tmp_path):
     run(home, {"question": QUESTION, "texts": ["Another text about harbours and their cranes."]}, inline_keep_s=60)
     assert doc_dir.exists()  # a question over an input already indexed is a reader: it collects nothing
     run(home, {"question": QUESTION, "texts": ["A third text, about tugboats."]}, inline_keep_s=60)
-    assert not doc_dir.exists()  # past it, at the next write: its text, chunks and vectors are gone
+    assert doc_dir.exists()  # a question over new input writes it, but never runs garbage collection
+    index_graph.invoke({"texts": ["A fourth text, about pilots."]}, context={"home": str(home), "inline_keep_s": 60})
+    assert not doc_dir.exists()  # past it, at the next index run: its text, chunks and vectors are gone
     again = run(home, {"question": QUESTION, "texts": [LIGHTHOUSE]})  # and it is simply indexed again when sent
     assert again["status"] == "evidence-only" and (doc_dir / "document.json").exists()
