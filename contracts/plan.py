@@ -228,6 +228,8 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     if qtype == "multi-source":
         workflow, k = "split", settings.sub_question_k
         reasons.append(f"multi-source: split into sub-questions, {each}, then aggregate")
+    elif qtype == "multi-bridge" and settings.multi_bridge == "bridges":
+        reasons.append("multi-bridge: one retrieval, bridge expansion standing in for the hops")
     elif qtype == "multi-bridge":
         workflow, k = "stepwise", settings.hop_k
         per_hop = f"{per_query(budget, settings.max_hops)} tokens" if budget else f"{k} chunks"

@@ -52,6 +52,12 @@ class ResearchSettings(BaseModel):
         description="step-wise: the reasoner's answer is final, or the generator answers from the hops' passages "
         "(alone, or with the reasoner's notes: the default, measured with Qwen2.5-Coder-0.5B, evals/README.md)",
     )
+    multi_bridge: Literal["stepwise", "bridges"] = Field(
+        default="bridges",
+        description="multi-bridge questions: one retrieval with bridge expansion (the LLM-free stand-in for the hops) "
+        "read by the generator, the default: measured with Qwen2.5-Coder-0.5B, evals/README.md; or OkraLong's "
+        "step-wise reasoner (one retrieval per hop)",
+    )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",

@@ -87,5 +87,6 @@ def oracle_settings(item: EvalItem, uid: str, settings: Settings) -> Settings | 
     register_model(name, lambda: model)
     # the first retrieval is the question itself; then one hop per gold step, and one to stop
     hops = max(settings.max_hops, len(oracle["queries"]) + 1)
-    # retrieval only: nothing it "answers" is an answer to ground
-    return settings.model_copy(update={"model": name, "analyzer": "llm", "max_hops": hops, "grounding": "off"})
+    # retrieval only: nothing it "answers" is an answer to ground; a multi-bridge item walks its gold hops
+    update = {"model": name, "analyzer": "llm", "max_hops": hops, "grounding": "off", "multi_bridge": "stepwise"}
+    return settings.model_copy(update=update)

@@ -306,6 +306,9 @@ def run_graph(graph_home, report):
             "home": str(graph_home),
             "strategy": "adaptive-precise",
             "analyzer": "auto",
+            # the graph tests walk OkraLong's step-wise route for multi-bridge questions; the default
+            # (one retrieval with bridge expansion) has its own tests in test_graph_routes.py
+            "multi_bridge": "stepwise",
             **settings,
         }
         return (graph or compiled).invoke(state, config, context=context)

@@ -219,6 +219,20 @@ def test_stepwise_answer_is_the_reasoners(run_graph, scripted):
     assert "Where was Amelie Kortsen born?" in retrieved[1]
 
 
+def test_multi_bridge_default_is_one_retrieval_with_bridge_expansion(run_graph, scripted):
+    """The default for a multi-bridge question (measured with a real model): one hybrid retrieval whose
+    bridge expansion stands in for the hops, read by the generator; no reasoner call."""
+    name, model = scripted(
+        {"analyzer": analyzer_reply("multi-bridge"), "reasoner": answer_on_second_hop, "generator": ANSWER}
+    )
+    out = run_graph("Where was the lighthouse keeper of Port Verrin born?", model=name, multi_bridge="bridges")
+    assert out["plan"]["workflow"] == "direct" and out["plan"]["bridge_seeds"] > 0
+    assert "reasoner" not in model.calls and "reason_step" not in out["route"]
+    assert out["route"].count("retrieve") == 1 and out["route"][-4:] == ["generate", "ground", "self_route", "respond"]
+    assert any("bridge expansion standing in for the hops" in r for r in out["plan"]["reasons"])
+    assert out["status"] == "answered" and out["answer"] == "Amelie Kortsen"
+
+
 PRESET_ROUTES = {
     "rag": ["prepare", "organize", "retrieve", "process_context", *TAIL],
     "self-route": ["prepare", "organize", "retrieve", "process_context", *TAIL],

@@ -15,7 +15,9 @@ from longqa.llm.budget import overheads
 from longqa.nodes.organize import organize
 
 SETTINGS = Settings(model="scripted", strategy="adaptive-precise")
-OKRALONG = SETTINGS.model_copy(update={"selection": "k"})  # the paper's fixed k and granularity rule
+OKRALONG = SETTINGS.model_copy(
+    update={"selection": "k", "multi_bridge": "stepwise"}
+)  # the paper's k, granularity rule, hops
 QUESTION_TYPES = ["extractive", "arithmetic", "summarizing", "multi-source", "multi-bridge"]
 
 
@@ -149,6 +151,7 @@ def test_paper_numbers_are_settings():
         max_hops=2,
         extension_tokens=32,
         selection="k",
+        multi_bridge="stepwise",
     )
     p = plan(analysis("extractive", "no", "semantic"), tuned, "adaptive")
     assert (p.k, p.granularity, p.weights) == (7, 300, (4.0, 1.0))
@@ -170,12 +173,16 @@ def _organize(state: dict, settings: Settings) -> dict:
 
 def test_organize_node_writes_the_plan_as_data():
     a = analysis("multi-bridge", "no", "exact")
-    out = _organize({"analysis": a.model_dump(), "question": "q"}, SETTINGS)
-    assert "route" not in out  # a node returns only its own update: the graph's wrapper adds the route
-    # the pure plan, sized to the question budget with the question's own prompt overheads
-    assert out["plan"] == sized_plan(plan(a, SETTINGS), overheads("q"), SETTINGS).model_dump()
-    assert out["plan"]["overheads"]["generate"] > 0 and out["plan"]["question_budget"] == SETTINGS.question_budget
-    assert "stepwise" in out["trace"][0]
+    for settings, workflow in (
+        (SETTINGS, "direct"),
+        (SETTINGS.model_copy(update={"multi_bridge": "stepwise"}), "stepwise"),
+    ):
+        out = _organize({"analysis": a.model_dump(), "question": "q"}, settings)
+        assert "route" not in out  # a node returns only its own update: the graph's wrapper adds the route
+        # the pure plan, sized to the question budget with the question's own prompt overheads
+        assert out["plan"] == sized_plan(plan(a, settings), overheads("q"), settings).model_dump()
+        assert out["plan"]["overheads"]["generate"] > 0 and out["plan"]["question_budget"] == settings.question_budget
+        assert out["trace"][0].startswith(f"organize[adaptive-precise]: {workflow},")
 
 
 NO_LLM = Settings(model=None)
@@ -216,7 +223,7 @@ BUDGET_CASES = [
     ("arithmetic", (SETTINGS.evidence_budget, 2)),
     ("summarizing", (SETTINGS.contextual_budget, 2)),
     ("multi-source", (SETTINGS.evidence_budget, 0)),
-    ("multi-bridge", (SETTINGS.evidence_budget, 0)),
+    ("multi-bridge", (SETTINGS.evidence_budget, 2)),  # one retrieval with bridge expansion (multi_bridge=bridges)
 ]
 
 
@@ -246,3 +253,16 @@ def test_organize_with_llm_keeps_the_workflow():
     assert out["plan"]["workflow"] == "split"
     out = _organize({"question": "q", "strategy": "lc"}, SETTINGS)
     assert out["plan"]["workflow"] == "long_context" and out["plan"]["strategy"] == "lc"
+
+
+@pytest.mark.parametrize("evidence", ["yes", "no"])
+def test_multi_bridge_by_bridge_expansion_is_one_direct_retrieval(evidence):
+    bridged = SETTINGS.model_copy(update={"multi_bridge": "bridges"})
+    p = plan(analysis("multi-bridge", evidence), bridged, "adaptive-precise")
+    assert (p.workflow, p.budget, p.bridge_seeds) == ("direct", bridged.evidence_budget, bridged.bridge_seeds)
+    assert p.extract and not p.filter and p.fallback  # the multi-bridge perspectives and the precise fallback stay
+    assert any("bridge expansion standing in for the hops" in r for r in p.reasons)
+    hops = plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"multi_bridge": "stepwise"}), "adaptive")
+    assert hops.workflow == "stepwise" and hops.bridge_seeds == 0
+    for strategy in ("rag", "self-route", "longrag"):  # presets never read it
+        assert plan(analysis("multi-bridge"), bridged, strategy).workflow == "direct"
