@@ -129,12 +129,28 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
-    return _answered(text, kept, shown, trace, state["question"])
+    return _answered(text, kept, shown, trace, state["question"], extracted_from(state))
 
 
-def _answered(text: str, kept: list[Evidence], shown: list, trace: list[str], question: str) -> dict:
+def extracted_from(state: State) -> list[Evidence]:
+    """The source paragraphs LongRAG's extractor read to write the global information the generator
+    was shown (none when it wrote none): an answer taken from I_g is theirs to support."""
+    if not state.get("global_info"):
+        return []
+    return [{k: v for k, v in s.items() if k != "reader"} for s in state.get("shown") or [] if s["reader"] == "extract"]
+
+
+def _answered(
+    text: str,
+    kept: list[Evidence],
+    shown: list,
+    trace: list[str],
+    question: str,
+    paragraphs: list[Evidence] | None = None,
+) -> dict:
     """The reply read as an answer and the passages it cites (corrected where the reply named a passage
-    that does not hold its words and another it read does), or the run ended with the reason."""
+    that does not hold its words and another it read does, or where only a source paragraph the extractor
+    read holds them), or the run ended with the reason."""
     answer, cited, named = split_citations(text, kept)
     if not answer:
         return _failed(f"generate: the reply names sources but gives no answer ({text[:80]!r})", kept, shown, trace)
@@ -143,6 +159,9 @@ def _answered(text: str, kept: list[Evidence], shown: list, trace: list[str], qu
         answer, cited = "unanswerable", []
     elif named:
         cited, added = attributed(answer, cited, kept, question)
+    if paragraphs and cited:  # measured: MuSiQue answers read from I_g were declined as unsupported by the chunks
+        cited, from_paragraphs = attributed(answer, cited, list(paragraphs), question)
+        added += from_paragraphs
     trace.append(
         f"generate: {len(answer.split())} words from {len(kept)} passage(s)"
         + ("" if named or not cited else "; no sources named, citing all passages shown")

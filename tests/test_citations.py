@@ -100,3 +100,42 @@ def test_the_graph_cites_the_passage_holding_the_answer_when_the_reply_names_ano
     out = run_graph(model=name, strategy="rag", inputs=inputs)
     assert [c["id"] for c in out["citations"]] == [*holding, others[0]]
     assert any("which the reply did not name" in line for line in out["trace"])
+
+
+def _passage(pid: str, text: str) -> dict:
+    return {"id": pid, "text": text, "doc_id": "d", "source": "d.txt", "start": 0, "end": len(text), "score": 1.0}
+
+
+def test_an_answer_taken_from_the_extractors_paragraphs_cites_the_paragraph():
+    """The generator also reads LongRAG's I_g, written from whole source paragraphs: an answer whose words
+    only such a paragraph holds cites it first (measured: such MuSiQue answers were declined as unsupported
+    by the chunks), so the grounding check finds it supported; without I_g nothing changes."""
+    from longqa.llm.grounding import lexical_support
+    from longqa.nodes.generate import _answered, extracted_from
+
+    kept = [_passage("E1", "Kim Il-sung founded the state in 1948 and led it until 1994.")]
+    paragraph = _passage("P1", "Kim Jong-il was born to Kim Il-sung and his wife Kim Jong-suk in 1941.")
+    other = _passage("P2", "The Workers' Party held its congress in 1980.")
+    question = "Who is the wife of Kim Il-sung?"
+    state = {
+        "global_info": "Kim Il-sung's wife was Kim Jong-suk.",
+        "shown": [
+            {**kept[0], "reader": "generate"},
+            {**paragraph, "reader": "extract"},
+            {**other, "reader": "extract"},
+        ],
+    }
+    paragraphs = extracted_from(state)
+    assert [p["id"] for p in paragraphs] == ["P1", "P2"] and "reader" not in paragraphs[0]
+    out = _answered("Answer: Kim Jong-suk\nSources: E1", kept, [], [], question, paragraphs)
+    assert [c["id"] for c in out["citations"]] == ["P1", "E1"] and "P1, which the reply did not name" in out["trace"][0]
+    assert lexical_support(out["answer"], [c["text"] for c in out["citations"]], question).verdict == "supported"
+    # no global information: the extractor's paragraphs were not the generator's to read
+    assert extracted_from({**state, "global_info": None}) == []
+    out = _answered("Answer: Kim Jong-suk\nSources: E1", kept, [], [], question, [])
+    assert [c["id"] for c in out["citations"]] == ["E1"]
+    # an answer a paragraph does not hold either keeps the model's citation, for the grounding check to judge
+    out = _answered("Answer: Ri Sol-ju\nSources: E1", kept, [], [], question, paragraphs)
+    assert [c["id"] for c in out["citations"]] == ["E1"]
+    # a decline cites nothing, paragraphs or not
+    assert _answered("Answer: unanswerable", kept, [], [], question, paragraphs)["citations"] == []
