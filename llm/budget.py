@@ -146,6 +146,14 @@ def notes_room(text: str) -> int:
     return arithmetic.with_notes(default_counter().count(text))
 
 
+def generator_room(passages: Sequence[Mapping[str, Any]], granularity: int, global_info_cap: int) -> int:
+    """What the extractor keeps for the generator beside its share: the passages it will read (our
+    count) and the global information it is written (LongRAG's source paragraphs are longer than the
+    chunks: unkept, they took the generator's evidence)."""
+    counted = sum(default_counter().count(p["text"]) for p in passages)
+    return arithmetic.generator_reading(counted, granularity, global_info_cap)
+
+
 def _score(item: Any) -> float:
     return item["score"]
 

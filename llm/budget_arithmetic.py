@@ -189,6 +189,12 @@ def with_notes(note_tokens: int) -> int:
     return note_tokens + NOTE_TOKENS
 
 
+def generator_reading(evidence_tokens: int, granularity: int, global_info_cap: int) -> int:
+    """What a call before the generator keeps for it beyond its share (its prompt and one chunk): the
+    rest of the evidence it will read, and the global information the extractor writes for it."""
+    return max(0, evidence_tokens - granularity) + min(global_info_cap, GLOBAL_INFO_TOKENS)
+
+
 def retry_affordable(records: Sequence[dict[str, Any]], cap: int | None) -> bool:
     """A retry costs its prompt again: whether the attempts so far and one more fit `cap`."""
     if cap is None or not records:

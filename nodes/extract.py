@@ -13,6 +13,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import kept_evidence
+from longqa.llm.budget import generator_room
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.passages import as_data
 from longqa.prompts import longrag
@@ -36,16 +37,19 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     paragraphs = state.get("paragraphs") or state.get("evidence") or []
+    read_later = state.get("evidence") or []  # what the generator will read
     notes = []
     if plan.filter and state.get("verdicts"):
-        kept, _ = kept_evidence(state.get("evidence") or [], state["verdicts"])
-        paragraphs = surviving(paragraphs, kept) or paragraphs
-        notes.append(f"the {len(kept)} passage(s) the filter kept")
-    try:  # the best paragraphs that fit what is left of the question budget, beside the generator's share
+        read_later, _ = kept_evidence(read_later, state["verdicts"])
+        paragraphs = surviving(paragraphs, read_later) or paragraphs
+        notes.append(f"the {len(read_later)} passage(s) the filter kept")
+    # the best paragraphs that fit what is left of the question budget, beside the generator's passages and I_g
+    keep = generator_room(read_later, plan.granularity, settings.extract_max_tokens)
+    try:
         reply = yield ask(
             settings,
             "extract",
-            Prompt(paragraphs, lambda ps: [HumanMessage(extract_prompt(ps, state["question"]))]),
+            Prompt(paragraphs, lambda ps: [HumanMessage(extract_prompt(ps, state["question"]))], keep=keep),
             max_tokens=settings.extract_max_tokens,
         )
     except LLMError as e:

@@ -116,7 +116,7 @@ def test_plans_are_sized_by_the_reads_of_their_route():
 
 
 def test_a_step_wise_plan_under_a_budget_drops_the_extractor_and_says_why():
-    settings = Settings(model="scripted", question_budget=1900)
+    settings = Settings(model="scripted", question_budget=1900, multi_bridge="stepwise")
     p = plan(Analysis(question_type="multi-bridge"), settings)
     assert p.workflow == "stepwise" and p.extract
     sized = sized_plan(p, overheads(BRIDGE_Q), settings)
@@ -310,3 +310,24 @@ def test_a_call_the_budget_cannot_pay_for_is_not_sent(monkeypatch):
         with counted_by(settings):
             reply = call_llm(settings, "generate", messages, max_tokens=8, allowance=cost)
         assert reply.usage[0]["input_tokens"] == cost
+
+
+def test_the_extractor_leaves_the_generator_its_passages(tmp_path):
+    """LongRAG's source paragraphs are longer than the chunks: the extractor reads the best of them that
+    fit beside what the generator will read (its passages and I_g), so the generator is never left with
+    none of the evidence (it was, on a direct route with bridge expansion, and declined a right answer)."""
+    from longqa.graph.graph import graph
+    from tests.test_agent_embedding import FACTS, document_text
+
+    doc = tmp_path / "yearbook.md"
+    doc.write_text(document_text(list(FACTS.values())), "utf-8")
+    question = "How many passengers does the night ferry Gullwing carry?"
+    settings = Settings(model="scripted", home=tmp_path / "home", question_budget=1900)
+    out = graph.invoke({"question": question, "documents": [str(doc)]}, context=settings.model_dump())
+    assert out["plan"]["extract"] and out["status"] == "answered", out["trace"]
+    extracted = next(line for line in out["trace"] if line.startswith("extract:"))
+    assert "left out to fit the question budget" in extracted  # the paragraphs gave way, not the passages
+    assert not any(line.startswith("generate:") and "left out" in line for line in out["trace"]), out["trace"]
+    read = [s for s in out["shown"] if s["reader"] == "generate"]
+    assert {s["id"] for s in read} == {e["id"] for e in out["evidence"]}
+    assert sum(u["input_tokens"] for u in out["usage"]) <= 1900
