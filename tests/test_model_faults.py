@@ -47,7 +47,9 @@ def home(tmp_path_factory):
 
 
 def run(stub: OpenAIStub, home, question: str = QUESTION, texts=(LIGHTHOUSE, ORCHARD), **context) -> dict:
-    settings = {"model": MODEL, "base_url": stub.base_url, "home": str(home), "context_window": 8000, **context}
+    # multi-bridge questions walk OkraLong's step-wise calls here (their caps, echoes and notes are under test)
+    settings = {"model": MODEL, "base_url": stub.base_url, "home": str(home), "context_window": 8000}
+    settings |= {"multi_bridge": "stepwise", **context}
     return graph.invoke({"question": question, "texts": list(texts)}, context=settings)
 
 
