@@ -71,6 +71,19 @@ def prompt_kind(text: str) -> str:
     return next((kind for kind, marker in KIND_MARKERS if marker in text), "generator")
 
 
+def _without_history(context: str) -> str:
+    """The generator's context less the conversation so far: an answer comes from what was read now,
+    never from an earlier turn's question (which shares the most words with a follow-up)."""
+    if not context.startswith("Conversation so far:"):
+        return context
+    ends = [
+        i
+        for i in (context.find(h) for h in ("Global information (", "Reasoning steps so far:", "Retrieved passages:"))
+        if i > 0
+    ]
+    return context[min(ends) :] if ends else context
+
+
 def _words(text: str) -> set[str]:
     return set(bm25_tokens(text))
 
@@ -201,7 +214,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generator(self, text: str, messages: list[BaseMessage]) -> str:
         question = _section(text, "Question:").split("\n")[0].strip()
-        return self._answer(question, text.split("Question:")[0], "unanswerable" in text)
+        return self._answer(question, _without_history(text.split("Question:")[0]), "unanswerable" in text)
 
     def _calculator(self, text: str, messages: list[BaseMessage]) -> str:
         return json.dumps({"expression": "none", "sources": []})

@@ -330,8 +330,7 @@ def test_a_thread_starts_each_turn_afresh(graph_home, report):
 def test_an_error_turn_does_not_stick_to_the_thread(graph_home, report):
     graph = build_graph().compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "error-then-evidence"}}
-    # the step-wise route: with the conversation's history the scripted generator's pick names no passage
-    context = {"model": "scripted", "home": str(graph_home), "multi_bridge": "stepwise"}
+    context = {"model": "scripted", "home": str(graph_home)}
     failed = graph.invoke({"texts": [report]}, config, context=context)  # no question
     assert failed["status"] == "error"
     out = graph.invoke({"question": KEEPER_Q}, config, context={**context, "model": None})
