@@ -176,9 +176,15 @@ class Library:
         with self._lock:
             if key in self._verified:
                 return False
+        from chromadb.errors import NotFoundError
+
         try:  # a reader (a question) never creates a collection: a gone one is missing vectors
             missing = self.collection(granularity, part.collection, create=False).count() < part.n_units
         except LibraryChanged:
+            missing = True
+        except NotFoundError:  # deleted under a handle this process kept (another host collected it)
+            with self._lock:
+                self._collections.pop(part.collection, None)
             missing = True
         if missing:
             log.warning("library %s lost vectors at g=%s; adding them again", self.name, granularity)
