@@ -165,6 +165,22 @@ def test_a_question_over_unchanged_files_is_a_reader_it_takes_no_lock_and_collec
     assert locks == [first.library.name] and "report.md" in {Path(p).name for p in touched.update.unchanged}
 
 
+def test_a_collection_deleted_under_a_kept_handle_is_missing_vectors_not_an_error(docs, settings):
+    """Another host collected the library's collection while this process kept its handle: the reader's
+    check finds the vectors missing (Chroma's NotFoundError from count()), drops the handle, and the
+    update makes the vectors again; a question never fails on it."""
+    first = index_library({"documents": [str(docs)]}, settings, [G])
+    library, part = first.library, first.library.manifest().parts[G]
+    library.collection(G, part.collection, create=False)  # the handle this process keeps
+    library.store.client.delete_collection(part.collection)  # gone under it
+    library._verified.clear()  # checked once per version and client: this is the next client's check
+    assert library.vectors_missing(G, part) is True
+    assert part.collection not in library._collections
+    again = index_library({"documents": [str(docs)]}, settings, [G])
+    now = again.library.manifest().parts[G]
+    assert again.library.store.client.get_collection(now.collection).count() == now.n_units  # made again
+
+
 def test_a_scope_that_once_was_the_whole_library_never_searches_documents_added_later(docs, settings):
     index_library({"documents": [str(docs / "shops")], "collection": "notes"}, settings, [G])
     before = open_library({"collection": "notes"}, settings)
