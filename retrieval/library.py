@@ -14,14 +14,11 @@ catalog's update lock, so two processes (or replicas) updating one library queue
   3. the new manifest is published, a compare-and-set on the version it started from: this is the
      moment the version moves (a writer that lost its lock, or found a newer version, publishes
      nothing and removes what it added: retrieval/library_gc.py);
-  4. the removed documents' vectors, and a collection a rebuild replaced, are kept for a grace
-     period, since a reader may still hold the manifest that lists them; a later update on the index
-     path deletes them (retrieval/library_gc.py), never a question.
-A reader reads the manifest once per search and keeps to the documents it lists: it sees one
-complete version (an update killed before step 3 leaves the previous one; the next clears its
-leftovers). A question over files whose stats match the manifest is a reader (`unchanged`).
-
-The manifest, the lock and the pending marks live in the store's catalog (retrieval/catalog.py). A
+  4. removed documents' vectors and replaced collections are kept for a grace period (a reader may
+     hold the manifest listing them); the index path deletes them later (library_gc.py), never a question.
+A reader reads the manifest once per search and keeps to the documents it lists: one complete version
+(an update killed before step 3 leaves the previous one). A question over unchanged files is a reader.
+The manifest, the lock and the pending marks live in the store's catalog (retrieval/catalog.py); a
 replica checks a shared manifest's stamp at most once per `SHARED_RECHECK_S` and builds the BM25 of a
 version it has not seen from the members' chunkings (its cache, named by the version and a nonce).
 """
@@ -170,21 +167,18 @@ class Library:
         return collection
 
     def vectors_missing(self, granularity: int, part: Part) -> bool:
-        """The collection holds fewer vectors than the part needs: a Chroma server that was wiped or
-        replaced, a collection deleted by hand. Checked once per version and client."""
+        """Fewer vectors than the part needs (a Chroma server wiped or replaced, a collection deleted by
+        hand or by another host); checked once per version and client."""
         key = (part.bm25, self.store.client_generation)
         with self._lock:
             if key in self._verified:
                 return False
         from chromadb.errors import NotFoundError
 
-        try:  # a reader (a question) never creates a collection: a gone one is missing vectors
+        try:  # a reader never creates a collection: a gone one (or one deleted under a kept handle) is missing vectors
             missing = self.collection(granularity, part.collection, create=False).count() < part.n_units
-        except LibraryChanged:
-            missing = True
-        except NotFoundError:  # deleted under a handle this process kept (another host collected it)
-            with self._lock:
-                self._collections.pop(part.collection, None)
+        except (LibraryChanged, NotFoundError):
+            self._collections.pop(part.collection, None)  # a stale handle: dropped
             missing = True
         if missing:
             log.warning("library %s lost vectors at g=%s; adding them again", self.name, granularity)
