@@ -1,7 +1,8 @@
 """generate: LongRAG's LLM-augmented generator (table 18) over both perspectives — the global
 information I_g (extract) and the chunks the CoT filter kept (I_d) — with Self-Route's option to
 answer "unanswerable" when the plan allows a fallback. Answers are concise and cite the passages
-used (E1, E2, ...). An answer the step-wise reasoner already gave is taken as it is."""
+used (E1, E2, ...); a reply that restates the question around its answer is cut to the words that
+answer (llm/answer_core.py). An answer the step-wise reasoner already gave is taken as it is."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
+from longqa.llm.answer_core import answer_core
 from longqa.llm.citations import split_sources
 from longqa.llm.grounding import attributed
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
@@ -157,7 +159,12 @@ def _answered(
     added: list[str] = []
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
-    elif named:
+    elif (core := answer_core(answer, question)) != answer:  # measured: restated questions hid the answer
+        trace.append(
+            f"generate: the answer is {core!r}; the rest of the reply restates the question ({answer[:160]!r})"
+        )
+        answer = core
+    if named and answer != "unanswerable":
         cited, added = attributed(answer, cited, kept, question)
     if paragraphs and cited:  # measured: MuSiQue answers read from I_g were declined as unsupported by the chunks
         cited, from_paragraphs = attributed(answer, cited, list(paragraphs), question)

@@ -14,6 +14,7 @@ from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.answer_core import answer_core
 from longqa.llm.budget import LongContext
 from longqa.llm.endpoint import count_tokens
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
@@ -110,7 +111,9 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"long_context: {problem}", spans, how, trace)
-    answer = "unanswerable" if is_unanswerable(text) else text
+    answer = "unanswerable" if is_unanswerable(text) else answer_core(text, question)
+    if answer != text and answer != "unanswerable":
+        trace.append(f"long_context: the answer is {answer!r}; the rest of the reply restates the question")
     return {
         "answer": answer,
         "citations": [] if answer == "unanswerable" else spans,

@@ -1,0 +1,89 @@
+"""The part of a reply that answers (llm/answer_core.py): a restated question is cut away, a name is kept
+whole, and replies that are answers already, yes/no replies and explanations are left as they are."""
+
+from __future__ import annotations
+
+import pytest
+
+from longqa.llm.answer_core import answer_core, chosen_option
+from longqa.nodes.generate import _answered
+
+
+@pytest.mark.parametrize(
+    ("reply", "question", "core"),
+    [
+        (
+            "The industry William Todd Field and Zoltan Korda worked in was banking.",
+            "What industry did William Todd Field and Zoltan Korda work in?",
+            "banking",
+        ),
+        (  # a name the span cuts into is kept whole ("Colony" is a question word)
+            "The colony that became the state whose official sport is jousting was the Massachusetts Bay Colony.",
+            "Which colony became the state whose official sport is jousting?",
+            "Massachusetts Bay Colony",
+        ),
+        (  # a bracket the span opens is closed
+            "The usual average snowfall in the city where the band was formed is 43.8 inches (1,110 mm).",
+            "What is the usual average snowfall in the city where the band was formed?",
+            "43.8 inches (1,110 mm)",
+        ),
+        (  # a lead-in is not part of the answer; a number the question says is not new
+            "According to the passage, Seth Gordon directed the 2017 film in which Nicole Kidman starred.",
+            "Who directed the 2017 film in which Nicole Kidman starred?",
+            "Seth Gordon",
+        ),
+        (  # a quoted title: the title
+            'Gregor Fisher had a role in the 2003 romantic comedy "Love Actually".',
+            "Which 2003 romantic comedy did Gregor Fisher have a role in?",
+            "Love Actually",
+        ),
+        (  # a quote and a bracket the span cuts into are kept whole
+            'Harold Wallis as producer and Humphrey Bogart as actor made "Casablanca" (1942).',
+            "Which film was made by Harold Wallis as producer and Humphrey Bogart as actor?",
+            '"Casablanca" (1942)',
+        ),
+        ("Paris", "Where is the Eiffel Tower?", "Paris"),  # short: an answer already
+        (
+            "Yes, both were born in Ohio in the same decade.",
+            "Were both born in Ohio?",
+            "Yes, both were born in Ohio in the same decade.",
+        ),
+        (  # an explanation, not a restatement: most of it is new
+            "The treaty failed because the senate refused ratification after months of hostile debate.",
+            "Why did the treaty fail?",
+            "The treaty failed because the senate refused ratification after months of hostile debate.",
+        ),
+        (  # a choice between two things the question names: the option named first
+            "Michael Tippett was the composer who wrote his music most recently, Luigi Cherubini.",
+            "Which composer wrote his music most recently, Michael Tippett or Luigi Cherubini?",
+            "Michael Tippett",
+        ),
+    ],
+)
+def test_answer_core(reply: str, question: str, core: str) -> None:
+    assert answer_core(reply, question) == core
+
+
+def test_lead_in_only_is_dropped_from_a_short_answer() -> None:
+    assert answer_core("Based on the passages, 1,200 tonnes.", "How much cargo?") == "1,200 tonnes."
+
+
+def test_chosen_option_needs_a_choice_and_a_named_option() -> None:
+    assert chosen_option("It was Bob Jones.", "Who was older, Ann Smith or Bob Jones?") == "Bob Jones"
+    assert chosen_option("Neither of them.", "Who was older, Ann Smith or Bob Jones?") is None
+    assert chosen_option("Ann Smith.", "Who is older than Ann Smith?") is None
+
+
+def test_generate_cites_the_passage_that_holds_the_core() -> None:
+    """The restated reply's core is the answer, its trace keeps the model's words, and the citation is
+    corrected to the passage that holds the core (the reply named the other)."""
+    question = "What industry did William Todd Field and Zoltan Korda work in?"
+    kept = [
+        {"id": "E1", "text": "William Todd Field is an American actor.", "source": "a.md"},
+        {"id": "E2", "text": "Zoltan Korda worked in banking before the war.", "source": "b.md"},
+    ]
+    reply = "Answer: The industry William Todd Field and Zoltan Korda worked in was banking.\nSources: E1"
+    out = _answered(reply, kept, [], [], question)
+    assert out["answer"] == "banking"
+    assert [e["id"] for e in out["citations"]][0] == "E2"
+    assert any("restates the question" in t and "was banking" in t for t in out["trace"])
