@@ -269,8 +269,11 @@ def _seconds_masked(text: str) -> str:
 def test_the_warm_server_answers_as_the_process_would_and_is_reused(indexed):
     doc, home, env = indexed
     question = ["ask", str(doc), "How deep is the main channel after the dredging?"]
-    first = _longqa(home, *question, env=env)  # starts the server
+    _wait_for(lambda: warm_client.status(home) is not None, 120)  # the index started it for the questions after it
+    started = warm_client.status(home)
+    first = _longqa(home, *question, env=env)
     server = warm_client.status(home)
+    assert server["pid"] == started["pid"]  # the first ask was answered by the server the index started
     assert server is not None and first.returncode == 0, first.stderr[-2000:]
     second = _longqa(home, *question, env=env)
     assert warm_client.status(home)["pid"] == server["pid"]  # reused, not started again
@@ -291,6 +294,15 @@ def test_the_warm_server_answers_as_the_process_would_and_is_reused(indexed):
     stopped = _longqa(home, "warm", "stop", env=env)
     assert f"warm server {server['pid']}" in stopped.stdout
     _wait_for(lambda: warm_client.status(home) is None)
+
+
+def test_an_index_with_the_warm_path_off_starts_no_server(tmp_path):
+    doc = tmp_path / "report.md"
+    doc.write_text(harbor_text(paragraphs=4), "utf-8")
+    env = {**os.environ, "LONGQA_WARM": "0"}
+    done = _longqa(tmp_path / "home", "index", str(doc), "-q", env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert warm_client.status(tmp_path / "home") is None and not (tmp_path / "home" / "warm").exists()
 
 
 def test_another_environment_answers_in_process_and_retires_the_server(indexed):
