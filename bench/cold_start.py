@@ -12,6 +12,9 @@ Then, in rounds, each variant runs in turn, so every variant sees the same load:
   warm first        `python -m longqa.cli ask ...` (the `longqa` command) with no warm server running:
                     it starts the server, waits for its imports, and is answered by it
   warm next         the same command with the server running (`--next` per round)
+  after index       the server stopped, `longqa index DOC` run (nothing changed: it starts the warm server
+                    and returns), then the same command at once: the first question after an index;
+                    and how long after the index returns the server it started answers
   warm run_question in one process per backend, after one untimed question: `run_question` (the CLI's
                     in-process path) for each question, every cached query vector dropped first;
                     `compile each call` compiles the graph per question as `run_question` did before #32
@@ -157,6 +160,8 @@ def stop_server(home: Path, env: dict[str, str]) -> None:
 
 def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list]:
     """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads."""
+    from longqa.warm_client import status
+
     warm_env = {**env, "LONGQA_WARM": "1", "LONGQA_EMBEDDER_BACKEND": "onnx"}
     cold: dict[str, list] = {}
     citations: dict[str, list] = {}
@@ -177,6 +182,18 @@ def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list
         for _ in range(args.next):
             cited, wall, rss = command(ask, warm_env)
             record("warm server, next asks", wall, rss, False, cited)
+        stop_server(home, warm_env)  # `longqa index` (unchanged document: nothing embedded), then ask at once
+        subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=warm_env, check=True)
+        cited, wall, rss = command(ask, warm_env)
+        record("first ask right after `longqa index` (the index started the server)", wall, rss, False, cited)
+        stop_server(home, warm_env)  # again, timing how long after the index returns the server answers
+        subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=warm_env, check=True)
+        ready = time.perf_counter()
+        while status(home) is None:
+            time.sleep(0.02)
+        cold.setdefault("warm server ready, after `longqa index` returned", []).append(
+            (time.perf_counter() - ready, 0.0, False)
+        )
         for backend in args.backends:
             variant_env = {**env, "LONGQA_EMBEDDER_BACKEND": backend}
             result, wall, rss = run(COLD, [str(DOC), q], variant_env)
@@ -234,7 +251,7 @@ def main(argv: list[str] | None = None) -> None:
                 variant,
                 f"{statistics.median(walls):.2f} s",
                 f"{max(walls):.2f} s",
-                f"{max(r for _, r, _ in runs):,.0f}",
+                f"{max(r for _, r, _ in runs):,.0f}" if any(r for _, r, _ in runs) else "-",  # "-": no process
                 "yes" if any(t for _, _, t in runs) else "no",
             ]
         )
