@@ -158,6 +158,12 @@ def stop_server(home: Path, env: dict[str, str]) -> None:
         time.sleep(0.1)
 
 
+def index_with_no_server(home: Path, env: dict[str, str]) -> None:
+    """The warm server stopped, then `longqa index DOC` (unchanged: nothing embedded; it starts the server)."""
+    stop_server(home, env)
+    subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=env, check=True)
+
+
 def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list]:
     """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads."""
     from longqa.warm_client import status
@@ -182,12 +188,10 @@ def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list
         for _ in range(args.next):
             cited, wall, rss = command(ask, warm_env)
             record("warm server, next asks", wall, rss, False, cited)
-        stop_server(home, warm_env)  # `longqa index` (unchanged document: nothing embedded), then ask at once
-        subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=warm_env, check=True)
+        index_with_no_server(home, warm_env)  # then ask at once
         cited, wall, rss = command(ask, warm_env)
         record("first ask right after `longqa index` (the index started the server)", wall, rss, False, cited)
-        stop_server(home, warm_env)  # again, timing how long after the index returns the server answers
-        subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=warm_env, check=True)
+        index_with_no_server(home, warm_env)  # again, timing how long after the index returns the server answers
         ready = time.perf_counter()
         while status(home) is None:
             time.sleep(0.02)

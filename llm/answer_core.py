@@ -37,9 +37,13 @@ _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 _GLUE = STOP_WORDS | frozenset("was were is are been be being has have had did does do also called named known".split())
 
 
+def _is_word(token: str) -> bool:
+    return bool(re.match(r"\w", token))
+
+
 def _says_new(word: str, asked: set[str]) -> bool:
     """Whether a word claims something the question does not say: a number, or a content word it lacks."""
-    if word.lower() in _GLUE or not re.match(r"\w", word):
+    if word.lower() in _GLUE or not _is_word(word):
         return False
     stems = bm25_tokens(word)
     return any(s not in asked for s in stems)
@@ -60,8 +64,9 @@ def answer_core(answer: str, question: str) -> str:
     """The span of the answer that says what the question does not (see the module's docstring); the
     answer itself where it is no restatement."""
     text = _LEAD_IN.sub("", answer.strip()) or answer.strip()
-    tokens = _TOKEN.findall(text)
-    words = [t for t in tokens if re.match(r"\w", t)]
+    matches = list(_TOKEN.finditer(text))
+    tokens = [m.group() for m in matches]
+    words = [t for t in tokens if _is_word(t)]
     if len(words) <= SHORT_ANSWER_WORDS or _YES_NO.match(text):
         return text
     asked = set(bm25_tokens(question))
@@ -70,10 +75,11 @@ def answer_core(answer: str, question: str) -> str:
         return chosen_option(text, question) or text
     start, end = _whole_names(tokens, new[0], new[-1], text)
     start, end = _balanced(tokens, start, end)
-    core_words = [t for t in tokens[start : end + 1] if re.match(r"\w", t)]
+    core_words = [t for t in tokens[start : end + 1] if _is_word(t)]
     if len(core_words) > MAX_CORE_SHARE * len(words):
         return text
-    return _joined(text, tokens, start, end)
+    # the text from the first token to the last as the reply wrote it (its own spacing and punctuation)
+    return text[matches[start].start() : matches[end].end()].strip(" ,;:") or text
 
 
 def chosen_option(reply: str, question: str) -> str | None:
@@ -85,7 +91,8 @@ def chosen_option(reply: str, question: str) -> str | None:
     options = [o.strip(" ,") for o in re.split(r",|\bor\b", match.group(0).rstrip("?"))]
     low = reply.lower()
     options = [o for o in options if 1 < len(o) and len(o.split()) <= MAX_OPTION_WORDS]
-    at = {o: low.find(o.lower()) for o in options if low.find(o.lower()) >= 0}
+    found = {o: low.find(o.lower()) for o in options}
+    at = {o: i for o, i in found.items() if i >= 0}
     return min(at, key=at.get) if at else None
 
 
@@ -104,14 +111,3 @@ def _balanced(tokens: list[str], start: int, end: int) -> tuple[int, int]:
         else:
             break
     return start, end
-
-
-def _joined(text: str, tokens: list[str], start: int, end: int) -> str:
-    """The text from token `start` to token `end` as the reply wrote it (its own spacing and punctuation)."""
-    pos, spans = 0, []
-    for t in tokens:
-        at = text.index(t, pos)
-        spans.append((at, at + len(t)))
-        pos = at + len(t)
-    core = text[spans[start][0] : spans[end][1]]
-    return core.strip(" ,;:") or text

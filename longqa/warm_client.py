@@ -100,11 +100,10 @@ def start_after_index(argv: Sequence[str]) -> None:
     runs or the warm path is off, so the questions that follow an index are answered warm from the first
     (measured: a first ask that starts the server took 4.1 s on an idle machine, a warm one 0.3 s; bench/README)."""
     index = parse(argv, command="index")
-    if index is None or not hasattr(socket, "AF_UNIX") or not hasattr(socket, "SO_PEERCRED"):
+    if index is None:
         return
     try:
-        private_dir(warm_dir(index.home))
-        check_socket_path(socket_path(index.home))
+        _usable(index.home)
         conn = _connect(index.home)
         if conn is not None:
             conn.close()
@@ -115,14 +114,20 @@ def start_after_index(argv: Sequence[str]) -> None:
             print(f"longqa: the warm server was not started: {e}", file=sys.stderr, flush=True)
 
 
-def _answer(ask: Ask) -> int:
+def _usable(home: Path) -> None:
+    """Raise Fallback where the home's warm server cannot be used here: no Unix sockets with SO_PEERCRED,
+    or a warm folder or socket path that is not private and safe."""
     if not hasattr(socket, "SO_PEERCRED") or not hasattr(socket, "AF_UNIX"):
         raise Fallback("the warm server needs Unix sockets with SO_PEERCRED (Linux)")
     try:
-        private_dir(warm_dir(ask.home))
-        check_socket_path(socket_path(ask.home))
+        private_dir(warm_dir(home))
+        check_socket_path(socket_path(home))
     except (WarmError, OSError) as e:
         raise Fallback(f"no warm server: {e}") from None
+
+
+def _answer(ask: Ask) -> int:
+    _usable(ask.home)
     own = stamp()
     conn = _connect(ask.home) or _start_and_connect(ask.home)
     with conn:

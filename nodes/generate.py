@@ -159,13 +159,14 @@ def _answered(
     added: list[str] = []
     if is_unanswerable(answer):
         answer, cited = "unanswerable", []
-    elif (core := answer_core(answer, question)) != answer:  # measured: restated questions hid the answer
-        trace.append(
-            f"generate: the answer is {core!r}; the rest of the reply restates the question ({answer[:160]!r})"
-        )
-        answer = core
-    if named and answer != "unanswerable":
-        cited, added = attributed(answer, cited, kept, question)
+    else:
+        if (core := answer_core(answer, question)) != answer:  # measured: restated questions hid the answer
+            trace.append(
+                f"generate: the answer is {core!r}; the rest of the reply restates the question ({answer[:160]!r})"
+            )
+            answer = core
+        if named:
+            cited, added = attributed(answer, cited, kept, question)
     if paragraphs and cited:  # measured: MuSiQue answers read from I_g were declined as unsupported by the chunks
         cited, from_paragraphs = attributed(answer, cited, list(paragraphs), question)
         added += from_paragraphs
