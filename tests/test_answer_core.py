@@ -87,3 +87,15 @@ def test_generate_cites_the_passage_that_holds_the_core() -> None:
     assert out["answer"] == "banking"
     assert [e["id"] for e in out["citations"]][0] == "E2"
     assert any("restates the question" in t and "was banking" in t for t in out["trace"])
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "???", "According to the passage,", '(((( ))))) """ x y z w v u'])
+def test_degenerate_replies_come_back_as_they_are(reply: str) -> None:
+    """Nothing to cut: an empty reply, punctuation alone, a bare lead-in or unbalanced brackets never raise."""
+    assert answer_core(reply, "What is it, A or B?") == reply.strip()
+
+
+def test_a_long_reply_of_new_words_is_kept_whole() -> None:
+    """A reply at the longest the generator allows (384 tokens) of words the question lacks: kept whole."""
+    reply = " ".join(f"word{i}" for i in range(400))
+    assert answer_core(reply, "What is it?") == reply
