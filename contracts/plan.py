@@ -108,6 +108,14 @@ PERSPECTIVES: dict[str, tuple[bool, bool, str]] = {
 }
 
 
+# Measured with a real model (evals/README, sixth round): the CoT filter's call and its cut (~640 of 900 evidence
+# tokens) lost the lists and descriptions a paper's questions ask for; one reading of what the budget affords kept them.
+ONE_READING = (
+    "a model reads the evidence once: the filter's share of the question budget goes to the evidence "
+    "(a list or a description needs it; measured)"
+)
+
+
 def weights_toward(pattern: str, settings: Settings) -> tuple[float, float]:
     """(dense, bm25): 3:2 toward the preferred pattern, 1:1 for 'same'."""
     hi, lo = settings.preferred_weight, settings.other_weight
@@ -196,13 +204,20 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     return the_plan
 
 
+def read_once(analysis: Analysis, settings: Settings) -> bool:
+    """An extractive question a model answers under an evidence budget: no CoT filter, and the evidence is what
+    the budget affords one reading (a contextual question's budget, cut to the question budget)."""
+    return analysis.question_type == "extractive" and settings.selection == "budget" and settings.has_llm
+
+
 def _evidence_size(analysis: Analysis, settings: Settings, reasons: list[str]) -> tuple[int, int | None, int]:
     """(k, token budget or None, granularity) of the evidence for this kind of question, its reasons added."""
     contextual = analysis.question_type == "summarizing"
     by_budget = settings.selection == "budget"
     k = settings.contextual_k if contextual else settings.factoid_k
-    budget = (settings.contextual_budget if contextual else settings.evidence_budget) if by_budget else None
-    kind = "contextual" if contextual else "factoid"
+    wide = contextual or read_once(analysis, settings)
+    budget = (settings.contextual_budget if wide else settings.evidence_budget) if by_budget else None
+    kind = "contextual" if contextual else "extractive, read once" if wide else "factoid"
     reasons.append(f"{kind} question: " + (f"the best chunks within {budget} tokens" if by_budget else f"k={k}"))
     if analysis.evidence == "no" and not by_budget:
         granularity = settings.absent_contextual_granularity if contextual else settings.absent_factoid_granularity
@@ -243,6 +258,8 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     weights = weights_toward(pattern, settings)
     reasons.append(f"fusion dense:bm25 = {weights[0]:g}:{weights[1]:g} ({pattern})")
     extract, filter_, why = PERSPECTIVES[qtype]
+    if read_once(analysis, settings):
+        filter_, why = False, ONE_READING
     reasons.append(f"extract={'on' if extract else 'off'}, filter={'on' if filter_ else 'off'}: {why}")
     fallback = strategy == "adaptive-precise"
     if fallback:
