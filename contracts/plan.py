@@ -205,9 +205,15 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
 
 
 def read_once(analysis: Analysis, settings: Settings) -> bool:
-    """An extractive question a model answers under an evidence budget: no CoT filter, and the evidence is what
-    the budget affords one reading (a contextual question's budget, cut to the question budget)."""
-    return analysis.question_type == "extractive" and settings.selection == "budget" and settings.has_llm
+    """An extractive question a model answers under an evidence budget (extractive_reading='once'): no CoT filter,
+    and the evidence is what the budget affords one reading (a contextual question's budget, cut to the question
+    budget)."""
+    return (
+        analysis.question_type == "extractive"
+        and settings.extractive_reading == "once"
+        and settings.selection == "budget"
+        and settings.has_llm
+    )
 
 
 def _evidence_size(analysis: Analysis, settings: Settings, reasons: list[str]) -> tuple[int, int | None, int]:

@@ -58,6 +58,13 @@ class ResearchSettings(BaseModel):
         "read by the generator, the default: measured with Qwen2.5-Coder-0.5B, evals/README.md; or OkraLong's "
         "step-wise reasoner (one retrieval per hop)",
     )
+    extractive_reading: Literal["once", "filtered"] = Field(
+        default="once",
+        description="extractive questions a model answers under an evidence budget: read once, the CoT filter's share "
+        "of the question budget given to the evidence (contextual_budget, cut to the question budget), the default: "
+        "measured with Qwen2.5-Coder-0.5B, evals/README.md; or 'filtered': OkraLong's factoid budget and LongRAG's "
+        "CoT filter",
+    )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",

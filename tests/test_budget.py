@@ -13,6 +13,7 @@ from longqa.contracts.budget import OverBudget, sized_plan
 from longqa.contracts.plan import plan
 from longqa.contracts.settings import Settings
 from longqa.llm.budget import calibration, fit, overheads, spent
+from longqa.llm.budget_arithmetic import CALIBRATION_MARGIN
 from longqa.retrieval.tokens import default_counter
 from tests.openai_stub import OpenAIStub
 from tests.replies import cited_answer
@@ -105,7 +106,10 @@ def test_plans_are_sized_by_the_reads_of_their_route():
     for p in sized.values():
         assert 0 < p.budget and p.overheads == o and any("question budget" in r for r in p.reasons)
     # the generator alone reads the evidence once; the joint filter's route reads it twice
-    assert sized["arithmetic"].budget > 1.8 * sized["extractive"].budget
+    filtered = with_model.model_copy(update={"extractive_reading": "filtered"})
+    twice = sized_plan(plan(Analysis(question_type="extractive"), filtered), o, filtered)
+    assert twice.filter and sized["arithmetic"].budget > 1.8 * twice.budget
+    assert sized["extractive"].budget == sized["arithmetic"].budget and not sized["extractive"].filter
     # without a model no call is made: the evidence is sized as one reading, up to evidence_budget
     no_model = Settings(model=None, question_budget=1900)
     for qtype in ("extractive", "multi-bridge"):
@@ -147,7 +151,8 @@ def test_calibration_follows_the_servers_counts():
         {"input_tokens": 90, "counted_tokens": 100, "estimated": False},
         {"input_tokens": 500, "counted_tokens": 100, "estimated": True},  # our own estimate: no evidence
     ]
-    assert calibration(records) == 1.5
+    assert calibration(records) == pytest.approx(1.5 * CALIBRATION_MARGIN)  # the largest ratio, with a margin
+    assert calibration(records[1:2]) == 1.0  # a server counting less than we do: our count stands
 
 
 def _stub_settings(stub: OpenAIStub, home, **fields) -> dict:
@@ -247,7 +252,9 @@ def test_a_structured_reply_cut_at_its_cap_is_a_truncated_reply_with_the_servers
     with OpenAIStub(reply_fn=reply) as stub:
         out = graph.invoke(
             {"question": KEEPER_Q, "texts": [report]},
-            context=_stub_settings(stub, graph_home, analyzer="llm", strategy="adaptive", cot_max_tokens=6),
+            context=_stub_settings(
+                stub, graph_home, analyzer="llm", strategy="adaptive", cot_max_tokens=6, extractive_reading="filtered"
+            ),
         )
         joint = [b for b in stub.requests if "response_format" in b and "thought" in json.dumps(b["response_format"])]
     (cot,) = [r for r in out["usage"] if r["node"] == "cot"]

@@ -101,7 +101,9 @@ def test_filter_checks_run_concurrently(run_graph, scripted):
         return '{"status": true}'
 
     name, model = scripted({"analyzer": analyzer_reply("extractive"), "filter": judge, "generator": ANSWER})
-    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
+    out = run_graph(
+        KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0, extractive_reading="filtered"
+    )  # LongRAG's filter
     assert out["route"].count("filter") == len(out["evidence"]) >= 2
     assert meeting.broken == [], "the per-chunk filter calls ran one after the other"
     assert len(meeting.met) == 2
@@ -156,7 +158,9 @@ def test_filter_keeps_everything_when_no_chunk_passes(run_graph, scripted):
             "generator": lambda p: prompts.append(p) or ANSWER(p),
         }
     )
-    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
+    out = run_graph(
+        KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0, extractive_reading="filtered"
+    )  # LongRAG's filter
     n = len(out["evidence"])
     assert n >= 2 and out["route"].count("filter") == n
     assert f"filter: no chunk passed; keeping all {n}" in out["trace"]
@@ -171,7 +175,9 @@ def test_filter_keeps_only_the_chunks_that_pass(run_graph, scripted):
 
     replies = {"analyzer": analyzer_reply("extractive"), "filter": judge}
     name, _ = scripted({**replies, "generator": lambda p: prompts.append(p) or ANSWER(p)})
-    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)  # LongRAG's filter
+    out = run_graph(
+        KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0, extractive_reading="filtered"
+    )  # LongRAG's filter
     passing = [e["id"] for e in out["evidence"] if "lighthouse" in e["text"]]
     assert 1 <= len(passing) < len(out["evidence"]), "the fixture needs passing and failing passages"
     assert shown_ids(prompts[0]) == passing

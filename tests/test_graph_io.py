@@ -141,7 +141,7 @@ def test_shown_after_a_fallback_holds_both_readings(run_graph, scripted):
 
 def test_every_llm_call_leaves_a_usage_record(run_graph, scripted):
     name, model = scripted({"analyzer": analyzer_reply("extractive")})
-    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0)
+    out = run_graph(KEEPER_Q, model=name, filter_mode="per-chunk", question_budget=0, extractive_reading="filtered")
     usage, totals = out["usage"], out["totals"]
     assert len(usage) == len(model.calls) > 3
     assert Counter(r["node"] for r in usage) == Counter(KIND_TO_NODE[k] for k in model.calls)
@@ -286,6 +286,7 @@ def test_a_thread_starts_each_turn_afresh(graph_home, report):
         "home": str(graph_home),
         "strategy": "adaptive-precise",
         "filter_mode": "per-chunk",
+        "extractive_reading": "filtered",
         "question_budget": 0,
     }
     first = graph.invoke({"messages": [HumanMessage(KEEPER_Q)], "texts": [report]}, config, context=context)

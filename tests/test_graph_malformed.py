@@ -82,9 +82,9 @@ def test_garbled_analysis_in_the_graph_is_recorded(run_graph, scripted, reply):
     assert (analysis["question_type"], analysis["info_pattern"], analysis["evidence"]) == ("extractive", "same", "no")
     assert analysis["used_default"] is True and analysis["note"]
     assert any(line.startswith("analyze[llm]") and "safe default" in line for line in out["trace"])
-    # extractive (filter on), evidence absent: the factoid budget at the base granularity
-    assert out["plan"]["filter"] is True and out["plan"]["granularity"] == 150
-    assert out["plan"]["budget"] == Settings().evidence_budget
+    # extractive, read once by the model (no filter), evidence absent: the contextual budget at the base granularity
+    assert out["plan"]["filter"] is False and out["plan"]["granularity"] == 150
+    assert out["plan"]["budget"] == Settings().contextual_budget
     assert out["status"] == "answered"
 
 
@@ -111,6 +111,7 @@ def test_garbled_filter_verdicts_keep_the_chunk(graph_home, report, scripted):
             "strategy": "adaptive-precise",
             "analyzer": "llm",
             "filter_mode": "per-chunk",
+            "extractive_reading": "filtered",
             "question_budget": 0,
         },
     )
@@ -285,7 +286,7 @@ def test_a_failing_intermediate_step_degrades(run_graph, scripted, kind):
     qtype = {"splitter": "multi-source", "reasoner": "multi-bridge", "extractor": "summarizing"}.get(kind, "extractive")
     name, _ = scripted({"analyzer": analyzer_reply(qtype), kind: fail, "generator": ANSWER})
     mode = "per-chunk" if kind in ("cot", "filter") else "joint"  # LongRAG's two calls, or the one joint call
-    out = run_graph(KEEPER_Q, model=name, filter_mode=mode, question_budget=0)
+    out = run_graph(KEEPER_Q, model=name, filter_mode=mode, extractive_reading="filtered", question_budget=0)
     assert out["status"] == "answered" and out["answer"] == "Amelie Kortsen"
     assert any(f"{kind} exploded" in line for line in out["trace"])
 

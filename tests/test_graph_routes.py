@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from longqa.contracts.settings import Settings
 from tests.replies import cited_answer
 
 ADAPTIVE_HEAD = ["prepare", "retrieve_primary", "analyze", "organize"]
@@ -190,7 +191,11 @@ def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected
     if selection == "budget":  # the granularity grows with absent evidence under OkraLong's fixed k only
         granularity = 150
     assert out["error"] is None
-    assert out["route"] == expected(out)
+    if selection == "budget" and qtype == "extractive":  # read once: no CoT filter (extractive_reading="once")
+        assert out["route"] == [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL]
+        assert not out["plan"]["filter"] and out["plan"]["budget"] == Settings().contextual_budget
+    else:
+        assert out["route"] == expected(out)
     assert out["analysis"]["question_type"] == qtype
     assert out["analysis"]["evidence"] == evidence
     assert out["analysis"]["backend"] == "llm" and not out["analysis"]["used_default"]
@@ -278,7 +283,7 @@ def test_factoid_k_setting_reaches_the_plan_and_the_retrieval(run_graph, scripte
 def test_the_evidence_budget_reaches_the_retrieval(run_graph, scripted):
     name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
     for budget in (300, 900):
-        out = run_graph(KEEPER_Q, model=name, evidence_budget=budget, question_budget=0)
+        out = run_graph(KEEPER_Q, model=name, contextual_budget=budget, question_budget=0)  # extractive: read once
         assert out["plan"]["budget"] == budget and out["plan"]["bridge_seeds"] == 2
         (line,) = [t for t in out["trace"] if t.startswith("retrieve:")]
         used = int(re.search(rf"\((\d+) of {budget} tokens", line).group(1))

@@ -308,13 +308,14 @@ def test_a_new_operator_runs_in_the_graph_within_the_question_budget(run_graph, 
     keeper = "The lighthouse keeper of Port Verrin is Amelie Kortsen."
     name, model = scripted({"generator": keeper})  # an unknown prompt is answered as the generator's
     graph = quote_graph(operator.quote)
-    free = run_graph(KEEPER_Q, model=name, graph=graph, strategy="adaptive", question_budget=0)
+    factoid = {"strategy": "adaptive", "extractive_reading": "filtered"}  # the factoid budget: several passages
+    free = run_graph(KEEPER_Q, model=name, graph=graph, question_budget=0, **factoid)
     assert free["route"] == ROUTE and free["status"] == "answered" and free["answer"] == keeper
     assert [r["node"] for r in free["usage"]] == ["quote"]  # the driver put its call on the ledger
     shown = len(free["citations"])
     assert shown >= 3 and f"from {shown} of {shown}" in free["trace"][-1]
     # under a question budget the driver fits the operator's prompt to what is left: passages dropped
-    bounded = run_graph(KEEPER_Q, model=name, graph=graph, strategy="adaptive", question_budget=800)
+    bounded = run_graph(KEEPER_Q, model=name, graph=graph, question_budget=800, **factoid)
     assert bounded["route"] == ROUTE and bounded["status"] == "answered", bounded.get("error")
     kept, offered = (int(n) for n in bounded["trace"][-1].split("from ")[1].split(" passage")[0].split(" of "))
     assert 1 <= kept < offered and 0 < spent(bounded["usage"]) <= 800

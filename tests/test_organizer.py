@@ -203,7 +203,8 @@ NO_LLM_CASES = [
 def test_plan_without_llm(case, expected):
     strategy, qtype = case
     p = plan(analysis(qtype), NO_LLM, strategy)
-    with_model = plan(analysis(qtype), SETTINGS, strategy)
+    # (an extractive question a model reads once also changes its filter and budget: test_extractive_read_once)
+    with_model = plan(analysis(qtype), SETTINGS.model_copy(update={"extractive_reading": "filtered"}), strategy)
     assert (p.workflow, p.k) == expected
     replaced = with_model.workflow in ("split", "stepwise")
     assert replaced == ("no LLM configured" in p.reasons[-1])
@@ -219,7 +220,7 @@ def test_plan_without_llm(case, expected):
 
 # (type, workflow with a model) -> (budget, bridge searches); the budget is shared by sub-questions and hops
 BUDGET_CASES = [
-    ("extractive", (SETTINGS.evidence_budget, 2)),
+    ("extractive", (SETTINGS.contextual_budget, 2)),  # read once by the model (extractive_reading="once")
     ("arithmetic", (SETTINGS.evidence_budget, 2)),
     ("summarizing", (SETTINGS.contextual_budget, 2)),
     ("multi-source", (SETTINGS.evidence_budget, 0)),
@@ -266,3 +267,18 @@ def test_multi_bridge_by_bridge_expansion_is_one_direct_retrieval(evidence):
     assert hops.workflow == "stepwise" and hops.bridge_seeds == 0
     for strategy in ("rag", "self-route", "longrag"):  # presets never read it
         assert plan(analysis("multi-bridge"), bridged, strategy).workflow == "direct"
+
+
+def test_extractive_read_once():
+    """With a model and a budget, an extractive question is read once: the CoT filter's share goes to the evidence
+    (the contextual budget); OkraLong's factoid budget and filter on request, without a model, or with selection=k."""
+    once = plan(analysis("extractive"), SETTINGS, "adaptive")
+    filtered = plan(analysis("extractive"), SETTINGS.model_copy(update={"extractive_reading": "filtered"}), "adaptive")
+    assert (once.filter, once.budget) == (False, SETTINGS.contextual_budget)
+    assert (filtered.filter, filtered.budget) == (True, SETTINGS.evidence_budget)
+    assert any("read once" in r for r in once.reasons) and not any("read once" in r for r in filtered.reasons)
+    assert once.model_copy(update={"filter": True, "budget": filtered.budget, "reasons": filtered.reasons}) == filtered
+    assert plan(analysis("extractive"), NO_LLM, "adaptive").budget == NO_LLM.evidence_budget
+    assert plan(analysis("extractive"), OKRALONG, "adaptive").filter
+    for qtype in ("arithmetic", "multi-source", "multi-bridge"):  # only extractive questions are read once
+        assert plan(analysis(qtype), SETTINGS, "adaptive").budget == SETTINGS.evidence_budget
