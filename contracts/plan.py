@@ -216,12 +216,15 @@ def read_once(analysis: Analysis, settings: Settings) -> bool:
     )
 
 
-def _evidence_size(analysis: Analysis, settings: Settings, reasons: list[str]) -> tuple[int, int | None, int]:
-    """(k, token budget or None, granularity) of the evidence for this kind of question, its reasons added."""
+def _evidence_size(
+    analysis: Analysis, settings: Settings, once: bool, reasons: list[str]
+) -> tuple[int, int | None, int]:
+    """(k, token budget or None, granularity) of the evidence for this kind of question (`once`: `read_once`), its
+    reasons added."""
     contextual = analysis.question_type == "summarizing"
     by_budget = settings.selection == "budget"
     k = settings.contextual_k if contextual else settings.factoid_k
-    wide = contextual or read_once(analysis, settings)
+    wide = contextual or once
     budget = (settings.contextual_budget if wide else settings.evidence_budget) if by_budget else None
     kind = "contextual" if contextual else "extractive, read once" if wide else "factoid"
     reasons.append(f"{kind} question: " + (f"the best chunks within {budget} tokens" if by_budget else f"k={k}"))
@@ -241,7 +244,8 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     qtype = analysis.question_type
     reasons: list[str] = []
     by_budget = settings.selection == "budget"
-    k, budget, granularity = _evidence_size(analysis, settings, reasons)
+    once = read_once(analysis, settings)
+    k, budget, granularity = _evidence_size(analysis, settings, once, reasons)
     workflow: Workflow = "direct"
     extend_tokens = 0
     pattern = analysis.info_pattern
@@ -264,7 +268,7 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     weights = weights_toward(pattern, settings)
     reasons.append(f"fusion dense:bm25 = {weights[0]:g}:{weights[1]:g} ({pattern})")
     extract, filter_, why = PERSPECTIVES[qtype]
-    if read_once(analysis, settings):
+    if once:
         filter_, why = False, ONE_READING
     reasons.append(f"extract={'on' if extract else 'off'}, filter={'on' if filter_ else 'off'}: {why}")
     fallback = strategy == "adaptive-precise"
