@@ -282,3 +282,10 @@ def test_extractive_read_once():
     assert plan(analysis("extractive"), OKRALONG, "adaptive").filter
     for qtype in ("arithmetic", "multi-source", "multi-bridge"):  # only extractive questions are read once
         assert plan(analysis(qtype), SETTINGS, "adaptive").budget == SETTINGS.evidence_budget
+
+
+def test_an_unknown_extractive_reading_is_refused_with_the_choices():
+    from longqa.contracts.settings import InvalidSettings, resolve_settings
+
+    with pytest.raises(InvalidSettings, match="'once' or 'filtered'"):
+        resolve_settings({"extractive_reading": "sometimes"})
