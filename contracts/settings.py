@@ -174,7 +174,7 @@ class _CallerContext(BaseModel):
 
 
 # What a server's caller may set: the run and research parts, not the deployment's. The LangGraph
-# server publishes this as the graph's context schema (`server_graph`); `settings_of` resolves it.
+# server publishes this as the graph's context schema (graph/server.py); `settings_of` resolves it.
 RunContext = create_model(
     "RunContext",
     __base__=_CallerContext,

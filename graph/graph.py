@@ -281,7 +281,7 @@ def _routes() -> dict[str, tuple[Any, dict[str, str]]]:
 
 def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
     """The question graph. `context` is the run settings' schema: `Settings` in process (CLI, agent
-    tool, applications), `RunContext` on a server (the caller's fields only, `server_graph`)."""
+    tool, applications), `RunContext` on a server (the caller's fields only, graph/server.py)."""
     builder = StateGraph(State, input_schema=InputState, output_schema=OutputState, context_schema=context)
     nodes = {
         "prepare": prepare,
@@ -314,5 +314,4 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
     return builder
 
 
-graph = build_graph().compile(name="longqa")
-server_graph = build_graph(RunContext).compile(name="longqa")  # langgraph.json: what `langgraph dev` serves
+graph = build_graph().compile(name="longqa")  # in process; what `langgraph dev` serves is graph/server.py

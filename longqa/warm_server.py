@@ -1,6 +1,7 @@
 """The warm server: one process per user and index home that has already imported what a question
-needs (LangGraph, the compiled graph, Chroma, BM25, the ONNX query encoder), so `longqa ask` answers
-without paying the imports each time (issue #32).
+needs, so `longqa ask` answers without paying the imports each time (issue #32). It listens once
+LangGraph, the compiled graph and the ONNX query encoder are loaded, and loads the rest (Chroma, BM25,
+the model client, the tokenizer) while it waits, one step at a time between requests.
 
 `longqa ask` starts it on demand (`python -m longqa.warm_server --home HOME`, detached) and talks to
 it over a Unix socket under the home (`HOME/warm/ask.sock`; the folder 0700, the socket 0600). Each
@@ -47,9 +48,11 @@ from longqa.warm_protocol import (
 )
 
 Runner = Callable[[list[str]], int]
-# imported before the first question, beyond what the CLI imports: what a question loads lazily
-# (measured with `python -X importtime` and sys.modules after a question in a forked child)
-PRELOAD_MODULES = (
+# imported after the server listens, one at a time between requests, beyond what the CLI imports: what
+# a question loads lazily (measured with `python -X importtime` and sys.modules after a question in a
+# forked child). A child forked before they are loaded imports what its question needs itself; the
+# first question therefore need not wait for the model client (langchain_openai, ~0.8 s) it may not use.
+LATER_MODULES = (
     "chromadb",
     "chromadb.config",
     "chromadb.api.client",
@@ -65,21 +68,41 @@ PRELOAD_MODULES = (
 
 
 def preload() -> Runner:
-    """Import and build what a question needs (never a library's store: the children open those, so
-    each question sees the index as it is on disk); return the CLI's `main`."""
+    """Import and build what every question needs before the server listens (never a library's store:
+    the children open those, so each question sees the index as it is on disk): the CLI, the compiled
+    graph and the ONNX query encoder, which loads in a thread while the others import; return the CLI's
+    `main`. The rest is `later_loads()`."""
+    from longqa.retrieval.embedder import preload_in_background, preload_now
+
+    loading = preload_in_background()
     from longqa import commands
     from longqa.ask import compiled_graph
-    from longqa.retrieval.embedder import preload_now
-    from longqa.retrieval.tokens import default_counter
 
     commands.build_parser()
     compiled_graph()
-    for name in PRELOAD_MODULES:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    default_counter()
-    preload_now()  # the ONNX query encoder: its one-thread session starts no thread, so forking keeps it
+    if loading is not None:
+        loading.join()  # before any fork: the encoder's one-thread session then starts no thread of its own
+    preload_now()  # loads it here if the thread could not (a no-op once loaded)
     return commands.main
+
+
+def later_loads() -> list[Callable[[], object]]:
+    """What the server loads while it waits for questions, one step at a time (`Server.serve`)."""
+
+    def load_counter() -> object:
+        from longqa.retrieval.tokens import default_counter
+
+        return default_counter()
+
+    def importer(name: str) -> Callable[[], object]:
+        def load() -> object:
+            with contextlib.suppress(ImportError):
+                return importlib.import_module(name)
+            return None
+
+        return load
+
+    return [importer(name) for name in LATER_MODULES] + [load_counter]
 
 
 @dataclass
@@ -102,6 +125,7 @@ class Server:
     lock: int = -1  # the home's server lock: released with the socket, so a new server may start at once
     idle_s: float = DEFAULT_IDLE_S
     max_run_s: float = DEFAULT_MAX_RUN_S
+    later: list[Callable[[], object]] = field(default_factory=list)  # loaded between requests, in order
     running: dict[int, Running] = field(default_factory=dict)
     stopping: bool = False
     last_active: float = field(default_factory=time.monotonic)
@@ -120,7 +144,10 @@ class Server:
         while not (self.stopping and not self.running):
             if not self.running and time.monotonic() - self.last_active > self.idle_s:
                 break
-            for key, _ in self.selector.select(timeout=self._next_timeout()):
+            events = self.selector.select(timeout=0 if self.later else self._next_timeout())
+            if not events and self.later:
+                self._load_next()
+            for key, _ in events:
                 if key.data == "accept" and not self.stopping:
                     self._accept()
                 elif key.data == "wake":
@@ -132,6 +159,14 @@ class Server:
             self._enforce_deadlines()
             if self.stopping:
                 self._stop_listening()
+
+    def _load_next(self) -> None:
+        """One step of what the server loads while nothing waits (a request waits at most one import)."""
+        step = self.later.pop(0)
+        try:
+            step()
+        except Exception as e:  # noqa: BLE001 - a question that needs it loads it itself and reports the fault
+            print(f"longqa warm server: preloading failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
     def _next_timeout(self) -> float:
         now = time.monotonic()
@@ -368,9 +403,12 @@ def listen(directory: Path) -> tuple[socket.socket, int]:
     return listener, os.stat(path).st_ino
 
 
-def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None) -> int:
+def serve(
+    home: Path, idle_s: float, max_run_s: float, run: Runner | None = None, later: list | None = None
+) -> int:
     """Run the home's warm server until it is stopped or idle; 0 at once when another holds the lock.
-    `run` replaces the CLI (tests); without it the CLI's imports are loaded first."""
+    `run` replaces the CLI and `later` what is loaded between requests (tests); without `run` the CLI's
+    imports are loaded first and `later_loads()` after the server listens."""
     directory = private_dir(home / "warm")
     lock = os.open(directory / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -382,7 +420,8 @@ def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None
     listener, inode = listen(directory)
     path = listener.getsockname()
     print(f"longqa warm server {os.getpid()} listening on {path}", file=sys.stderr, flush=True)
-    server = Server(listener, inode, own_stamp, runner, lock, idle_s, max_run_s)
+    steps = later_loads() if run is None else list(later or [])
+    server = Server(listener, inode, own_stamp, runner, lock, idle_s, max_run_s, later=steps)
     try:
         server.serve()
     finally:

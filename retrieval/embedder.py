@@ -188,12 +188,13 @@ def preload_now() -> None:
         log.debug("preloading the embedder failed", exc_info=True)
 
 
-def preload_in_background() -> None:
+def preload_in_background() -> threading.Thread | None:
     """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
-    a fresh process (`longqa ask`). Only where the export already exists (an export is never started
-    here); a failure is left to the question's own load, which reports it."""
+    a fresh process (`longqa ask`, the warm server); return the thread (None: nothing to load). Only
+    where the export already exists (an export is never started here); a failure is left to the
+    question's own load, which reports it."""
     if not _preloadable():
-        return
+        return None
 
     def load() -> None:
         try:
@@ -201,4 +202,6 @@ def preload_in_background() -> None:
         except Exception:  # noqa: BLE001 - the question's own load reports it
             log.debug("preloading the embedder failed", exc_info=True)
 
-    threading.Thread(target=load, name="longqa-embedder-preload", daemon=True).start()
+    thread = threading.Thread(target=load, name="longqa-embedder-preload", daemon=True)
+    thread.start()
+    return thread

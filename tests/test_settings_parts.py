@@ -162,7 +162,7 @@ def resolutions(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 def test_a_run_s_settings_are_validated_once(monkeypatch, resolutions, server: bool):
     """The LangGraph server's path: a RunContext, read by every node (about 16 reads a run), is
     resolved at the first read and kept for the rest of the run."""
-    from longqa.graph.graph import server_graph
+    from longqa.graph.server import graph as server_graph
 
     monkeypatch.setenv("LONGQA_MODEL", "scripted")
     if server:

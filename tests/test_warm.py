@@ -236,6 +236,45 @@ def test_another_users_process_is_refused(tmp_path, monkeypatch):
     assert reply == {"status": "refused", "reason": "another user's process"}
 
 
+LOADING = """
+import sys, time
+from pathlib import Path
+from longqa.warm_server import serve
+
+log = Path(sys.argv[2])
+
+def step(i):
+    def load():
+        if i == 3:
+            raise ImportError("a module this machine lacks")
+        time.sleep(0.25)
+        with log.open("a") as f:
+            f.write(f"{i}\\n")
+    return load
+
+sys.exit(serve(Path(sys.argv[1]), 60, 30, run=lambda argv: len(log.read_text().split()), later=[step(i) for i in range(20)]))
+"""
+
+
+def test_what_loads_after_the_server_listens_never_keeps_a_question_waiting(tmp_path, capfd):
+    """The server listens before its later loads: a question is answered between two of them, all of them
+    are loaded in order afterwards, and one that fails is logged and skipped."""
+    home, log = tmp_path / "home", tmp_path / "loaded.txt"
+    log.write_text("")
+    proc = subprocess.Popen([sys.executable, "-c", LOADING, str(home), str(log)])
+    try:
+        _wait_for(lambda: warm_client.status(home) is not None, 60)
+        loaded_when_asked = _ask(home, ["count"])  # the stand-in CLI answers how many steps had loaded
+        assert loaded_when_asked < 19  # 19 steps take ~4.75 s; the question waited for one step at most
+        _wait_for(lambda: len(log.read_text().split()) == 19, 60)
+        assert log.read_text().split() == [str(i) for i in range(20) if i != 3]
+        assert _ask(home, ["count"]) == 19
+        assert "preloading failed: ImportError: a module this machine lacks" in capfd.readouterr().err
+    finally:
+        warm_client.stop(home)
+        proc.wait(20)
+
+
 # -- the real command ----------------------------------------------------------------------------
 
 
