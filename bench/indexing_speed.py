@@ -7,8 +7,11 @@ torch's or Chroma's native allocations), model loading timed apart from indexing
   encode     bare `SentenceTransformer.encode` of longqa's own 150-token chunk texts (the floor:
              chunking done before the clock starts), batch 64, normalised
   longqa     `IndexStore.index(document, 150)` into a fresh home: chunking, token counts, BM25
-             tokens, embedding (through ONNX Runtime, the default since issue #32), Chroma writes, manifest
-  longqa-torch  the same with the sentence-transformers (torch) embedder, the path before issue #32
+             tokens, embedding (through ONNX Runtime, the default since issue #32, batches of 16),
+             Chroma writes, manifest
+  longqa-b64 the same with batches of 64 (ONNX Runtime's batch before 2026-11-26)
+  longqa-torch  the same with the sentence-transformers (torch) embedder and batches of 64: the path
+             before issue #32
   langchain  RecursiveCharacterTextSplitter (chunk_size = longqa's mean chunk length in characters,
              no overlap) + langchain_chroma.Chroma.from_documents with HuggingFaceEmbeddings of the
              same local model + BM25Retriever + EnsembleRetriever(weights 0.5/0.5)
@@ -35,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import big_document, machine, md_table, offline_env, save  # noqa: E402
 
-METHODS = ("encode", "longqa", "longqa-torch", "langchain")
+METHODS = ("encode", "longqa", "longqa-b64", "longqa-torch", "langchain")
 GRANULARITY = 150
 
 
@@ -68,12 +71,14 @@ def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
         t0 = time.perf_counter()
         model.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
         n_chunks, chars = len(texts), sum(map(len, texts))
-    elif method in ("longqa", "longqa-torch"):
+    elif method in ("longqa", "longqa-b64", "longqa-torch"):
         from longqa.retrieval import IndexSettings, IndexStore, document_from_text
         from longqa.retrieval.embedder import get_embedder
+        from longqa.retrieval.environment import EMBED_BATCH_SIZE
 
         backend = "torch" if method == "longqa-torch" else "onnx"
-        store = IndexStore(IndexSettings(home=home), embedder=get_embedder(backend=backend))
+        batch = EMBED_BATCH_SIZE if method == "longqa" else 64
+        store = IndexStore(IndexSettings(home=home), embedder=get_embedder(backend=backend, batch_size=batch))
         store.embedder  # noqa: B018 - load the model before the clock
         load_s, rss_load = time.perf_counter() - t0, _rss_mib()
         document = document_from_text(text)
@@ -192,9 +197,11 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     by_method = {m: [x for x in info["runs"] if x["method"] == m] for m in args.methods}
     floor = statistics.median(x["index_s"] for x in by_method["encode"]) if by_method.get("encode") else None
+    base = by_method.get("longqa-torch")  # the path before issue #32: each round's speed-up against it
     rows = []
     for m, runs in by_method.items():
         s = statistics.median(x["index_s"] for x in runs)
+        ratios = [b["index_s"] / x["index_s"] for x, b in zip(runs, base or [], strict=False)]
         load = statistics.median(x["load_s"] for x in runs)
         rows.append(
             [
@@ -205,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
                 " / ".join(f"{x['index_s']:.1f}" for x in runs),
                 f"{n_words / s:,.0f}",
                 f"{s / floor:.2f}x" if floor else "-",
+                f"{statistics.median(ratios):.2f}x ({' / '.join(f'{r:.2f}' for r in ratios)})" if ratios else "-",
                 f"{max(x['rss_after_load_mib'] for x in runs):,.0f}",
                 f"{max(x['peak_rss_mib'] for x in runs):,.0f}",
             ]
@@ -217,6 +225,7 @@ def main(argv: list[str] | None = None) -> None:
         "index s (each run)",
         "words/s (median)",
         "time vs encode",
+        "speed vs longqa-torch, same round (median; each)",
         "RSS after load MiB",
         "peak RSS MiB",
     ]

@@ -3,8 +3,8 @@
 The entry point. Run as the `longqa` command, an `ask` is first offered to the warm server
 (`longqa/warm_client.py`, standard library only), which answers it from a process that has already
 imported everything; otherwise (or when the server cannot be used) the command runs in this process
-(`longqa/commands.py`). A `longqa index` that succeeded starts its home's warm server for the questions
-that follow.
+(`longqa/commands.py`). A `longqa index` starts its home's warm server as it begins, so the server imports
+while the index reads and embeds, and the questions that follow find it ready.
 """
 
 from __future__ import annotations
@@ -16,22 +16,17 @@ from collections.abc import Sequence
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `longqa ARGV`. Without `argv` (this process is the `longqa` command) an ask goes through
     the warm server where it can; with `argv` (a caller's own process) everything runs in-process."""
-    own_command = argv is None
     if argv is None:
         argv = sys.argv[1:]
-        from longqa.warm_client import answer
+        from longqa.warm_client import answer, start_for_index
 
         code = answer(argv)
         if code is not None:
             return code
+        start_for_index(argv)  # an index: the questions that follow it find a warm server
     from longqa.commands import main as run_in_process
 
-    code = run_in_process(list(argv))
-    if code == 0 and own_command:  # the questions that follow an index find a warm server
-        from longqa.warm_client import start_after_index
-
-        start_after_index(argv)
-    return code
+    return run_in_process(list(argv))
 
 
 def __getattr__(name: str):

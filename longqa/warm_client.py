@@ -95,10 +95,11 @@ def answer(argv: Sequence[str]) -> int | None:
     return None
 
 
-def start_after_index(argv: Sequence[str]) -> None:
-    """After `longqa index` succeeded: start its home's warm server (detached, not waited for) unless one
-    runs or the warm path is off, so the questions that follow an index are answered warm from the first
-    (measured: a first ask that starts the server took 4.1 s on an idle machine, a warm one 0.3 s; bench/README)."""
+def start_for_index(argv: Sequence[str]) -> None:
+    """As `longqa index` begins: start its home's warm server (detached, not waited for) unless one runs
+    or the warm path is off, so it imports while the index reads and embeds and the questions that follow
+    are answered warm from the first (measured: a first ask that starts the server took 4.3 s, a warm one
+    0.4 s; bench/README). An index that then fails leaves it to its idle timeout."""
     index = parse(argv, command="index")
     if index is None:
         return

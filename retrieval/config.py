@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .environment import default_home
+from .environment import EMBED_BATCH_SIZE, default_home
 from .loaders import DEFAULT_MAX_WORDS
 
 
@@ -25,7 +25,7 @@ class IndexSettings(BaseModel):
     postgres_uri: str | None = Field(
         default=None, repr=False, description="with a Chroma server: the catalog in PostgreSQL (retrieval/catalog.py)"
     )
-    embed_batch_size: int = Field(default=64, description="texts per embedding batch")
+    embed_batch_size: int = Field(default=EMBED_BATCH_SIZE, description="texts per embedding batch")
     max_words: int = Field(default=DEFAULT_MAX_WORDS, description="refuse documents longer than this")
     chunking: Literal["paragraph", "sentence"] = Field(
         default="paragraph",

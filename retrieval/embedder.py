@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .environment import embedder_backend
+from .environment import EMBED_BATCH_SIZE, embedder_backend
 from .onnx_embedder import OnnxEmbedder
 from .tokens import embedder_model_path
 
@@ -48,7 +48,7 @@ def torch_threads(n: int | None) -> Iterator[None]:
 class Embedder:
     """Normalised sentence embeddings; cosine similarity is then a dot product."""
 
-    def __init__(self, model_path: str | Path, batch_size: int = 64):
+    def __init__(self, model_path: str | Path, batch_size: int = EMBED_BATCH_SIZE):
         self.model_path = str(model_path)
         self.name = Path(model_path).name
         self._model = _load_quietly(self.model_path)
@@ -155,7 +155,7 @@ def _load(path: str, batch_size: int, backend: str) -> Embedder | OnnxEmbedder:
 
 
 def get_embedder(
-    model_path: str | Path | None = None, batch_size: int = 64, backend: str | None = None
+    model_path: str | Path | None = None, batch_size: int = EMBED_BATCH_SIZE, backend: str | None = None
 ) -> Embedder | OnnxEmbedder:
     """The process-wide embedder of `backend` (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime,
     exporting the model on first use); the model is shared by every index."""

@@ -11,13 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .environment import EMBED_BATCH_SIZE
+
 SMALL_BATCH = 8  # at most this many texts (a query, a few sub-questions) run on one thread
 
 
 class OnnxEmbedder:
     """Normalised sentence embeddings from the exported model; the interface of `Embedder`."""
 
-    def __init__(self, model_path: str | Path, onnx_file: str | Path, batch_size: int = 64):
+    def __init__(self, model_path: str | Path, onnx_file: str | Path, batch_size: int = EMBED_BATCH_SIZE):
         from tokenizers import Tokenizer
 
         model_path = Path(model_path)

@@ -160,3 +160,24 @@ def test_a_fault_of_the_warm_path_answers_in_process(monkeypatch, tmp_path, caps
     monkeypatch.setattr(warm_client, "_answer", broken)
     assert warm_client.answer(["-v", "--home", str(tmp_path), "ask", "doc", "q"]) is None
     assert "in this process: the warm path failed before the server took the question" in capsys.readouterr().err
+
+
+def test_an_index_starts_the_warm_server_before_it_reads(monkeypatch, tmp_path):
+    """`longqa index` starts its home's server as it begins (the server imports while the index embeds),
+    only when none runs and the warm path is on, and whatever the index's outcome."""
+    from longqa import cli, commands
+
+    calls: list[str] = []
+    monkeypatch.setattr(warm_client, "start_server", lambda home: calls.append(f"start {home.name}"))
+    monkeypatch.setattr(commands, "main", lambda argv: calls.append(f"run {argv[-2]}") or 3)
+    monkeypatch.delenv("LONGQA_WARM", raising=False)
+    home = tmp_path / "home"
+    monkeypatch.setattr("sys.argv", ["longqa", "--home", str(home), "index", "docs/"])
+    assert cli.main() == 3  # the index's own exit code
+    assert calls == ["start home", "run index"]
+    calls.clear()
+    monkeypatch.setattr(warm_client, "_connect", lambda home: socket.socket())  # one is running
+    assert cli.main() == 3 and calls == ["run index"]
+    calls.clear()
+    monkeypatch.setenv("LONGQA_WARM", "0")
+    assert cli.main() == 3 and calls == ["run index"]
