@@ -403,9 +403,7 @@ def listen(directory: Path) -> tuple[socket.socket, int]:
     return listener, os.stat(path).st_ino
 
 
-def serve(
-    home: Path, idle_s: float, max_run_s: float, run: Runner | None = None, later: list | None = None
-) -> int:
+def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None, later: list | None = None) -> int:
     """Run the home's warm server until it is stopped or idle; 0 at once when another holds the lock.
     `run` replaces the CLI and `later` what is loaded between requests (tests); without `run` the CLI's
     imports are loaded first and `later_loads()` after the server listens."""

@@ -252,7 +252,8 @@ def step(i):
             f.write(f"{i}\\n")
     return load
 
-sys.exit(serve(Path(sys.argv[1]), 60, 30, run=lambda argv: len(log.read_text().split()), later=[step(i) for i in range(20)]))
+loaded = lambda argv: len(log.read_text().split())  # noqa: E731
+sys.exit(serve(Path(sys.argv[1]), 60, 30, run=loaded, later=[step(i) for i in range(20)]))
 """
 
 
