@@ -72,7 +72,7 @@ def preload() -> Runner:
     the children open those, so each question sees the index as it is on disk): the CLI, the compiled
     graph and the ONNX query encoder, which loads in a thread while the others import; return the CLI's
     `main`. The rest is `later_loads()`."""
-    from longqa.retrieval.embedder import preload_in_background, preload_now
+    from longqa.retrieval.embedder import preload_in_background
 
     loading = preload_in_background()
     from longqa import commands
@@ -80,9 +80,8 @@ def preload() -> Runner:
 
     commands.build_parser()
     compiled_graph()
-    if loading is not None:
+    if loading is not None:  # a load that failed is left to the questions' own, which report it
         loading.join()  # before any fork: the encoder's one-thread session then starts no thread of its own
-    preload_now()  # loads it here if the thread could not (a no-op once loaded)
     return commands.main
 
 

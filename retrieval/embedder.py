@@ -177,17 +177,6 @@ def _preloadable() -> bool:
     return True
 
 
-def preload_now() -> None:
-    """Load the ONNX query encoder now where it is preloadable (the warm server, before it forks a
-    question's process); a failure is left to the question's own load, which reports it."""
-    if not _preloadable():
-        return
-    try:
-        get_embedder()
-    except Exception:  # noqa: BLE001 - the question's own load reports it
-        log.debug("preloading the embedder failed", exc_info=True)
-
-
 def preload_in_background() -> threading.Thread | None:
     """Start loading the ONNX query encoder in a daemon thread, so it overlaps the graph's imports in
     a fresh process (`longqa ask`, the warm server); return the thread (None: nothing to load). Only
