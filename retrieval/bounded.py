@@ -33,7 +33,6 @@ from .loaders import SUPPORTED_SUFFIXES, DocumentError, load_document, printable
 
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_READ_MEMORY_MB = 2048
-READ_WORKERS = 2  # reader processes a BoundedReader keeps, and so files a library update reads at once
 WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
 # plain text this small is read in-process: its reader is linear, so it is bounded by its size
 IN_PROCESS_TEXT_BYTES = 1 << 20
@@ -98,7 +97,7 @@ class BoundedReader:
     """Loads documents in a small pool of worker processes, each read held to `limits`. Safe to
     share between threads: each read takes a worker of its own."""
 
-    def __init__(self, limits: ReadLimits = ReadLimits(), workers: int = READ_WORKERS):
+    def __init__(self, limits: ReadLimits = ReadLimits(), workers: int = 2):
         self.limits = limits
         self._idle: queue.LifoQueue[_Worker] = queue.LifoQueue()
         self._slots = threading.BoundedSemaphore(max(1, workers))

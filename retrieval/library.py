@@ -48,7 +48,6 @@ from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, c
 from .library_vectors import VectorBatch
 from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
-from .read_ahead import ReadAhead
 from .store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -321,44 +320,37 @@ class Library:
         """The new member entries (reading only files whose stat changed) and the documents loaded."""
         documents: dict[str, Entry] = {} if members is not None and remove_missing else dict(old.documents)
         loaded: dict[str, Document] = {}
-        members = list(members or [])
-        total = len(members)
-
-        def same(m: Member, prev: Entry | None) -> bool:
-            return prev is not None and m.stat is not None and (prev.size, prev.mtime_ns) == m.stat
-
-        to_read = [m for m in members if not same(m, old.documents.get(m.key))]
-        with ReadAhead(to_read) as reads:
-            for i, m in enumerate(members, 1):
-                prev = old.documents.get(m.key)
-                if same(m, prev):
-                    documents[m.key] = prev
-                    update.unchanged.append(prev.source)
+        total = len(members or [])
+        for i, m in enumerate(members or [], 1):
+            prev = old.documents.get(m.key)
+            if prev is not None and m.stat is not None and (prev.size, prev.mtime_ns) == m.stat:
+                documents[m.key] = prev
+                update.unchanged.append(prev.source)
+            else:
+                self._held.check()  # reading a file may take long: the lock's session is kept alive
+                try:
+                    document = m.load()
+                except DocumentError as e:
+                    update.skipped.append(Skipped(m.source, e.reason))
+                    if m.stat is not None:  # unreadable as it stands: a reader need not try it again
+                        with self._lock:
+                            self._unreadable[m.key] = (m.stat, update.skipped[-1])
+                    documents.pop(m.key, None)
+                    continue
+                self.store.remember(document, share=False)  # shared with the others before publishing
+                size, mtime = m.stat or (None, None)
+                documents[m.key] = Entry(
+                    doc_id=document.doc_id, source=m.source, size=size, mtime_ns=mtime, n_words=document.n_words
+                )
+                loaded[document.doc_id] = document
+                if prev is None:
+                    update.added.append(m.source)
+                elif prev.doc_id != document.doc_id:
+                    update.changed.append(m.source)
                 else:
-                    self._held.check()  # reading a file may take long: the lock's session is kept alive
-                    try:
-                        document = reads.load(m)
-                    except DocumentError as e:
-                        update.skipped.append(Skipped(m.source, e.reason))
-                        if m.stat is not None:  # unreadable as it stands: a reader need not try it again
-                            with self._lock:
-                                self._unreadable[m.key] = (m.stat, update.skipped[-1])
-                        documents.pop(m.key, None)
-                        continue
-                    self.store.remember(document, share=False)  # shared with the others before publishing
-                    size, mtime = m.stat or (None, None)
-                    documents[m.key] = Entry(
-                        doc_id=document.doc_id, source=m.source, size=size, mtime_ns=mtime, n_words=document.n_words
-                    )
-                    loaded[document.doc_id] = document
-                    if prev is None:
-                        update.added.append(m.source)
-                    elif prev.doc_id != document.doc_id:
-                        update.changed.append(m.source)
-                    else:
-                        update.unchanged.append(m.source)
-                if progress and (i % 50 == 0 or i == total):
-                    progress(Event("reading", f"read {i}/{total} files", i, total))
+                    update.unchanged.append(m.source)
+            if progress and (i % 50 == 0 or i == total):
+                progress(Event("reading", f"read {i}/{total} files", i, total))
         update.removed = [e.source for k, e in sorted(old.documents.items()) if k not in documents]
         return documents, loaded
 

@@ -90,14 +90,12 @@ class Manifest(BaseModel):
 @dataclass
 class Member:
     """A document to hold: its key, how to name it, its file's (size, mtime_ns) if it is a file,
-    and how to load it (called only when the stat says it may have changed); `parallel`: its load
-    may run in a thread beside other members' (a reader process reads it)."""
+    and how to load it (called only when the stat says it may have changed)."""
 
     key: str
     source: str
     load: Callable[[], Document]
     stat: tuple[int, int] | None = None
-    parallel: bool = False
 
 
 @dataclass
@@ -136,13 +134,11 @@ def file_members(
     max_words: int,
     name: Callable[[Path], str] = str,
     read: Callable[..., Document] = load_document,
-    parallel: bool = False,
 ) -> list[Member]:
     """Members for files on disk, keyed by their resolved path (valid UTF-8: a manifest is JSON),
     shown as `name(file)` and loaded by `read(path, max_words=...)` (a `BoundedReader`'s, to hold
-    each file to a time and memory ceiling; `parallel` where it reads in worker processes, so
-    several files may be read at once). A file that cannot be resolved or stat'ed is left to the
-    loader's error."""
+    each file to a time and memory ceiling). A file that cannot be resolved or stat'ed is left to
+    the loader's error."""
     members = []
     for file in files:
         path = _resolved(file)
@@ -152,7 +148,7 @@ def file_members(
         except OSError:  # a symlink loop, a vanished file: load() says which
             stat = None
         load = functools.partial(read, path, max_words=max_words)
-        members.append(Member(file_key(file), name(file), load, stat, parallel))
+        members.append(Member(file_key(file), name(file), load, stat))
     return members
 
 

@@ -150,11 +150,7 @@ def index_library(
         raise InputError("no documents: pass 'documents' (paths or folders), 'texts' or 'collection'")
     library = library_for(store, name or _input_name(state, found, documents))
     members = file_members(
-        found.files,
-        store.settings.max_words,
-        lambda f: shown_name(str(f), settings),
-        _file_reader(settings, reader),
-        parallel=settings.read_limits().isolated,
+        found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), _file_reader(settings, reader)
     )
     name_of = {m.key: m.source for m in members}
     members += document_members(documents)
