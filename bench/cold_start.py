@@ -9,7 +9,9 @@ Then, in rounds, each variant runs in turn, so every variant sees the same load:
                     the process's peak RSS, whether torch was imported; per embedder backend
   ... reader        the same, but starting a file-reader process as every ask did before (the reader
                     starts only when a file must be read now)
-  warm first        `python -m longqa.cli ask ...` (the `longqa` command) with no warm server running:
+  warm first        `longqa ask ...` (the console script pip installed beside this interpreter; until
+                    2026-11-26 this bench ran `python -m longqa.cli`, which missed an import only the
+                    script paid) with no warm server running:
                     it starts the server, waits for its imports, and is answered by it
   warm next         the same command with the server running (`--next` per round)
   after index       the server stopped, `longqa index DOC` run (nothing changed: it starts the warm server
@@ -124,7 +126,7 @@ def command(args: list[str], env: dict[str, str]) -> tuple[list, float, float]:
     spawn to exit, the client process's own peak RSS MiB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "longqa.cli", *args], env=env, stdout=out, stderr=err)
+        proc = subprocess.Popen([*longqa_command(), *args], env=env, stdout=out, stderr=err)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -149,6 +151,14 @@ def server_rss(home: Path) -> float | None:
     return None
 
 
+def longqa_command() -> list[str]:
+    """The `longqa` command as a user runs it: the console script beside this interpreter."""
+    script = Path(sys.executable).with_name("longqa")
+    if not script.exists():
+        raise SystemExit(f"no `longqa` script at {script}: install the project (pip install -e .) first")
+    return [str(script)]
+
+
 def stop_server(home: Path, env: dict[str, str]) -> None:
     from longqa.warm_client import status
 
@@ -161,7 +171,7 @@ def stop_server(home: Path, env: dict[str, str]) -> None:
 def index_with_no_server(home: Path, env: dict[str, str]) -> None:
     """The warm server stopped, then `longqa index DOC` (unchanged: nothing embedded; it starts the server)."""
     stop_server(home, env)
-    subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=env, check=True)
+    subprocess.run([*longqa_command(), "index", str(DOC), "-q"], env=env, check=True)
 
 
 def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list]:

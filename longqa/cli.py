@@ -30,7 +30,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def __getattr__(name: str):
-    """The in-process CLI's names (`build_parser`, the commands), for callers that import them from here."""
+    """The in-process CLI's names (`build_parser`, the commands), for callers that import them from here.
+    Not the import system's own questions (`__path__`, asked by the `longqa` script's `from longqa.cli
+    import main`), which would import every command before the warm server is asked."""
+    if name.startswith("__"):
+        raise AttributeError(f"module 'longqa.cli' has no attribute '{name}'")
     from longqa import commands
 
     return getattr(commands, name)

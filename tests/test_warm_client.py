@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -181,3 +183,16 @@ def test_an_index_starts_the_warm_server_before_it_reads(monkeypatch, tmp_path):
     calls.clear()
     monkeypatch.setenv("LONGQA_WARM", "0")
     assert cli.main() == 3 and calls == ["run index"]
+
+
+def test_the_longqa_script_imports_only_its_entry_point_before_it_asks(tmp_path):
+    """The `longqa` console script runs `from longqa.cli import main`, and the import system then asks
+    the module for `__path__`: that must not import every in-process command (0.35 s, measured) before
+    the warm server is asked. The commands' names stay importable from `longqa.cli`."""
+    code = (
+        "import sys; from longqa.cli import main; print(sorted(m for m in sys.modules if m.startswith('longqa')))\n"
+        "from longqa.cli import build_parser; print(build_parser().prog)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["['longqa', 'longqa.cli']", "longqa"]
