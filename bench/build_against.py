@@ -27,30 +27,25 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, distinct_paragraphs, finish, machine, md_table, offline_env  # noqa: E402
+from bench.common import REPO, finish, longqa_command, machine, md_table, measured_process, offline_env  # noqa: E402
+from bench.library_scale import corpus  # noqa: E402
 
 BEFORE_32 = "57d7b45"
-INDEX = "import sys; from longqa.cli import main; sys.exit(main(['index', sys.argv[1], '-q']))"
 
 
 def write_folder(folder: Path, n_docs: int, per_doc: int) -> int:
-    """`n_docs` .txt files of `per_doc` distinct shared paragraphs each; the words written."""
-    paragraphs = distinct_paragraphs()
-    if len(paragraphs) < n_docs * per_doc:
-        raise SystemExit(f"{len(paragraphs)} distinct paragraphs: not enough for {n_docs} x {per_doc}")
+    """`n_docs` .txt files of `per_doc` distinct shared paragraphs each (`library_scale.corpus`); the
+    words written."""
     folder.mkdir(parents=True)
-    words = 0
-    for d in range(n_docs):
-        text = "\n\n".join(f"{t}\n{p}" for t, p, _ in paragraphs[d * per_doc : (d + 1) * per_doc]) + "\n"
+    texts, _ = corpus(n_docs, per_doc)
+    for d, text in enumerate(texts):
         (folder / f"doc{d:05d}.txt").write_text(text, "utf-8")
-        words += len(text.split())
-    return words
+    return sum(len(text.split()) for text in texts)
 
 
 def write_office_folder(folder: Path, per_type: int) -> int:
@@ -75,17 +70,13 @@ def package_view(checkout: Path, into: Path) -> Path:
 
 
 def build(folder: Path, env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS MiB) of one `longqa index FOLDER -q` process; raises if it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", INDEX, str(folder)], cwd=folder.parent, env=env, stdout=subprocess.DEVNULL
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"longqa index failed ({proc.returncode}) with {env.get('PYTHONPATH') or 'this checkout'}")
-    return wall, usage.ru_maxrss / 1024
+    """(wall seconds, peak RSS MiB) of one `longqa index FOLDER -q` process, the installed script as a
+    user runs it (PYTHONPATH picks the code); raises if it fails."""
+    argv = [*longqa_command(), "index", str(folder), "-q"]
+    code, wall, rss = measured_process(argv, cwd=folder.parent, env=env, stdout=subprocess.DEVNULL)
+    if code != 0:
+        raise SystemExit(f"longqa index failed ({code}) with {env.get('PYTHONPATH') or 'this checkout'}")
+    return wall, rss
 
 
 def stop_warm_server(env: dict[str, str], cwd: Path) -> None:

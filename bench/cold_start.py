@@ -42,7 +42,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import machine, md_table, offline_env, save  # noqa: E402
+from bench.common import longqa_command, machine, md_table, measured_process, offline_env, save  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "samples" / "harbor_annual_report.md"
@@ -125,17 +125,13 @@ def command(args: list[str], env: dict[str, str]) -> tuple[list, float, float]:
     """Run the `longqa` command itself (the warm client's path): (its citations, wall seconds from
     spawn to exit, the client process's own peak RSS MiB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        t = time.perf_counter()
-        proc = subprocess.Popen([*longqa_command(), *args], env=env, stdout=out, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        code, wall, rss = measured_process([*longqa_command(), *args], env=env, stdout=out, stderr=err)
         out.seek(0)
         err.seek(0)
-        if proc.returncode:
-            raise RuntimeError(f"failed ({proc.returncode}): {err.read().decode()[-3000:]}")
+        if code:
+            raise RuntimeError(f"failed ({code}): {err.read().decode()[-3000:]}")
         cited = [[c["source"], c["start"], c["end"]] for c in json.loads(out.read())["citations"] or []]
-    return cited, wall, usage.ru_maxrss / 1024
+    return cited, wall, rss
 
 
 def server_rss(home: Path) -> float | None:
@@ -149,14 +145,6 @@ def server_rss(home: Path) -> float | None:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return None
-
-
-def longqa_command() -> list[str]:
-    """The `longqa` command as a user runs it: the console script beside this interpreter."""
-    script = Path(sys.executable).with_name("longqa")
-    if not script.exists():
-        raise SystemExit(f"no `longqa` script at {script}: install the project (pip install -e .) first")
-    return [str(script)]
 
 
 def stop_server(home: Path, env: dict[str, str]) -> None:

@@ -47,6 +47,23 @@ def whole_number_options(doc: str | None, **defaults: int) -> argparse.Namespace
     return args
 
 
+def longqa_command() -> list[str]:
+    """The `longqa` command as a user runs it: the console script pip installed beside this interpreter."""
+    script = Path(sys.executable).with_name("longqa")
+    if not script.exists():
+        raise SystemExit(f"no `longqa` script at {script}: install the project (pip install -e .) first")
+    return [str(script)]
+
+
+def measured_process(argv: list[str], **popen: Any) -> tuple[int, float, float]:
+    """Run `argv` (`popen`: Popen's keyword arguments) to its end: (exit code, wall seconds from spawn
+    to exit, the process's own peak RSS MiB)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, **popen)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return os.waitstatus_to_exitcode(status), time.perf_counter() - start, usage.ru_maxrss / 1024
+
+
 def machine() -> dict[str, Any]:
     import torch
 
