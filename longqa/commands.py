@@ -51,7 +51,8 @@ def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> 
     )
 
 
-def _scope(args: argparse.Namespace) -> dict:
+def scope_of(args: argparse.Namespace) -> dict:
+    """`--collection`, `--include` and `--exclude`, as the question graph takes them."""
     return {"collection": args.collection, "include": args.include or [], "exclude": args.exclude or []}
 
 
@@ -67,7 +68,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     settings = _index_settings(args)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
-        opened = index_library({"documents": args.paths, **_scope(args)}, settings, args.granularity, progress)
+        opened = index_library({"documents": args.paths, **scope_of(args)}, settings, args.granularity, progress)
     seconds = time.perf_counter() - t0
     update, manifest = opened.update, opened.library.manifest()
     for label, names in (("added", update.added), ("changed", update.changed), ("removed", update.removed)):
@@ -89,7 +90,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     """`longqa search`: search one library and print the ranked chunks with their scores and an excerpt."""
     settings = _index_settings(args)
-    opened = open_library({"documents": args.paths, **_scope(args)}, settings)
+    opened = open_library({"documents": args.paths, **scope_of(args)}, settings)
     searcher = searcher_for(settings, opened.library.name, opened.doc_ids)
     with EmbeddingProgress("embedding", not args.quiet) as progress:
         searcher.indexes(args.granularity, progress=progress, dense=args.mode != "bm25")
@@ -114,14 +115,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_ask(args: argparse.Namespace) -> int:
-    """`longqa ask`: answer the question over the documents or collection, rendered for a person or as JSON; 1 when
-    the run ended in an error."""
-    from longqa.retrieval.embedder import preload_in_background
-
-    preload_in_background()  # the query encoder loads while the graph's libraries import
-    from .ask import print_json, render, run_question
-
+def ask_settings(args: argparse.Namespace) -> Settings:
+    """An ask's settings: `--set` values, then its own options (`--model`, `--strategy`, ...)."""
     overrides = {
         "model": args.model,
         "base_url": args.base_url,
@@ -137,13 +132,25 @@ def cmd_ask(args: argparse.Namespace) -> int:
     settings = Settings(**values)
     if not args.paths and not args.collection:
         raise InputError("name the documents (files or folders) or a --collection to ask")
+    return settings
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """`longqa ask`: answer the question over the documents or collection, rendered for a person or as JSON; 1 when
+    the run ended in an error."""
+    from longqa.retrieval.embedder import preload_in_background
+
+    preload_in_background()  # the query encoder loads while the graph's libraries import
+    from .ask import print_json, render, run_question
+
+    settings = ask_settings(args)
     result = run_question(
         args.paths,
         args.question,
         settings,
         thread=args.thread,
         progress=None if args.quiet else sys.stderr,
-        scope=_scope(args),
+        scope=scope_of(args),
     )
     if args.json:
         print_json(result)
@@ -166,7 +173,9 @@ def cmd_warm(args: argparse.Namespace) -> int:
     else:
         current = reply.get("stamp") == warm_client.current_stamp()
         fresh = "current" if current else "out of date (replaced by the next ask)"
-        print(f"warm server {reply.get('pid')} for {home}: {reply.get('running', 0)} question(s) running; {fresh}")
+        standby = f"standby {reply['standby']}" if reply.get("standby") else "no standby"
+        running = f"{reply.get('running', 0)} question(s) running"
+        print(f"warm server {reply.get('pid')} for {home}: {running}; {standby}; {fresh}")
     return 0
 
 
@@ -318,11 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None) -> int:
     """Run one `longqa` command; bad input, settings or documents exit 2 with one line on stderr, an interruption
-    130."""
+    130. `parser`: one `build_parser()` made ahead (the warm server's, ~15 ms a question; each question runs in a
+    forked copy of it)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
+    args = (parser or build_parser()).parse_args(argv)
     configure_logging(args.verbose, getattr(args, "quiet", False))
     try:
         return args.func(args)

@@ -12,6 +12,13 @@ LONGQA_WARM_MAX_RUN_S ends alone: the server reports it and keeps serving. The s
 its own user (SO_PEERCRED), reads at most MAX_REQUEST_BYTES within REQUEST_READ_S, refuses a client
 whose code or environment stamp differs from its own (then exits: it is out of date), and exits
 after LONGQA_WARM_IDLE_S without a question or on `longqa warm stop`.
+
+Between questions one child waits ahead, the standby: forked when a question ends, it rehearses that
+ask (the same documents, a fixed question, evidence only, reading only: longqa/rehearsal.py), so its
+library is open and its indexes loaded, and then takes the next question in place of a fresh child.
+A standby still rehearsing when a question arrives takes it after the rehearsal when the request fits
+their socket's buffer, else it is killed and a fresh child runs the question. LONGQA_WARM_STANDBY=0
+turns standbys off.
 """
 
 from __future__ import annotations
@@ -19,18 +26,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import importlib
+import json
 import os
 import selectors
 import signal
 import socket
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from longqa.warm_preload import later_loads, preload
 from longqa.warm_protocol import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_RUN_S,
@@ -46,62 +53,10 @@ from longqa.warm_protocol import (
     send_message,
     stamp,
 )
+from longqa.warm_worker import Rehearsal, Runner, close_fds, run_child, run_standby
 
-Runner = Callable[[list[str]], int]
-# imported after the server listens, one at a time between requests, beyond what the CLI imports: what
-# a question loads lazily (measured with `python -X importtime` and sys.modules after a question in a
-# forked child). A child forked before they are loaded imports what its question needs itself; the
-# first question therefore need not wait for the model client (langchain_openai, ~0.8 s) it may not use.
-LATER_MODULES = (
-    "chromadb",
-    "chromadb.config",
-    "chromadb.api.client",
-    "chromadb.api.rust",
-    "chromadb.telemetry.product.posthog",
-    "bm25s",
-    "scipy.sparse",
-    "langchain_core.tracers.context",
-    "langchain_core.tracers.run_collector",
-    "langchain_core.tracers.stdout",
-    "langchain_openai",
-)
-
-
-def preload() -> Runner:
-    """Import and build what every question needs before the server listens (never a library's store:
-    the children open those, so each question sees the index as it is on disk): the CLI, the compiled
-    graph and the ONNX query encoder, which loads in a thread while the others import; return the CLI's
-    `main`. The rest is `later_loads()`."""
-    from longqa.retrieval.embedder import preload_in_background
-
-    loading = preload_in_background()
-    from longqa import commands
-    from longqa.ask import compiled_graph
-
-    commands.build_parser()
-    compiled_graph()
-    if loading is not None:  # a load that failed is left to the questions' own, which report it
-        loading.join()  # before any fork: the encoder's one-thread session then starts no thread of its own
-    return commands.main
-
-
-def later_loads() -> list[Callable[[], object]]:
-    """What the server loads while it waits for questions, one step at a time (`Server.serve`)."""
-
-    def load_counter() -> object:
-        from longqa.retrieval.tokens import default_counter
-
-        return default_counter()
-
-    def importer(name: str) -> Callable[[], object]:
-        def load() -> object:
-            with contextlib.suppress(ImportError):
-                return importlib.import_module(name)
-            return None
-
-        return load
-
-    return [importer(name) for name in LATER_MODULES] + [load_counter]
+REHEARSAL_MAX_S = 120.0  # a standby still rehearsing after this long is killed (a hung folder, a huge walk)
+QUEUED_REQUEST_BYTES = 64 << 10  # a request this small waits in the socket buffer for a rehearsing standby
 
 
 @dataclass
@@ -111,6 +66,17 @@ class Running:
     pid: int
     conn: socket.socket
     started: float
+
+
+@dataclass
+class Standby:
+    """The child waiting for the next question: its pid, the server's end of their socket pair, when it
+    was forked, and whether its rehearsal is over (it said so on the socket)."""
+
+    pid: int
+    sock: socket.socket
+    born: float
+    ready: bool = False
 
 
 @dataclass
@@ -128,6 +94,11 @@ class Server:
     running: dict[int, Running] = field(default_factory=dict)
     stopping: bool = False
     last_active: float = field(default_factory=time.monotonic)
+    rehearse: Rehearsal | None = None  # what a standby runs before it waits (None: it only waits)
+    standbys: bool = True  # LONGQA_WARM_STANDBY=0: every question in a fresh child
+    standby: Standby | None = None
+    standby_wanted: bool = True  # one standby per question that ended (and one at the start): never a loop
+    last_ask: dict | None = None  # the request a new standby rehearses
 
     def serve(self) -> None:
         """Answer until stopped (by a request, SIGTERM, a client with another stamp) or idle."""
@@ -154,10 +125,15 @@ class Server:
                         os.read(wake_r, 512)
                 elif isinstance(key.data, Running):
                     self._client_spoke(key.data)
+                elif key.data == "standby":
+                    self._standby_spoke()
             self._reap()
             self._enforce_deadlines()
             if self.stopping:
                 self._stop_listening()
+            elif self.standby_wanted and not self.running and not self.later:
+                self._fork_standby()
+        self._drop_standby()
 
     def _load_next(self) -> None:
         """One step of what the server loads while nothing waits (a request waits at most one import)."""
@@ -171,6 +147,8 @@ class Server:
         now = time.monotonic()
         ends = [r.started + self.max_run_s for r in self.running.values()]
         ends.append(self.last_active + self.idle_s)
+        if self.standby is not None and not self.standby.ready:
+            ends.append(self.standby.born + REHEARSAL_MAX_S)
         return max(0.05, min(ends) - now)
 
     def _accept(self) -> None:
@@ -204,13 +182,21 @@ class Server:
         if op == "ask" and request.get("stamp") == self.own_stamp and len(fds) == 3:
             self._start(conn, request, fds)
             return
-        _close_fds(fds)
+        close_fds(fds)
         send_message(conn, self._reply(op, request))
         conn.close()
 
     def _reply(self, op: object, request: dict) -> dict:
         if op == "ping":
-            return {"status": "ok", "pid": os.getpid(), "stamp": self.own_stamp, "running": len(self.running)}
+            standby = None if self.standby is None else ("ready" if self.standby.ready else "rehearsing")
+            return {
+                "status": "ok",
+                "pid": os.getpid(),
+                "stamp": self.own_stamp,
+                "running": len(self.running),
+                "standby": standby,
+                "standby_pid": None if self.standby is None else self.standby.pid,
+            }
         if op == "stop":
             self.stopping = True
             return {"status": "stopping", "pid": os.getpid()}
@@ -220,12 +206,15 @@ class Server:
         return {"status": "error", "reason": f"bad request: {op!r} (an ask passes its three standard streams)"}
 
     def _start(self, conn: socket.socket, request: dict, fds: list[int]) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            _child(request, fds, closing=[conn, self.listener, self.lock, *self._open_fds()], run=self.run)
-        _close_fds(fds)
+        self.last_ask = request
+        pid = self._hand_to_standby(request, fds)
+        if pid is None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # the child: never returns
+                run_child(request, fds, closing=[conn, self.listener, self.lock, *self._open_fds()], run=self.run)
+        close_fds(fds)
         conn.settimeout(None)
         conn.setblocking(False)
         running = Running(pid, conn, time.monotonic())
@@ -234,7 +223,83 @@ class Server:
         _send_quietly(conn, {"status": "started", "worker": pid})
 
     def _open_fds(self) -> list:
-        return [*self._wake, *(r.conn for r in self.running.values())]
+        standby = [self.standby.sock] if self.standby is not None else []
+        return [*self._wake, *(r.conn for r in self.running.values()), *standby]
+
+    # -- the standby -----------------------------------------------------------------------------
+    def _fork_standby(self) -> None:
+        """Fork the child that waits for the next question, after rehearsing the last ask."""
+        self.standby_wanted = False
+        if not self.standbys:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the standby: never returns
+            closing = [ours, self.listener, self.lock, *self._open_fds()]
+            run_standby(theirs, self.last_ask, closing, run=self.run, rehearse=self.rehearse)
+        theirs.close()
+        ours.setblocking(False)
+        self.standby = Standby(pid, ours, time.monotonic())
+        self.selector.register(ours, selectors.EVENT_READ, "standby")
+
+    def _standby_spoke(self) -> None:
+        """The standby's rehearsal is over (a `ready` line), or it died (the socket closed)."""
+        standby = self.standby
+        if standby is None:
+            return
+        try:
+            data = standby.sock.recv(MAX_REQUEST_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if data:
+            standby.ready = True
+        else:
+            self._drop_standby()
+
+    def _hand_to_standby(self, request: dict, fds: list[int]) -> int | None:
+        """Pass the question to the standby (its pid), or None when there is none that can take it now:
+        one still rehearsing takes only a request small enough to wait in their socket's buffer."""
+        standby, self.standby = self.standby, None
+        if standby is None:
+            return None
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(standby.sock)
+        message = {"request": request}
+        try:
+            alive = os.waitpid(standby.pid, os.WNOHANG)[0] == 0  # killed since (the OOM killer, a user): a fresh child
+        except ChildProcessError:
+            alive = False
+        if alive and (standby.ready or len(json.dumps(message)) <= QUEUED_REQUEST_BYTES):
+            try:
+                send_message(standby.sock, message, fds=fds)  # non-blocking: a full buffer raises
+                standby.sock.close()
+                return standby.pid
+            except OSError:
+                pass
+        self._kill_standby(standby)
+        return None
+
+    def _drop_standby(self) -> None:
+        standby, self.standby = self.standby, None
+        if standby is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(standby.sock)
+            self._kill_standby(standby)
+
+    @staticmethod
+    def _kill_standby(standby: Standby) -> None:
+        """A standby only ever read libraries before it took a question: killing it loses nothing. (One
+        killed in the instant between the check above and the hand-over fails its question as a
+        worker killed mid-question does: the client says so.)"""
+        standby.sock.close()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(standby.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(standby.pid, 0)
 
     def _client_spoke(self, running: Running) -> None:
         """An interrupt (Ctrl-C at the client): the child gets SIGINT, as it would in a terminal; a
@@ -267,6 +332,8 @@ class Server:
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
+        if self.standby is not None and not self.standby.ready and now - self.standby.born > REHEARSAL_MAX_S:
+            self._drop_standby()
         for running in list(self.running.values()):
             if now - running.started > self.max_run_s:
                 with contextlib.suppress(ProcessLookupError):
@@ -284,6 +351,7 @@ class Server:
         _send_quietly(running.conn, reply)
         running.conn.close()
         self.last_active = time.monotonic()
+        self.standby_wanted = True
 
     def _stop_listening(self) -> None:
         if self.listener.fileno() >= 0:
@@ -294,82 +362,6 @@ class Server:
             if self.lock >= 0:
                 os.close(self.lock)
                 self.lock = -1
-
-
-def _child(request: dict, fds: list[int], closing: list, run: Runner) -> None:
-    """In the forked child: become the client's `longqa` process and run its arguments."""
-    code = 1
-    try:
-        for item in closing:
-            with contextlib.suppress(OSError):
-                item.close() if isinstance(item, socket.socket) else os.close(item)
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _die_with_parent()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        _become_client(request)
-        code = _run_main(run, [str(a) for a in request.get("argv", [])])
-    except BaseException:  # noqa: BLE001 - whatever happens, the child exits here, never in the server's loop
-        with contextlib.suppress(Exception):
-            traceback.print_exc()
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code & 0xFF)
-
-
-def _become_client(request: dict) -> None:
-    """The client's working folder, environment and stream settings (encoding, line buffering)."""
-    os.chdir(str(request["cwd"]))
-    os.environ.clear()
-    os.environ.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})
-    streams = dict(request.get("streams") or {})
-    for name in ("stdin", "stdout", "stderr"):
-        stream, wanted = getattr(sys, name), dict(streams.get(name) or {})
-        with contextlib.suppress(Exception):
-            stream.reconfigure(
-                encoding=wanted.get("encoding") or stream.encoding,
-                errors=wanted.get("errors") or stream.errors,
-                **({"line_buffering": bool(wanted.get("line_buffering"))} if name != "stdin" else {}),
-            )
-
-
-def _run_main(run: Runner, argv: list[str]) -> int:
-    """`run(argv)` as the interpreter would run it as a program: SystemExit's code, a traceback
-    and 1 for an uncaught exception, 130 for an interrupt that escaped."""
-    try:
-        return int(run(argv) or 0)
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return int(e.code or 0)
-        print(e.code, file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        return 130
-    except Exception:  # noqa: BLE001 - printed as Python prints an uncaught exception
-        sys.excepthook(*sys.exc_info())
-        return 1
-
-
-def _die_with_parent() -> None:
-    """A child whose server dies is killed too (Linux's PR_SET_PDEATHSIG), so it never writes to a
-    client that has already reported the server gone."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
-
-
-def _close_fds(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def _send_quietly(conn: socket.socket, message: dict) -> None:
@@ -402,10 +394,18 @@ def listen(directory: Path) -> tuple[socket.socket, int]:
     return listener, os.stat(path).st_ino
 
 
-def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None, later: list | None = None) -> int:
+def serve(
+    home: Path,
+    idle_s: float,
+    max_run_s: float,
+    run: Runner | None = None,
+    later: list | None = None,
+    rehearse: Rehearsal | None = None,
+) -> int:
     """Run the home's warm server until it is stopped or idle; 0 at once when another holds the lock.
-    `run` replaces the CLI and `later` what is loaded between requests (tests); without `run` the CLI's
-    imports are loaded first and `later_loads()` after the server listens."""
+    `run` replaces the CLI, `later` what is loaded between requests and `rehearse` what a standby runs
+    first (tests); without `run` the CLI's imports are loaded first, `later_loads()` after the server
+    listens, and standbys rehearse with longqa/rehearsal.py."""
     directory = private_dir(home / "warm")
     lock = os.open(directory / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -418,7 +418,12 @@ def serve(home: Path, idle_s: float, max_run_s: float, run: Runner | None = None
     path = listener.getsockname()
     print(f"longqa warm server {os.getpid()} listening on {path}", file=sys.stderr, flush=True)
     steps = later_loads() if run is None else list(later or [])
-    server = Server(listener, inode, own_stamp, runner, lock, idle_s, max_run_s, later=steps)
+    if run is None:
+        from longqa.rehearsal import rehearse
+    standbys = os.environ.get("LONGQA_WARM_STANDBY", "1").strip().lower() not in ("0", "false", "no", "off")
+    server = Server(
+        listener, inode, own_stamp, runner, lock, idle_s, max_run_s, steps, rehearse=rehearse, standbys=standbys
+    )
     try:
         server.serve()
     finally:

@@ -48,6 +48,7 @@ from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, c
 from .library_vectors import VectorBatch
 from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
+from .reading_only import refuse_writes
 from .store import IndexStore
 
 log = logging.getLogger(__name__)
@@ -225,6 +226,7 @@ class Library:
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
         Publishes a new version only when something changed, and clears what a killed update left;
         with `collect` (the index path; a question passes False) also what outlived its grace."""
+        refuse_writes(self.name)  # within `reading_only()` (retrieval/reading_only.py): `ReadingOnly`, no update
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._update_lock:
             self._writes = Writes()
@@ -358,14 +360,12 @@ class Library:
         """Add the vectors of `vectors_for` to the collection `name` and write a BM25 over every
         member of `doc_ids`."""
         batch = VectorBatch(self.collection(g, name) if dense else None)
-        n_units = n_chunks = 0
-        max_units = 1
+        n_units, n_chunks, max_units = 0, 0, 1
         adding = set(vectors_for)
         tokens = []
         if dense:  # the new members' units embedded together, length-sorted across documents
-            prepare_part(
-                self.store, [d for d in doc_ids if d in adding], loaded, g, self._checking(progress), update, names
-            )
+            embedding = [d for d in doc_ids if d in adding]
+            prepare_part(self.store, embedding, loaded, g, self._checking(progress), update, names)
         for i, doc_id in enumerate(doc_ids, 1):
             need_vectors = doc_id in adding
             if need_vectors or not self.store.is_indexed(doc_id, g):

@@ -20,6 +20,7 @@ from longqa.retrieval.library import Library
 from longqa.retrieval.library_gc import forget_unused
 from longqa.retrieval.loaders import printable_name
 from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
+from longqa.retrieval.reading_only import is_reading_only
 
 from .stores import library_for, store_for
 
@@ -161,7 +162,7 @@ def index_library(
     for s in update.skipped:  # a file the caller named itself cannot be read: that is the answer
         if s.path in named:
             raise DocumentError(s.path, s.reason)
-    if documents and not name:  # texts of a named collection stay as long as it does
+    if documents and not name and not is_reading_only():  # texts of a named collection stay as long as it does
         for document in documents:
             store.remember_inline(document)
         library.touch()

@@ -51,9 +51,36 @@ def run(argv):
 sys.exit(serve(Path(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]), run=run))
 """
 
+# the same stand-in with a rehearsal: a standby records what it rehearsed, so a question shows where it ran
+REHEARSING_SERVER = (
+    SERVER.replace(
+        'if argv[0] == "print":',
+        'if argv[0] == "where":\n        print("rehearsed", REHEARSED, os.getcwd(), flush=True)\n        return 0\n'
+        '    if argv[0] == "print":',
+    )
+    .replace(
+        "run=run))",
+        "run=run, rehearse=rehearse))",
+    )
+    .replace(
+        "def run(argv):",
+        """REHEARSED = []
 
-def _start_fake(home: Path, idle: float = 60, max_run: float = 30) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", SERVER, str(home), str(idle), str(max_run)])
+def rehearse(argv):
+    if argv and argv[0] == "rehearse-slowly":
+        time.sleep(1.5)
+    REHEARSED.append([argv, os.getcwd(), os.environ.get("WARM_TEST")])
+    return "rehearsed"
+
+def run(argv):""",
+    )
+)
+
+
+def _start_fake(
+    home: Path, idle: float = 60, max_run: float = 30, script: str = SERVER, env: dict | None = None
+) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-c", script, str(home), str(idle), str(max_run)], env=env)
     deadline = time.monotonic() + 60
     while warm_client.status(home) is None:
         assert proc.poll() is None and time.monotonic() < deadline, "the server did not start"
@@ -225,6 +252,94 @@ def test_an_idle_server_exits_and_stop_stops_one(tmp_path):
     assert proc.wait(20) == 0 and warm_client.status(home) is None and warm_client.stop(home) is None
 
 
+# -- the standby: a child forked ahead that rehearsed the last ask ----------------------------------
+
+
+@pytest.fixture
+def rehearsing(tmp_path):
+    home = tmp_path / "home"
+    proc = _start_fake(home, script=REHEARSING_SERVER)
+    yield home, proc
+    warm_client.stop(home)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def _standby_ready(home: Path) -> dict:
+    _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "ready")
+    return warm_client.status(home)
+
+
+def _alive(pid: int) -> bool:
+    return Path(f"/proc/{pid}").exists() and _proc_state(pid) != "Z"
+
+
+def test_a_standby_rehearses_the_last_ask_in_its_folder_and_environment_then_takes_the_next(
+    rehearsing, capfd, monkeypatch, tmp_path
+):
+    home, _ = rehearsing
+    first = _standby_ready(home)  # the standby forked at the start has no ask to rehearse yet
+    assert _ask(home, ["where"]) == 0
+    assert capfd.readouterr().out == f"rehearsed [] {os.getcwd()}\n"
+    folder = tmp_path / "here"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    monkeypatch.setenv("WARM_TEST", "from the client")
+    assert _ask(home, ["print", "0"]) == 0
+    second = _standby_ready(home)
+    assert second["standby_pid"] != first["standby_pid"]  # a new standby for each question that ended
+    monkeypatch.chdir(tmp_path)
+    assert _ask(home, ["where"]) == 0
+    # the question ran in the standby, which had rehearsed `print 0` where and as the client asked it
+    assert (
+        capfd.readouterr().out.splitlines()[-1]
+        == f"rehearsed [[['print', '0'], '{folder}', 'from the client']] {tmp_path}"
+    )
+    _wait_for(lambda: not _alive(second["standby_pid"]))  # it ended with its question
+
+
+def test_a_question_that_arrives_mid_rehearsal_waits_for_the_standby(rehearsing, capfd):
+    home, _ = rehearsing
+    _standby_ready(home)
+    assert _ask(home, ["rehearse-slowly"]) == 3
+    _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "rehearsing")
+    started = time.monotonic()
+    assert _ask(home, ["where"]) == 0
+    assert "rehearsed [[['rehearse-slowly']" in capfd.readouterr().out  # answered by the standby, after its rehearsal
+    assert time.monotonic() - started > 0.5
+
+
+def test_a_standby_that_died_is_replaced_by_a_fresh_child(rehearsing, capfd):
+    home, proc = rehearsing
+    assert _ask(home, ["print", "0"]) == 0
+    standby = _standby_ready(home)["standby_pid"]
+    os.kill(standby, signal.SIGKILL)
+    _wait_for(lambda: not _alive(standby))
+    assert _ask(home, ["where"]) == 0
+    out = capfd.readouterr().out
+    assert out.splitlines()[-1].startswith("rehearsed [] ")  # a fresh child: no rehearsal behind it
+    assert proc.poll() is None and _standby_ready(home)["standby_pid"] != standby
+
+
+def test_stopping_the_server_ends_its_standby_and_standbys_can_be_turned_off(rehearsing, tmp_path, capfd):
+    home, proc = rehearsing
+    standby = _standby_ready(home)["standby_pid"]
+    warm_client.stop(home)
+    assert proc.wait(20) == 0
+    _wait_for(lambda: not _alive(standby))
+    off_home = tmp_path / "off"
+    off = _start_fake(off_home, script=REHEARSING_SERVER, env={**os.environ, "LONGQA_WARM_STANDBY": "0"})
+    try:
+        assert _ask(off_home, ["print", "0"]) == 0 and _ask(off_home, ["where"]) == 0
+        assert capfd.readouterr().out.splitlines()[-1].startswith("rehearsed [] ")
+        assert warm_client.status(off_home)["standby"] is None
+    finally:
+        warm_client.stop(off_home)
+        off.wait(10)
+
+
 def test_another_users_process_is_refused(tmp_path, monkeypatch):
     assert peer_allowed(os.getuid()) and not peer_allowed(os.getuid() + 1)
     assert peer_allowed(0, own_uid=0) and not peer_allowed(0, own_uid=1000)
@@ -334,6 +449,27 @@ def test_the_warm_server_answers_as_the_process_would_and_is_reused(indexed):
     stopped = _longqa(home, "warm", "stop", env=env)
     assert f"warm server {server['pid']}" in stopped.stdout
     _wait_for(lambda: warm_client.status(home) is None)
+
+
+def test_a_standby_that_opened_the_library_before_its_file_changed_answers_from_the_change(indexed):
+    """The standby rehearsed over the library as it was (its vectors and BM25 loaded); the file then
+    changes: the next ask updates the library and answers from the new text, as a fresh process does."""
+    doc, home, env = indexed
+    _wait_for(lambda: warm_client.status(home) is not None, 120)
+    assert _longqa(home, "ask", str(doc), "How deep is the main channel?", "--json", env=env).returncode == 0
+    _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "ready", 120)
+    standby = warm_client.status(home)["standby_pid"]
+    assert "question(s) running; standby ready; current" in _longqa(home, "warm", "status", env=env).stdout
+    doc.write_text(doc.read_text("utf-8") + "\n\nThe lighthouse keeper of Saltreach is Ottoline Brisk.\n", "utf-8")
+    question = ["ask", str(doc), "Who is the lighthouse keeper of Saltreach?", "--json"]
+    warm = _longqa(home, *question, env=env)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    _wait_for(lambda: not Path(f"/proc/{standby}").exists() or _proc_state(standby) == "Z")  # it took the ask
+    alone = _longqa(home, *question, "--no-warm", env=env)  # the library as the warm ask left it (version 2)
+    answered, expected = json.loads(warm.stdout), json.loads(alone.stdout)
+    assert "version 2: 0 added, 1 changed" in " ".join(answered["trace"])  # the standby's ask updated it
+    assert answered["citations"] == expected["citations"]
+    assert [c["text"] for c in answered["citations"] if "Ottoline Brisk" in c["text"]]
 
 
 def test_an_index_with_the_warm_path_off_starts_no_server(tmp_path):
