@@ -13,7 +13,10 @@ Then, in rounds, each variant runs in turn, so every variant sees the same load:
                     2026-11-26 this bench ran `python -m longqa.cli`, which missed an import only the
                     script paid) with no warm server running:
                     it starts the server, waits for its imports, and is answered by it
-  warm next         the same command with the server running (`--next` per round)
+  warm next         the same command with the server running (`--next` per round, `--pause` seconds
+                    before each), its question taken by the standby that rehearsed the last ask; and
+                    side by side, alternating, the same through a server of a copy of the index with
+                    standbys off (LONGQA_WARM_STANDBY=0: a child forked per question, as before)
   after index       the server stopped, `longqa index DOC` run (nothing changed: it starts the warm server
                     and returns), then the same command at once: the first question after an index;
                     and how long after the index returns the server it started answers
@@ -24,7 +27,7 @@ Then, in rounds, each variant runs in turn, so every variant sees the same load:
 Backends: `torch` (sentence-transformers, the path before #32) and `onnx` (ONNX Runtime, the default).
 The citations of every run are compared across variants.
 
-    python bench/cold_start.py --rounds 5 --questions 20 [--backends onnx] [--next 3]
+    python bench/cold_start.py --rounds 5 --questions 20 [--backends onnx] [--next 3] [--pause 1]
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ QUESTIONS = [
     "How deep is the main channel?",
 ]
 BACKENDS = ("torch", "onnx")
+NEXT = "warm server, next asks (a standby rehearsed the last ask)"
+NEXT_PLAIN = "warm server, next asks, standbys off (LONGQA_WARM_STANDBY=0: a fresh child each)"
 
 COLD = """
 import contextlib, io, json, os, resource, sys
@@ -162,11 +167,14 @@ def index_with_no_server(home: Path, env: dict[str, str]) -> None:
     subprocess.run([*longqa_command(), "index", str(DOC), "-q"], env=env, check=True)
 
 
-def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list]:
-    """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads."""
+def cold_rounds(args, env: dict[str, str], home: Path, plain_home: Path) -> tuple[dict, dict, list]:
+    """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads.
+    `plain_home` holds the same index, served with standbys off (LONGQA_WARM_STANDBY=0)."""
     from longqa.warm_client import status
 
     warm_env = {**env, "LONGQA_WARM": "1", "LONGQA_EMBEDDER_BACKEND": "onnx"}
+    plain_env = {**warm_env, "LONGQA_HOME": str(plain_home), "LONGQA_WARM_STANDBY": "0"}
+    command(["ask", str(DOC), QUESTIONS[0], "--json", "-q"], plain_env)  # starts its server, not timed
     cold: dict[str, list] = {}
     citations: dict[str, list] = {}
     load = []
@@ -183,9 +191,13 @@ def cold_rounds(args, env: dict[str, str], home: Path) -> tuple[dict, dict, list
         stop_server(home, warm_env)
         cited, wall, rss = command(ask, warm_env)
         record("warm server, first ask (starts it)", wall, rss, False, cited)
-        for _ in range(args.next):
+        for _ in range(args.next):  # a pause before each, as between a person's questions (--pause)
+            time.sleep(args.pause)
             cited, wall, rss = command(ask, warm_env)
-            record("warm server, next asks", wall, rss, False, cited)
+            record(NEXT, wall, rss, False, cited)
+            time.sleep(args.pause)
+            cited, wall, rss = command(ask, plain_env)
+            record(NEXT_PLAIN, wall, rss, False, cited)
         index_with_no_server(home, warm_env)  # then ask at once
         cited, wall, rss = command(ask, warm_env)
         record("first ask right after `longqa index` (the index started the server)", wall, rss, False, cited)
@@ -225,6 +237,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--questions", type=int, default=20, help="warm in-process questions per variant")
     p.add_argument("--backends", nargs="+", choices=BACKENDS, default=list(BACKENDS), help="embedder backends")
     p.add_argument("--next", type=int, default=3, help="asks through the running warm server per round")
+    p.add_argument("--pause", type=float, default=1.0, help="seconds before each of those asks")
     args = p.parse_args(argv)
     offline_env()
     home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-"))
@@ -232,9 +245,13 @@ def main(argv: list[str] | None = None) -> None:
     env.pop("LONGQA_MODEL", None)
     subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=env, check=True)
     subprocess.run([sys.executable, "-m", "longqa.retrieval.onnx_export"], env=env, check=True)
-    cold, citations, load = cold_rounds(args, env, home)
+    plain_home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-plain-"))
+    plain = {**env, "LONGQA_HOME": str(plain_home)}
+    subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=plain, check=True)
+    cold, citations, load = cold_rounds(args, env, home, plain_home)
     server_peak = server_rss(home)
     stop_server(home, {**env, "LONGQA_WARM": "1"})
+    stop_server(plain_home, {**plain, "LONGQA_WARM": "1", "LONGQA_WARM_STANDBY": "0"})
     warm = {}
     for backend in args.backends:
         result, _, rss = run(
@@ -244,7 +261,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         loaded = {"peak_rss_mib": rss, "torch": result.pop("torch")}
         warm[backend] = {v: stats(seconds) for v, seconds in result.items()} | loaded
-    same = same_citations(citations, args.rounds, {"warm server, next asks": args.next})
+    same = same_citations(citations, args.rounds, {NEXT: args.next, NEXT_PLAIN: args.next})
     rows = []
     for variant, runs in cold.items():
         walls = [w for w, _, _ in runs]

@@ -77,6 +77,7 @@ def with_bridges(
     linked: Linked | None = None,
     question_links: int = 3,
     by_names: bool = True,
+    search_all: Callable[[list[str]], list[list[ScoredChunk]]] | None = None,
 ) -> tuple[list[ScoredChunk], int]:
     """(chunks, how many of them the bridge searches found): a first pass of `question` within
     (1 - bridge_share) x budget, then, for each of its best `seeds` chunks, up to `per_seed` new
@@ -85,7 +86,9 @@ def with_bridges(
     chunk, ranking)` the chunks it names by their headings: up to `question_links` of the question's
     lead the first ranking, and a seed's lead its bridge search. A bridge search's query is
     `bridge_query(question, seed, by_names)`: the question plus the seed's new names, or with
-    `by_names=False` plus its whole text."""
+    `by_names=False` plus its whole text. `search_all(queries)` returns the bridge searches' rankings in
+    order (the retrieve node runs them at once); by default they run one after the other. Each seed's
+    new chunks are chosen in seed order either way, so the result is the same."""
     ranked = search(question)
     if linked is not None:
         ranked = led_by(linked(question, ranked), ranked, question_links)
@@ -93,8 +96,10 @@ def with_bridges(
         return within_budget(ranked, budget), 0
     first = within_budget(ranked, int(budget * (1 - bridge_share)))
     chosen = list(first)
-    for seed in first[:seeds]:
-        found = search(bridge_query(question, seed.chunk.text, by_names))
+    seeded = first[:seeds]
+    queries = [bridge_query(question, seed.chunk.text, by_names) for seed in seeded]
+    rankings = search_all(queries) if search_all is not None else [search(q) for q in queries]
+    for seed, found in zip(seeded, rankings, strict=True):
         if linked is not None:
             found = led_by(linked(seed, found), found)
         chosen += within_budget(found, budget, chosen)[:per_seed]

@@ -53,6 +53,27 @@ def test_bridge_expansion_follows_the_best_chunks():
     assert [r.chunk.index for r in plain] == [0, 1, 2, 3] and none == 0
 
 
+def test_bridge_searches_run_at_once_choose_what_one_after_the_other_chose():
+    """`search_all` gets every bridge query in seed order; the seeds still pick in that order."""
+    first = [chunk(0, 100, "X is directed by Yves"), chunk(1, 100, "X premiered in Lyon"), chunk(2, 100)]
+    overlap = [chunk(7, 100, "Yves"), chunk(8, 100, "Lyon")]  # both seeds find 7 first: the second takes 8
+
+    def search(query: str) -> list[ScoredChunk]:
+        return overlap + first if "\n" in query else first
+
+    batches: list[list[str]] = []
+
+    def search_all(queries: list[str]) -> list[list[ScoredChunk]]:
+        batches.append(queries)
+        return [search(q) for q in reversed(queries)][::-1]  # answered out of order, returned in order
+
+    args = ("Where was the director of X born?", search, 500, 2, 1, 0.4)
+    together, bridged = with_bridges(*args, search_all=search_all)
+    assert batches == [["Where was the director of X born?\nYves", "Where was the director of X born?\nLyon"]]
+    assert together == with_bridges(*args)[0] and [r.chunk.index for r in together] == [0, 1, 2, 7, 8]
+    assert bridged == 2
+
+
 def test_a_bridge_query_is_the_question_plus_the_names_the_seed_adds():
     question = "Who is the sibling of the performer of Decade?"
     seed = (
