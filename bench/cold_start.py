@@ -22,7 +22,9 @@ Then, in rounds, each variant runs in turn, so every variant sees the same load:
                     and how long after the index returns the server it started answers
   warm run_question in one process per backend, after one untimed question: `run_question` (the CLI's
                     in-process path) for each question, every cached query vector dropped first;
-                    `compile each call` compiles the graph per question as `run_question` did before #32
+                    `compile each call` compiles the graph per question as `run_question` did before #32;
+                    `bridge searches one after the other` runs a question's bridge searches in turn, as
+                    before they ran at once
 
 Backends: `torch` (sentence-transformers, the path before #32) and `onnx` (ONNX Runtime, the default).
 The citations of every run are compared across variants.
@@ -84,12 +86,17 @@ from longqa.contracts.settings import Settings
 from longqa.graph.graph import build_graph
 from longqa.retrieval.search import forget_query
 import longqa.ask as ask
+import longqa.nodes.retrieve as retrieve
 compiled = ask.compiled_graph
 doc, n = sys.argv[1], int(sys.argv[2])
 questions = json.loads(sys.argv[3])
 settings = Settings()
 run_question([doc], questions[0], settings, progress=None)
-out = {"warm": [], "compile each call": []}
+together = retrieve.with_bridges
+def one_after_the_other(*args, **kw):  # the bridge searches as before 2026-11-26 (third session)
+    kw.pop("search_all", None)
+    return together(*args, **kw)
+out = {"warm": [], "compile each call": [], "bridge searches one after the other": []}
 for i in range(n):
     for variant in out:
         q = questions[i % len(questions)]
@@ -98,6 +105,7 @@ for i in range(n):
             ask.compiled_graph = lambda checkpointer=None: build_graph().compile()
         else:
             ask.compiled_graph = compiled
+        retrieve.with_bridges = one_after_the_other if variant.startswith("bridge") else together
         t = time.perf_counter()
         result = run_question([doc], q, settings, progress=None)
         out[variant].append(time.perf_counter() - t)
@@ -275,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
             ]
         )
     for backend in args.backends:
-        for variant in ("compile each call", "warm"):
+        for variant in ("compile each call", "bridge searches one after the other", "warm"):
             s = warm[backend][variant]
             rows.append(
                 [

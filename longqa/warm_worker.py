@@ -23,45 +23,24 @@ def run_child(request: dict, fds: list[int], closing: list, run: Runner) -> None
     """In the forked child: become the client's `longqa` process and run its arguments."""
     code = 1
     try:
-        for item in closing:
-            with contextlib.suppress(OSError):
-                item.close() if isinstance(item, socket.socket) else os.close(item)
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _die_with_parent()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        _become_client(request)
-        code = _run_main(run, [str(a) for a in request.get("argv", [])])
+        _leave_the_server(closing)
+        code = _answer(request, fds, run)
     except BaseException:  # noqa: BLE001 - whatever happens, the child exits here, never in the server's loop
         with contextlib.suppress(Exception):
             traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code & 0xFF)
+        _exit(code)
 
 
 def run_standby(
     sock: socket.socket, rehearsal: dict | None, closing: list, run: Runner, rehearse: Rehearsal | None
 ) -> None:
     """In the forked standby: rehearse the last ask (its output to /dev/null), say `ready`, wait for
-    the question the server passes on (with the client's three streams) and run it as `_child` does.
+    the question the server passes on (with the client's three streams) and run it as `run_child` does.
     The server closing the socket ends it quietly."""
     code = 0
     try:
-        for item in closing:
-            with contextlib.suppress(OSError):
-                item.close() if isinstance(item, socket.socket) else os.close(item)
-        signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        _die_with_parent()
+        _leave_the_server(closing)
         outcome = "none"
         if rehearsal is not None and rehearse is not None:
             devnull = os.open(os.devnull, os.O_RDWR)
@@ -77,24 +56,46 @@ def run_standby(
         except (EOFError, WarmError, OSError):
             os._exit(0)  # no question came: the server dropped this standby
         sock.close()
-        for stream in (sys.stdout, sys.stderr):  # what the rehearsal left in Python's buffers goes to /dev/null
-            with contextlib.suppress(Exception):
-                stream.flush()
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        request = dict(message.get("request") or {})
-        _become_client(request)
-        code = _run_main(run, [str(a) for a in request.get("argv", [])])
+        _flush()  # what the rehearsal left in Python's buffers goes to /dev/null, not to the client
+        code = _answer(dict(message.get("request") or {}), fds, run)
     except BaseException:  # noqa: BLE001 - whatever happens, the standby exits here, never in the server's loop
         code = 1
         with contextlib.suppress(Exception):
             traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        os._exit(code & 0xFF)
+        _exit(code)
+
+
+def _leave_the_server(closing: list) -> None:
+    """Close the server's sockets and descriptors, take the default signal handling, die with the server."""
+    for item in closing:
+        with contextlib.suppress(OSError):
+            item.close() if isinstance(item, socket.socket) else os.close(item)
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _die_with_parent()
+
+
+def _answer(request: dict, fds: list[int], run: Runner) -> int:
+    """Take the client's three streams, folder and environment, and run its arguments."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    _become_client(request)
+    return _run_main(run, [str(a) for a in request.get("argv", [])])
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def _exit(code: int) -> None:
+    _flush()
+    os._exit(code & 0xFF)
 
 
 def _become_client(request: dict) -> None:

@@ -88,16 +88,20 @@ def _start_fake(
     return proc
 
 
-@pytest.fixture
-def fake(tmp_path):
-    home = tmp_path / "home"
-    proc = _start_fake(home)
+def _serving(home: Path, script: str = SERVER):
+    """A stand-in server for a fixture: started, yielded, stopped."""
+    proc = _start_fake(home, script=script)
     yield home, proc
     warm_client.stop(home)
     try:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture
+def fake(tmp_path):
+    yield from _serving(tmp_path / "home")
 
 
 def _ask(home: Path, argv: list[str], own_stamp: str | None = None) -> int:
@@ -257,14 +261,7 @@ def test_an_idle_server_exits_and_stop_stops_one(tmp_path):
 
 @pytest.fixture
 def rehearsing(tmp_path):
-    home = tmp_path / "home"
-    proc = _start_fake(home, script=REHEARSING_SERVER)
-    yield home, proc
-    warm_client.stop(home)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    yield from _serving(tmp_path / "home", REHEARSING_SERVER)
 
 
 def _standby_ready(home: Path) -> dict:
