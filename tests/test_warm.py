@@ -4,6 +4,7 @@ the in-process output byte for byte."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -69,6 +70,8 @@ REHEARSING_SERVER = (
 def rehearse(argv):
     if argv and argv[0] == "rehearse-slowly":
         time.sleep(1.5)
+    if argv and argv[0] == "rehearse-forever":
+        time.sleep(600)
     REHEARSED.append([argv, os.getcwd(), os.environ.get("WARM_TEST")])
     return "rehearsed"
 
@@ -88,20 +91,24 @@ def _start_fake(
     return proc
 
 
+@contextlib.contextmanager
 def _serving(home: Path, script: str = SERVER):
-    """A stand-in server for a fixture: started, yielded, stopped."""
+    """A stand-in server: started, (home, process) given, stopped."""
     proc = _start_fake(home, script=script)
-    yield home, proc
-    warm_client.stop(home)
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield home, proc
+    finally:
+        warm_client.stop(home)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 @pytest.fixture
 def fake(tmp_path):
-    yield from _serving(tmp_path / "home")
+    with _serving(tmp_path / "home") as served:
+        yield served
 
 
 def _ask(home: Path, argv: list[str], own_stamp: str | None = None) -> int:
@@ -261,7 +268,8 @@ def test_an_idle_server_exits_and_stop_stops_one(tmp_path):
 
 @pytest.fixture
 def rehearsing(tmp_path):
-    yield from _serving(tmp_path / "home", REHEARSING_SERVER)
+    with _serving(tmp_path / "home", REHEARSING_SERVER) as served:
+        yield served
 
 
 def _standby_ready(home: Path) -> dict:
@@ -306,6 +314,35 @@ def test_a_question_that_arrives_mid_rehearsal_waits_for_the_standby(rehearsing,
     assert _ask(home, ["where"]) == 0
     assert "rehearsed [[['rehearse-slowly']" in capfd.readouterr().out  # answered by the standby, after its rehearsal
     assert time.monotonic() - started > 0.5
+
+
+def test_a_request_too_large_to_wait_for_a_rehearsal_goes_to_a_fresh_child(rehearsing, capfd, monkeypatch):
+    home, proc = rehearsing
+    _standby_ready(home)
+    assert _ask(home, ["rehearse-slowly"]) == 3
+    status = warm_client.status(home)
+    _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "rehearsing")
+    standby = warm_client.status(home)["standby_pid"]
+    monkeypatch.setenv("WARM_TEST_BULK", "x" * 100_000)  # the request no longer fits their socket's buffer
+    started = time.monotonic()
+    assert _ask(home, ["where"], status["stamp"]) == 0
+    assert capfd.readouterr().out.splitlines()[-1].startswith("rehearsed [] ")  # not the rehearsing standby
+    assert time.monotonic() - started < 1.4 and not _alive(standby) and proc.poll() is None
+
+
+def test_a_rehearsal_past_its_time_is_ended_and_the_next_question_still_answered(tmp_path, capfd):
+    short = "import longqa.warm_server as ws\nws.REHEARSAL_MAX_S = 1.0\nfrom longqa.warm_server import serve"
+    script = REHEARSING_SERVER.replace("from longqa.warm_server import serve", short)
+    with _serving(tmp_path / "home", script) as (home, proc):
+        _standby_ready(home)
+        assert _ask(home, ["rehearse-forever"]) == 3
+        _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "rehearsing")
+        standby = warm_client.status(home)["standby_pid"]
+        _wait_for(lambda: not _alive(standby))  # killed after REHEARSAL_MAX_S; none again until a question ends
+        assert warm_client.status(home)["standby"] is None
+        assert _ask(home, ["where"]) == 0
+        assert capfd.readouterr().out.splitlines()[-1].startswith("rehearsed [] ")
+        assert proc.poll() is None
 
 
 def test_a_standby_that_died_is_replaced_by_a_fresh_child(rehearsing, capfd):
