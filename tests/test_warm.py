@@ -506,6 +506,28 @@ def test_a_standby_that_opened_the_library_before_its_file_changed_answers_from_
     assert [c["text"] for c in answered["citations"] if "Ottoline Brisk" in c["text"]]
 
 
+def test_an_index_run_while_a_standby_holds_the_library_open_is_seen_by_the_next_ask(indexed):
+    """Another process (`longqa index`) updates the library the standby opened and loaded: the index is
+    not held back by it, and the standby's question searches the new version, as a fresh process does."""
+    doc, home, env = indexed
+    _wait_for(lambda: warm_client.status(home) is not None, 120)
+    assert _longqa(home, "ask", str(doc), "How deep is the main channel?", "--json", env=env).returncode == 0
+    _wait_for(lambda: (warm_client.status(home) or {}).get("standby") == "ready", 120)
+    standby = warm_client.status(home)["standby_pid"]
+    doc.write_text(doc.read_text("utf-8") + "\n\nThe harbour cat of Saltreach is called Pemberton Quill.\n", "utf-8")
+    index = _longqa(home, "index", str(doc), env=env)
+    assert index.returncode == 0 and "1 changed" in index.stdout, index.stdout + index.stderr[-2000:]
+    question = ["ask", str(doc), "What is the harbour cat of Saltreach called?", "--json"]
+    warm = _longqa(home, *question, env=env)
+    assert warm.returncode == 0, warm.stderr[-2000:]
+    _wait_for(lambda: not Path(f"/proc/{standby}").exists() or _proc_state(standby) == "Z")  # it took the ask
+    alone = _longqa(home, *question, "--no-warm", env=env)
+    answered = json.loads(warm.stdout)
+    assert "indexed (version" not in " ".join(answered["trace"])  # the ask found it up to date: nothing to update
+    assert answered["citations"] == json.loads(alone.stdout)["citations"]
+    assert [c["text"] for c in answered["citations"] if "Pemberton Quill" in c["text"]]
+
+
 def test_an_index_with_the_warm_path_off_starts_no_server(tmp_path):
     doc = tmp_path / "report.md"
     doc.write_text(harbor_text(paragraphs=4), "utf-8")
