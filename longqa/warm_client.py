@@ -160,11 +160,12 @@ def start_server(home: Path):  # -> subprocess.Popen (imported only here)
     directory = private_dir(warm_dir(home))
     idle = os.environ.get("LONGQA_WARM_IDLE_S", "").strip() or str(DEFAULT_IDLE_S)
     max_run = os.environ.get("LONGQA_WARM_MAX_RUN_S", "").strip() or str(DEFAULT_MAX_RUN_S)
+    standby = "--no-standby" if os.environ.get("LONGQA_WARM_STANDBY", "").strip().lower() in OFF_VALUES else "--standby"
     log = os.open(directory / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(
             [sys.executable, "-m", "longqa.warm_server", "--home", str(home.absolute()), "--idle", idle]
-            + ["--max-run", max_run],
+            + ["--max-run", max_run, standby],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

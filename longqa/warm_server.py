@@ -401,11 +401,12 @@ def serve(
     run: Runner | None = None,
     later: list | None = None,
     rehearse: Rehearsal | None = None,
+    standbys: bool = True,
 ) -> int:
     """Run the home's warm server until it is stopped or idle; 0 at once when another holds the lock.
     `run` replaces the CLI, `later` what is loaded between requests and `rehearse` what a standby runs
     first (tests); without `run` the CLI's imports are loaded first, `later_loads()` after the server
-    listens, and standbys rehearse with longqa/rehearsal.py."""
+    listens, and standbys rehearse with longqa/rehearsal.py. `standbys=False`: a fresh child per question."""
     directory = private_dir(home / "warm")
     lock = os.open(directory / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -420,7 +421,6 @@ def serve(
     steps = later_loads() if run is None else list(later or [])
     if run is None:
         from longqa.rehearsal import rehearse
-    standbys = os.environ.get("LONGQA_WARM_STANDBY", "1").strip().lower() not in ("0", "false", "no", "off")
     server = Server(
         listener, inode, own_stamp, runner, lock, idle_s, max_run_s, steps, rehearse=rehearse, standbys=standbys
     )
@@ -437,9 +437,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--home", type=Path, required=True, help="the index home whose questions it answers")
     p.add_argument("--idle", type=float, default=DEFAULT_IDLE_S, help="exit after this many seconds without a question")
     p.add_argument("--max-run", type=float, default=DEFAULT_MAX_RUN_S, help="stop a question that runs longer")
+    p.add_argument(
+        "--standby",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="keep a child that rehearsed the last ask for the next question (--no-standby: fork one per question)",
+    )
     args = p.parse_args(argv)
     try:
-        return serve(args.home.expanduser().absolute(), args.idle, args.max_run)
+        return serve(args.home.expanduser().absolute(), args.idle, args.max_run, standbys=args.standby)
     except WarmError as e:
         print(f"longqa warm server: {e}", file=sys.stderr)
         return 2

@@ -216,10 +216,11 @@ ENVIRONMENT_ALLOWED = {
     "(LONGQA_WARM*) before anything that could read Settings is imported",
     "longqa/warm_protocol.py": "the warm server's home and stamp (a changed environment is a new server), "
     "computed by the standard-library client",
-    "longqa/warm_server.py": "a worker takes on its client's environment, then reads Settings like any process",
+    "longqa/warm_worker.py": "a warm server's worker (or standby) takes on its client's environment, then reads "
+    "Settings like any process",
 }
 # the one writer besides longqa/__init__.py: a warm server's forked worker becomes its client's process
-ENVIRONMENT_WRITERS = ("longqa/__init__.py:", "longqa/warm_server.py:")
+ENVIRONMENT_WRITERS = ("longqa/__init__.py:", "longqa/warm_worker.py:")
 
 
 def _environment_uses(tree: ast.AST) -> list[int]:

@@ -364,7 +364,8 @@ def test_stopping_the_server_ends_its_standby_and_standbys_can_be_turned_off(reh
     assert proc.wait(20) == 0
     _wait_for(lambda: not _alive(standby))
     off_home = tmp_path / "off"
-    off = _start_fake(off_home, script=REHEARSING_SERVER, env={**os.environ, "LONGQA_WARM_STANDBY": "0"})
+    off_script = REHEARSING_SERVER.replace("rehearse=rehearse))", "rehearse=rehearse, standbys=False))")
+    off = _start_fake(off_home, script=off_script)
     try:
         assert _ask(off_home, ["print", "0"]) == 0 and _ask(off_home, ["where"]) == 0
         assert capfd.readouterr().out.splitlines()[-1].startswith("rehearsed [] ")

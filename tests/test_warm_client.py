@@ -185,6 +185,20 @@ def test_an_index_starts_the_warm_server_before_it_reads(monkeypatch, tmp_path):
     assert cli.main() == 3 and calls == ["run index"]
 
 
+@pytest.mark.parametrize("value, flag", [(None, "--standby"), ("1", "--standby"), ("0", "--no-standby")])
+def test_the_server_is_started_with_the_clients_warm_switches(monkeypatch, tmp_path, value, flag):
+    started = []
+    monkeypatch.setattr(subprocess, "Popen", lambda argv, **kw: started.append(argv))
+    monkeypatch.setenv("LONGQA_WARM_IDLE_S", "42")
+    if value is None:
+        monkeypatch.delenv("LONGQA_WARM_STANDBY", raising=False)
+    else:
+        monkeypatch.setenv("LONGQA_WARM_STANDBY", value)
+    warm_client.start_server(tmp_path / "home")
+    (argv,) = started
+    assert argv[argv.index("--idle") + 1] == "42" and argv[-1] == flag
+
+
 def test_the_longqa_script_imports_only_its_entry_point_before_it_asks(tmp_path):
     """The `longqa` console script runs `from longqa.cli import main`, and the import system then asks
     the module for `__path__`: that must not import every in-process command (0.35 s, measured) before
