@@ -1,6 +1,6 @@
 """What the warm server (`longqa/warm_server.py`) and `longqa ask` (`longqa/warm_client.py`) share:
-where the socket lives, how a message is framed, who may talk to it, and the stamp that says which
-code and environment a server answers with.
+where the socket lives (and how the server binds and removes it), how a message is framed, who may
+talk to it, and the stamp that says which code and environment a server answers with.
 
 Standard library only: the client imports this module before it knows whether it will need anything
 else, and a question answered by the server costs the client only these imports.
@@ -8,6 +8,7 @@ else, and a question answered by the server costs the client only these imports.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -206,3 +207,28 @@ def _code_folders() -> list[str]:
         if spec is not None and spec.submodule_search_locations:
             folders += [f for f in spec.submodule_search_locations if f not in folders]
     return folders
+
+
+def unlink_if_ours(path: str, inode: int) -> None:
+    """Remove the socket file if it is still the one this server bound (a newer server may own the path)."""
+    with contextlib.suppress(OSError):
+        if os.stat(path).st_ino == inode:
+            os.unlink(path)
+
+
+def listen(directory: Path) -> tuple[socket.socket, int]:
+    """Bind the socket (0600 from the start), replacing a stale file left by a server that died;
+    return it and the socket file's inode."""
+    path = directory / SOCKET_NAME
+    check_socket_path(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)  # this process holds the lock: whatever is there is stale
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    listener.listen(16)
+    return listener, os.stat(path).st_ino

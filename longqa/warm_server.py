@@ -43,15 +43,15 @@ from longqa.warm_protocol import (
     DEFAULT_MAX_RUN_S,
     MAX_REQUEST_BYTES,
     REQUEST_READ_S,
-    SOCKET_NAME,
     WarmError,
-    check_socket_path,
+    listen,
     peer_allowed,
     peer_uid,
     private_dir,
     receive_message,
     send_message,
     stamp,
+    unlink_if_ours,
 )
 from longqa.warm_worker import Rehearsal, Runner, close_fds, run_child, run_standby
 
@@ -357,7 +357,7 @@ class Server:
         if self.listener.fileno() >= 0:
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(self.listener)
-            _unlink_if_ours(self.listener.getsockname(), self.bound_inode)
+            unlink_if_ours(self.listener.getsockname(), self.bound_inode)
             self.listener.close()
             if self.lock >= 0:
                 os.close(self.lock)
@@ -367,31 +367,6 @@ class Server:
 def _send_quietly(conn: socket.socket, message: dict) -> None:
     with contextlib.suppress(OSError):
         send_message(conn, message)
-
-
-def _unlink_if_ours(path: str, inode: int) -> None:
-    """Remove the socket file if it is still the one this server bound (a newer server may own the path)."""
-    with contextlib.suppress(OSError):
-        if os.stat(path).st_ino == inode:
-            os.unlink(path)
-
-
-def listen(directory: Path) -> tuple[socket.socket, int]:
-    """Bind the socket (0600 from the start), replacing a stale file left by a server that died;
-    return it and the socket file's inode."""
-    path = directory / SOCKET_NAME
-    check_socket_path(path)
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)  # this process holds the lock: whatever is there is stale
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old_umask = os.umask(0o177)
-    try:
-        listener.bind(str(path))
-    finally:
-        os.umask(old_umask)
-    os.chmod(path, 0o600)
-    listener.listen(16)
-    return listener, os.stat(path).st_ino
 
 
 def serve(
