@@ -251,11 +251,11 @@ def main(argv: list[str] | None = None) -> None:
     home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-"))
     env = {**os.environ, "LONGQA_HOME": str(home), "LONGQA_WARM": "0"}
     env.pop("LONGQA_MODEL", None)
-    subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=env, check=True)
-    subprocess.run([sys.executable, "-m", "longqa.retrieval.onnx_export"], env=env, check=True)
-    plain_home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-plain-"))
+    plain_home = Path(tempfile.mkdtemp(prefix="longqa-coldstart-plain-"))  # the same index, standbys off
     plain = {**env, "LONGQA_HOME": str(plain_home)}
-    subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=plain, check=True)
+    for each in (env, plain):
+        subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=each, check=True)
+    subprocess.run([sys.executable, "-m", "longqa.retrieval.onnx_export"], env=env, check=True)
     cold, citations, load = cold_rounds(args, env, home, plain_home)
     server_peak = server_rss(home)
     stop_server(home, {**env, "LONGQA_WARM": "1"})

@@ -209,9 +209,7 @@ class Server:
         self.last_ask = request
         pid = self._hand_to_standby(request, fds)
         if pid is None:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
+            pid = _fork()
             if pid == 0:  # the child: never returns
                 run_child(request, fds, closing=[conn, self.listener, self.lock, *self._open_fds()], run=self.run)
         close_fds(fds)
@@ -233,9 +231,7 @@ class Server:
         if not self.standbys:
             return
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
+        pid = _fork()
         if pid == 0:  # the standby: never returns
             closing = [ours, self.listener, self.lock, *self._open_fds()]
             run_standby(theirs, self.last_ask, closing, run=self.run, rehearse=self.rehearse)
@@ -250,7 +246,7 @@ class Server:
         if standby is None:
             return
         try:
-            data = standby.sock.recv(MAX_REQUEST_BYTES)
+            data = standby.sock.recv(4096)  # its one short `ready` message
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -263,11 +259,9 @@ class Server:
     def _hand_to_standby(self, request: dict, fds: list[int]) -> int | None:
         """Pass the question to the standby (its pid), or None when there is none that can take it now:
         one still rehearsing takes only a request small enough to wait in their socket's buffer."""
-        standby, self.standby = self.standby, None
+        standby = self._detach_standby()
         if standby is None:
             return None
-        with contextlib.suppress(KeyError, ValueError):
-            self.selector.unregister(standby.sock)
         message = {"request": request}
         try:
             alive = os.waitpid(standby.pid, os.WNOHANG)[0] == 0  # killed since (the OOM killer, a user): a fresh child
@@ -283,11 +277,17 @@ class Server:
         self._kill_standby(standby)
         return None
 
-    def _drop_standby(self) -> None:
+    def _detach_standby(self) -> Standby | None:
+        """The standby, no longer the server's to watch (None: there is none)."""
         standby, self.standby = self.standby, None
         if standby is not None:
             with contextlib.suppress(KeyError, ValueError):
                 self.selector.unregister(standby.sock)
+        return standby
+
+    def _drop_standby(self) -> None:
+        standby = self._detach_standby()
+        if standby is not None:
             self._kill_standby(standby)
 
     @staticmethod
@@ -362,6 +362,13 @@ class Server:
             if self.lock >= 0:
                 os.close(self.lock)
                 self.lock = -1
+
+
+def _fork() -> int:
+    """os.fork(), with the server's own output flushed first (a child would write it again)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return os.fork()
 
 
 def _send_quietly(conn: socket.socket, message: dict) -> None:

@@ -40,20 +40,23 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
         # the precision stage's ranking operators, on each ranking (a bridge search's too)
         return precise_ranking(ranked, operators, task.get("precision_gap") or 0.0)
 
+    def fused(query: str) -> list:  # the whole fused ranking (each retriever's top fusion_depth)
+        return search(query, 2 * settings.fusion_depth)
+
     def search_all(queries: list[str]) -> list[list]:
         """The bridge searches at once: each query's embedding runs on its own core (ONNX Runtime lets go
         of the GIL), 40 ms -> 26 ms for two on 2 cores (bench/README)."""
         if len(queries) < 2:
-            return [search(q, 2 * settings.fusion_depth) for q in queries]
+            return [fused(q) for q in queries]
         with ContextThreadPoolExecutor(max_workers=len(queries)) as pool:
-            return list(pool.map(lambda q: search(q, 2 * settings.fusion_depth), queries))
+            return list(pool.map(fused, queries))
 
     budget, bridged = task.get("budget"), 0
     if budget:
-        # the whole fused ranking (each retriever's top fusion_depth) is a candidate
+        # the whole fused ranking is a candidate
         results, bridged = with_bridges(
             task["query"],
-            lambda q: search(q, 2 * settings.fusion_depth),
+            fused,
             budget,
             task.get("bridges", 0),
             settings.bridge_per_seed,
