@@ -268,6 +268,9 @@ def build_app(
         Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits, deployment), methods=["POST"]),
         Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits, deployment), methods=["POST"]),
     ]
+    from longqa.page_api import page_routes  # the page at / and its reads (README, "The page")
+
+    routes += page_routes(keys, limits, deployment)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -1,0 +1,167 @@
+"""/ask and /index for the page, streamed: the same body, key, grants, limits and ceilings as
+longqa/serve.py's endpoints (its own reading, parsing and checks are called, in the same order),
+but the response is NDJSON, one event a line, as the graph works:
+
+    {"type": "step", "node": "retrieve", "trace": ["..."]}      a node finished (the SDK's `updates`)
+    {"type": "progress", "node", "step", "done", "total", "message"}   a long step (the SDK's `custom`)
+    {"type": "result", "result": {...}}                          what /ask or /index would answer
+    {"type": "error", "error": "..."}                            the replica failed (a database down)
+
+A refusal (401, 403, 404, 413, 415, 422 ...) comes before the stream starts, as a plain JSON error
+with its status. The client closing the stream stops the run after the step under way."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.types import Overwrite
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from longqa.access import Caller, Denied, authorize, identify
+from longqa.ask import answer_fields
+from longqa.contracts.ceilings import deployment_ceilings
+from longqa.contracts.settings import Settings, SettingsError
+from longqa.keys import KeyStore
+from longqa.limits import ServerLimits, question_problem
+from longqa.page_api import page_headers
+
+log = logging.getLogger(__name__)
+MODES = ["updates", "custom", "values"]
+MAX_TRACE_LINES = 20  # per step: a step's trace is for watching, the result holds the rest
+INDEX_OUTPUT = ("doc_ids", "collection", "chunks", "version", "changes", "skipped", "error")
+
+
+class _Stopped(Exception):
+    """The page closed the stream: the run ends after the step under way."""
+
+
+def _trace(update: Any) -> list[str]:
+    trace = update.get("trace", []) if isinstance(update, dict) else []
+    lines = trace.value if isinstance(trace, Overwrite) else trace  # a turn's first lines
+    return [str(line)[:500] for line in (lines or [])[:MAX_TRACE_LINES]]
+
+
+def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
+    """The graph, input and config /ask would run (a thread claimed for the caller's tenant, as /ask does)."""
+    from longqa import serve
+    from longqa.threads import claim_thread, thread_checkpointer
+
+    question = body.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise serve.BadRequest("'question' must be a non-empty string", 422)
+    scope = serve._payload(body, {"documents", "texts", "collection", "include", "exclude"})
+    thread = body.get("thread_id")
+    if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
+        raise serve.BadRequest("'thread_id' must be a string of 1-256 characters", 422)
+    if not thread:
+        return serve._question_graph(), {"question": question, **scope}, {}, answer_fields
+    saver = thread_checkpointer(body["context"])
+    if claim_thread(saver, thread, caller.tenant) != caller.tenant:
+        raise Denied(404, f"no thread {thread[:60]!r}")  # another tenant's: not even its existence
+    payload = {"messages": [HumanMessage(question)], **scope}
+    return serve._thread_graph(saver), payload, {"configurable": {"thread_id": thread}}, answer_fields
+
+
+def _index_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
+    from longqa import serve
+    from longqa.graph.index_graph import graph
+
+    payload = serve._payload(body, serve.INDEX_KEYS - {"context"})
+    return graph, payload, {}, lambda final: {k: final.get(k) for k in INDEX_OUTPUT}
+
+
+def _events(run: tuple, context: Settings, stopped: threading.Event, put: Callable[[dict], None]) -> None:
+    """Run the graph in this (worker) thread, putting each event; the last one is the result."""
+    graph, payload, config, output = run
+    final: dict[str, Any] = {}
+    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=MODES):
+        if stopped.is_set():
+            raise _Stopped()
+        if mode == "values":
+            final = chunk
+        elif mode == "custom" and isinstance(chunk, dict):
+            put({"type": "progress", **{k: chunk.get(k) for k in ("node", "step", "done", "total", "message")}})
+        elif mode == "updates" and isinstance(chunk, dict):
+            for node, update in chunk.items():
+                put({"type": "step", "node": str(node), "trace": _trace(update)})
+    put({"type": "result", "result": output(final)})
+
+
+def _line(event: dict, scrub) -> bytes:
+    if event.get("type") == "result":
+        event = {"type": "result", "result": scrub.result(event["result"])}
+    text = json.dumps(event, default=str)
+    return (scrub(text) + "\n").encode()
+
+
+async def _stream(run: tuple, context: Settings, scrub) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[dict | None] = asyncio.Queue()
+    stopped = threading.Event()
+
+    def put(event: dict | None) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    def work() -> None:
+        try:
+            _events(run, context, stopped, put)
+        except _Stopped:
+            pass
+        except Exception as e:  # the graph reports its own failures; this is the replica's
+            log.exception("page run failed")
+            put({"type": "error", "error": f"{type(e).__name__}: {str(e)[:300]}"})
+        finally:
+            put(None)
+
+    worker = asyncio.ensure_future(run_in_threadpool(work))
+    try:
+        while (event := await queue.get()) is not None:
+            yield _line(event, scrub)
+    finally:
+        stopped.set()  # the page went away (or the run ended): the thread stops after its step
+        worker.add_done_callback(lambda done: done.exception())
+
+
+def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deployment: Settings):
+    """POST /page/api/<action>: /ask or /index's checks, then the run streamed as NDJSON events."""
+    from longqa import serve
+
+    allowed = serve.ASK_KEYS if action == "ask" else serve.INDEX_KEYS
+    prepare = _ask_run if action == "ask" else _index_run
+    scrub, ceilings, root = serve._Scrubber(deployment), deployment_ceilings(deployment), deployment.documents_root
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            caller = identify(keys, request.headers, request.client.host if request.client else None)
+            body = serve._parse(await serve._read(request, limits), allowed, deployment, ceilings)
+            problem = question_problem(body, limits.max_question_chars)
+            if problem:
+                raise serve.BadRequest(problem, 422)
+            await run_in_threadpool(authorize, caller, action, body, root)
+            run = await run_in_threadpool(prepare, body, caller)
+        except (Denied, serve.BadRequest) as e:
+            return _refused(scrub(str(e)), e.status)
+        except SettingsError as e:
+            log.error("%s: %s", request.url.path, e)
+            return _refused("the server's configuration cannot be read; its log says why", 503)
+        headers = page_headers({"X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            _stream(run, body["context"], scrub), media_type="application/x-ndjson", headers=headers
+        )
+
+    return endpoint
+
+
+def _refused(message: str, status: int) -> JSONResponse:
+    headers = page_headers({"Connection": "close"})
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="longqa"'
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
