@@ -15,6 +15,7 @@ from typing import Any
 from longqa.contracts.settings import Settings
 
 from .longbench import BadLine, EvalItem
+from .paired import paired_rows, verdict_lines
 from .plot import plot
 from .runner import RunResult, item_uid, settings_fingerprint
 from .scoring import answer_checkable, score, summarize
@@ -96,6 +97,8 @@ def build_report(
             "corrupt_cache_lines": result.corrupt_cache_lines,
         },
         "rows": summarize(scores, strategies),
+        "paired": paired_rows(scores, strategies, with_llm),
+        "verdicts": verdict_lines(scores, with_llm),
         "per_question": scores,
     }
 

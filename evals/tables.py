@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .paired import MARGIN, RESAMPLES, SEED
+
 
 def _f(value: float | None, digits: int = 1, scale: float = 1.0) -> str:
     return "–" if value is None else f"{value * scale:,.{digits}f}"
@@ -193,6 +195,45 @@ def _routes(rows: list[dict[str, Any]], multi: bool) -> list[str]:
     return ["## Routes and plans", "", _rows_table(rows, multi, headers, cells), "", _ROUTES_NOTE, ""]
 
 
+_PAIRED_NOTE = (
+    "a − b over the items both strategies ran (each item once for each), mean and paired bootstrap 95% interval "
+    "({resamples:,} resamples of the items, seed {seed}; evals/paired.py); F1, EM and answer in evidence in points "
+    "(x100), tokens per question. Verdict on default − the best fixed baseline (the one it trails most): "
+    '"not behind" when the interval\'s lower end is above −{margin:g} points, "behind" when its upper end is '
+    'below 0, else "can\'t tell".'
+)
+
+
+def _signed(value: float, digits: int) -> str:
+    return f"{value:+,.{digits}f}".replace("-", "−")
+
+
+def _interval(d: dict[str, Any], metric: str) -> str:
+    """'mean [low, high]' in points (1 decimal) or tokens (none)."""
+    digits = 0 if "tokens" in metric else 1
+    return f"{_signed(d['mean'], digits)} [{_signed(d['low'], digits)}, {_signed(d['high'], digits)}]"
+
+
+def _verdict_line(v: dict[str, Any]) -> str:
+    d, cost = v["difference"], v["cost_difference"]
+    line = (
+        f"- {v['dataset']}: default ({v['default']}) − best baseline ({v['baseline']}), {v['metric']}: "
+        f"{_interval(d, v['metric'])} over {d['n']} items: **{v['verdict']}**"
+    )
+    return line + (f"; {v['cost_metric']} {_interval(cost, v['cost_metric'])}" if cost else "")
+
+
+def _paired(report: dict[str, Any]) -> list[str]:
+    """The paired differences of every pair of strategies on the same items, and the verdict lines."""
+    pairs = report.get("paired") or []
+    if not pairs:
+        return []
+    rows = [[p["dataset"], f"{p['a']} − {p['b']}", p["metric"], str(p["n"]), _interval(p, p["metric"])] for p in pairs]
+    out = ["## Paired differences", ""] + [_verdict_line(v) for v in report.get("verdicts") or []]
+    out += ["", _table(["dataset", "a − b", "metric", "n", "mean [95% interval]"], rows), ""]
+    return out + [_PAIRED_NOTE.format(resamples=RESAMPLES, seed=SEED, margin=MARGIN), ""]
+
+
 def _trailer(report: dict[str, Any]) -> list[str]:
     """What follows the tables: the no-model note, the plot, harness failures and bad dataset lines."""
     out: list[str] = []
@@ -219,5 +260,5 @@ def markdown(report: dict[str, Any]) -> str:
     out = [f"# {report['title']}", ""] + _labels(report) + _provenance(report)
     if with_llm:
         out += _answers(rows, multi)
-    out += _evidence(rows, multi, with_llm) + _routes(rows, multi) + _trailer(report)
+    out += _evidence(rows, multi, with_llm) + _paired(report) + _routes(rows, multi) + _trailer(report)
     return "\n".join(out)

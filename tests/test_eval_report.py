@@ -46,6 +46,11 @@ def test_scripted_run_report_json_and_plot(tmp_path, eval_home, capsys):
     assert rows["rag"]["calls"] == 1.0 and rows["rag"]["cost"] > 0 and rows["rag"]["p95_s"] >= rows["rag"]["p50_s"]
     assert rows["lc"]["answer_in_evidence_pct"] == 100.0 and rows["lc"]["all_supporting_pct"] == 100.0
     assert len(report["per_question"]) == 4
+    # the paired differences of rag - lc on the same 2 items, F1, EM and input tokens, printed with their intervals
+    assert {(p["a"], p["b"], p["metric"], p["n"]) for p in report["paired"]} == {
+        ("rag", "lc", metric, 2) for metric in ("F1", "EM", "input tokens")
+    }
+    assert "## Paired differences" in report_md and "| rag − lc | input tokens | 2 |" in report_md
     assert all(0.0 <= q["f1"] <= 1.0 for q in report["per_question"])
     png = (out / "plot.png").read_bytes()
     assert png.startswith(PNG_SIGNATURE) and png[12:16] == b"IHDR" and len(png) > 5_000
