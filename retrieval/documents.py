@@ -27,6 +27,9 @@ class Document(BaseModel):
     warnings: list[str] = Field(
         default_factory=list, description="what the reader could not read (charts, diagrams, ...): the text is partial"
     )
+    ocr_pages: list[int] = Field(
+        default_factory=list, description="the pages (1-based) whose text was read by OCR from an image"
+    )
 
     def paragraph_text(self, paragraph: Paragraph) -> str:
         """The text of one of the document's paragraphs."""
