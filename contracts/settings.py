@@ -159,6 +159,7 @@ class Settings(DeploymentSettings, ResearchSettings, RunSettings):
             chroma_port=self.chroma_port,
             max_words=self.max_words,
             chunking=self.chunking,
+            embeddings=self.embeddings(),
         )
 
 

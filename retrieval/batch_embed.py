@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunk_index import ChunkIndex, dense_units
+from .chunk_index import ChunkIndex, dense_units, embed_distinct
 from .documents import Document
 from .manifest import Event, Update
 from .store import IndexStore
@@ -60,7 +60,7 @@ def embed_together(
         progress(0, len(units))
     for start in range(0, len(order), GROUP):
         rows = order[start : start + GROUP]
-        embedded = np.asarray(store.embedder.embed([units[i][1][2] for i in rows], pool=True), dtype=np.float32)
+        embedded = embed_distinct(store.embedder, [units[i][1][2] for i in rows])
         if vectors.shape[1] != embedded.shape[1]:
             vectors = np.zeros((len(units), embedded.shape[1]), dtype=np.float32)
         vectors[rows] = embedded

@@ -3,6 +3,8 @@ chunk is cut into the units the embedder reads (`dense_units`, the rule in retri
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,3 +62,31 @@ def dense_units(chunks: list[Chunk], max_tokens: int) -> list[tuple[int, int, st
         for u, window in enumerate(word_windows(chunk.text, spans, max_tokens)):
             units.append((chunk.index, u, chunk.text[window[0][0] : window[-1][1]]))
     return units
+
+
+def unit_hash(text: str) -> str:
+    """A unit's id in a library's collection: a hash of its text (equal texts, one vector)."""
+    return "u" + hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def embed_distinct(embedder, texts: list[str]) -> np.ndarray:
+    """Embed each distinct text once (a page of repeated rows is one forward pass, not thousands)
+    and give every text its vector, in order."""
+    index: dict[str, int] = {}
+    rows = [index.setdefault(t, len(index)) for t in texts]
+    vectors = np.asarray(embedder.embed(list(index), pool=True), dtype=np.float32)
+    return vectors[rows] if texts else vectors
+
+
+def embed_units(embedder, texts: list[str], step: int, progress: Callable[[int, int], None] | None) -> np.ndarray:
+    """Embed units' texts, `step` at a time (each step's distinct texts once), reporting
+    `progress(done, total)` after each step."""
+    parts, done = [], 0
+    if progress:
+        progress(0, len(texts))
+    for i in range(0, len(texts), step):
+        parts.append(embed_distinct(embedder, texts[i : i + step]))
+        done = min(i + step, len(texts))
+        if progress:
+            progress(done, len(texts))
+    return np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)

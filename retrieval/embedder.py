@@ -1,6 +1,8 @@
-"""The dense embedder: the bundled all-MiniLM-L6-v2, CPU, offline. By default through ONNX Runtime
-(retrieval/onnx_embedder.py: no torch import, the same vectors), else through sentence-transformers
-(`LONGQA_EMBEDDER_BACKEND=torch`, or where the ONNX export cannot be made)."""
+"""The dense embedder: the bundled all-MiniLM-L6-v2, CPU, offline (or another sentence-transformers
+model directory, LONGQA_EMBEDDER_PATH). By default through ONNX Runtime (retrieval/onnx_embedder.py:
+no torch import, the same vectors), else through sentence-transformers (`LONGQA_EMBEDDER_BACKEND=torch`,
+or where the ONNX export cannot be made). A deployment may name an OpenAI-compatible endpoint instead
+(retrieval/endpoint_embedder.py, `get_embedder(endpoint=...)`)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .config import EndpointSpec
+from .endpoint_embedder import EndpointEmbedder
 from .environment import EMBED_BATCH_SIZE, embedder_backend
 from .onnx_embedder import OnnxEmbedder
 from .tokens import embedder_model_path
@@ -155,12 +159,24 @@ def _load(path: str, batch_size: int, backend: str) -> Embedder | OnnxEmbedder:
 
 
 def get_embedder(
-    model_path: str | Path | None = None, batch_size: int = EMBED_BATCH_SIZE, backend: str | None = None
-) -> Embedder | OnnxEmbedder:
-    """The process-wide embedder of `backend` (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime,
-    exporting the model on first use); the model is shared by every index."""
+    model_path: str | Path | None = None,
+    batch_size: int = EMBED_BATCH_SIZE,
+    backend: str | None = None,
+    endpoint: EndpointSpec | None = None,
+) -> Embedder | OnnxEmbedder | EndpointEmbedder:
+    """The process-wide embedder: the `endpoint`'s where one is given (retrieval/endpoint_embedder.py),
+    else the model directory's (default: the bundled one, or LONGQA_EMBEDDER_PATH) through `backend`
+    (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime, exporting the model on first use); one per
+    process and choice, shared by every index."""
     with _lock:
+        if endpoint is not None:
+            return _endpoint(endpoint)
         return _load(str(model_path or embedder_model_path()), batch_size, backend or configured_backend())
+
+
+@functools.cache
+def _endpoint(spec: EndpointSpec) -> EndpointEmbedder:
+    return EndpointEmbedder(spec)
 
 
 def _preloadable() -> bool:

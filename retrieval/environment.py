@@ -43,6 +43,12 @@ def embedder_path_override() -> Path | None:
     return Path(named) if named else None
 
 
+def secret(name: str) -> str | None:
+    """The value of the environment variable `name` (an API key the deployment names, e.g. its
+    embeddings key variable): read when a client is made, never kept in settings."""
+    return os.environ.get(name) or None
+
+
 def tokenizer_choice() -> str:
     """LONGQA_TOKENIZER as written (lowercase): `wordpiece` (the default) or `tiktoken`; the counter
     that loads it refuses any other name (retrieval/tokens.py)."""

@@ -25,25 +25,23 @@ version it has not seen from the members' chunkings (its cache, named by the ver
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import logging
-import os
 import shutil
-import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
+from . import library_dense
 from . import manifest as manifests
 from .batch_embed import prepare_part
 from .catalog import Held, LockLost, Publication, StalePublish
 from .documents import Document
 from .library_bm25 import LibraryBM25
+from .library_dense import save_version
 from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_expired, delete_library
 from .library_vectors import VectorBatch
 from .loaders import DocumentError
@@ -80,6 +78,8 @@ class Library:
         self._verified: set[tuple[str, int]] = set()  # (part version, client generation) found whole
         self._read_cache: tuple[object, float, Manifest] | None = None  # (stamp, checked at, manifest)
         self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
+        self._units: dict[str, library_dense.UnitMap] = {}  # by the same name
+        self._vector_cache = library_dense.VectorCache()  # vectors fetched for exact searches
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
         self._unreadable: dict[str, tuple[tuple[int, int], Skipped]] = {}  # key → (stat, why) a file was skipped
         self._held: Held | None = None  # the update lock, while this process's update holds it
@@ -120,7 +120,8 @@ class Library:
             if not (self.dir / part.bm25).exists() and self.catalog.shared:
                 g = int(part.bm25.split("-v")[0][1:])
                 doc_ids = (manifest or self.manifest()).doc_ids()
-                self._write_bm25(part.bm25, doc_ids, [self.store.tokens(d, g) for d in doc_ids])
+                units = [self.store.unit_hashes(d, g) for d in doc_ids]
+                save_version(self.dir, part.bm25, doc_ids, [self.store.tokens(d, g) for d in doc_ids], units)
                 for old in self.dir.glob(f"g{g}-v*"):  # this cache's older versions of the size
                     if old.name != part.bm25:
                         shutil.rmtree(old, ignore_errors=True)
@@ -177,7 +178,7 @@ class Library:
         from chromadb.errors import NotFoundError
 
         try:  # a reader never creates a collection: a gone one (or one deleted under a kept handle) is missing vectors
-            missing = self.collection(granularity, part.collection, create=False).count() < part.n_units
+            missing = self.collection(granularity, part.collection, create=False).count() < part.stored
         except (LibraryChanged, NotFoundError):
             self._collections.pop(part.collection, None)  # a stale handle: dropped
             missing = True
@@ -191,26 +192,22 @@ class Library:
     def dense_top(
         self, part_size: int, part: Part, vector: np.ndarray, depth: int, allowed: set[str], subset: bool
     ) -> dict[Key, float]:
-        """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents,
-        each chunk scored by its best unit. Vectors of documents outside this version (an update in
-        progress, or leftovers of a killed one) are skipped; the query deepens until enough remain."""
+        """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents, each
+        scored by its best unit: exact over a small set, else through the graph (retrieval/library_dense.py)."""
         collection = self.collection(part_size, part.collection, create=False)
-        where = {"doc_id": {"$in": sorted(allowed)}} if subset else None
-        n = max(1, min(part.n_units, depth * part.max_units))
-        while True:
-            res = collection.query(
-                query_embeddings=[vector.tolist()], n_results=n, where=where, include=["metadatas", "distances"]
-            )
-            best: dict[Key, float] = {}
-            for meta, dist in zip(res["metadatas"][0], res["distances"][0], strict=True):
-                if meta["doc_id"] not in allowed:
-                    continue
-                key, sim = (meta["doc_id"], int(meta["chunk"])), 1.0 - float(dist)
-                if sim > best.get(key, -2.0):
-                    best[key] = sim
-            if len(best) >= depth or len(res["ids"][0]) < n:
-                return dict(sorted(best.items(), key=lambda kv: -kv[1])[:depth])
-            n *= 2
+        return library_dense.dense_top(collection, self.units(part), self._vector_cache, vector, depth, allowed, subset)
+
+    def units(self, part: Part, manifest: Manifest | None = None) -> library_dense.UnitMap:
+        """The part's unit map (which chunks each stored vector stands for), loaded once per version."""
+        with self._lock:
+            units = self._units.get(part.bm25)
+        if units is None:
+            self.bm25(part, manifest)  # a replica that has not seen this version builds its directory
+            units = library_dense.UnitMap.load(self.dir / part.bm25)
+            with self._lock:  # one version per chunk size, as the BM25s
+                size = part.bm25.split("-v")[0]
+                self._units = {k: v for k, v in self._units.items() if k.split("-v")[0] != size} | {part.bm25: units}
+        return units
 
     # -- writing -----------------------------------------------------------------------------
     def update(
@@ -362,7 +359,7 @@ class Library:
         batch = VectorBatch(self.collection(g, name) if dense else None)
         n_units, n_chunks, max_units = 0, 0, 1
         adding = set(vectors_for)
-        tokens = []
+        tokens, units = [], []
         if dense:  # the new members' units embedded together, length-sorted across documents
             embedding = [d for d in doc_ids if d in adding]
             prepare_part(self.store, embedding, loaded, g, self._checking(progress), update, names)
@@ -378,7 +375,7 @@ class Library:
                 index = built.index
                 if need_vectors:
                     self._writes.added.setdefault(name, set()).add(doc_id)  # before: a partial add is cleared too
-                    batch.add(index)  # copied vectors go in large batches; just embedded ones at once
+                    batch.add(index, self.store.unit_hashes(doc_id, g))  # copied: in large batches; embedded: at once
                     if built.embedded:
                         batch.flush()
                 tokens.append(index.tokens)
@@ -390,11 +387,12 @@ class Library:
                 n_units += meta["n_units"]
                 max_units = max(max_units, meta["max_units"])
             n_chunks += len(tokens[-1])
+            units.append(self.store.unit_hashes(doc_id, g))
             if progress and need_vectors:
                 progress(Event("indexing", f"indexed {i}/{len(doc_ids)} documents (g={g})", i, len(doc_ids)))
         batch.flush()
         bm25_name = f"g{g}-v{version}-{uuid.uuid4().hex[:8]}"  # never a name another build of it had
-        self._write_bm25(bm25_name, doc_ids, tokens)
+        save_version(self.dir, bm25_name, doc_ids, tokens, units)
         self.store.share(doc_ids, g)  # with a Chroma server: every replica can read what it names
         return Part(
             bm25=bm25_name,
@@ -403,20 +401,9 @@ class Library:
             n_chunks=n_chunks,
             n_units=n_units,
             max_units=max_units,
+            n_vectors=library_dense.distinct(units),
             signature=self.store.signature(),
         )
-
-    def _write_bm25(self, bm25_name: str, doc_ids: list[str], tokens: list[list[list[str]]]) -> None:
-        """Build a BM25 and move it into place with one rename (a reader never sees half of one)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{bm25_name}.", dir=self.dir))
-        try:
-            shutil.rmtree(tmp)
-            LibraryBM25.build(doc_ids, tokens).save(tmp)
-            with contextlib.suppress(OSError):  # another thread built the same version first
-                os.replace(tmp, self.dir / bm25_name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
 
     def _checking(self, progress: Progress | None) -> Progress:
         """`progress` with the lock checked at each report (a long embedding keeps its session alive)."""
@@ -447,4 +434,5 @@ class Library:
         with self._lock:
             self._collections.clear()
             self._bm25.clear()
+            self._units.clear()
             self._read_cache = None

@@ -10,7 +10,10 @@
   (a reader may still hold the manifest that lists them: a question reads its manifest once and
   keeps it for its run), and libraries made for inline texts that were not used for a while.
 Vectors of a document removed less than `RETIRE_AFTER_S` ago are never deleted by the first two
-either: a reader of the manifest before the removal may still search them.
+either: a reader of the manifest before the removal may still search them. A record stands for one
+unit text (retrieval/library_dense.py) and names the first document that held it: a document's
+records are deleted except those whose text the published part still holds. (A record kept so is
+left behind when its other holders go later: harmless, as no chunk maps to it any more.)
 """
 
 from __future__ import annotations
@@ -45,15 +48,19 @@ class Writes:
 
 
 def delete_vectors(library: Library, parts: Iterable[tuple[int, Part]], doc_ids: list[str]) -> None:
-    """Delete these documents' vectors from the parts' collections."""
+    """Delete these documents' vectors from the parts' collections (texts the parts hold stay)."""
     for g, part in parts:
-        delete_documents(library.collection(g, part.collection), doc_ids)
+        delete_documents(library.collection(g, part.collection), doc_ids, set(library.units(part).keys))
 
 
-def delete_documents(collection: Any, doc_ids: list[str]) -> None:
-    """Delete these documents' vectors from one Chroma collection, DELETE_BATCH ids per call."""
+def delete_documents(collection: Any, doc_ids: list[str], keep: set[str] = frozenset()) -> None:
+    """Delete the records these documents added to one Chroma collection, but those in `keep` (the
+    text hashes a published part still holds), DELETE_BATCH doc ids per call."""
     for i in range(0, len(doc_ids), DELETE_BATCH):
-        collection.delete(where={"doc_id": {"$in": doc_ids[i : i + DELETE_BATCH]}})
+        got = collection.get(where={"doc_id": {"$in": doc_ids[i : i + DELETE_BATCH]}}, include=[])
+        ids = [h for h in got["ids"] if h not in keep]
+        if ids:
+            collection.delete(ids=ids)
 
 
 def unheld(library: Library, doc_ids: set[str], current: Manifest) -> list[str]:
@@ -110,6 +117,7 @@ def abandon(library: Library, writes: Writes) -> None:
             awaiting = set(library.catalog.removed(library.name, 0.0))  # a reader may still search them
             members = set(current.doc_ids()) | awaiting
             named = {p.collection: g for g, p in current.parts.items()}
+            held = {p.collection: set(library.units(p, current).keys) for p in current.parts.values() if p.dense}
             for name in writes.created - set(named):
                 with contextlib.suppress(Exception):
                     library.store.client.delete_collection(name)
@@ -117,7 +125,7 @@ def abandon(library: Library, writes: Writes) -> None:
                 extra = sorted(doc_ids - members)
                 if name in writes.created and name not in named or not extra:
                     continue
-                delete_documents(library.store.client.get_collection(name), extra)
+                delete_documents(library.store.client.get_collection(name), extra, held.get(name, set()))
     except Exception:  # noqa: BLE001 - the original error is the one to report
         log.warning("library %s: could not remove what the stale update added", library.name, exc_info=True)
 

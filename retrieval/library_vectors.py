@@ -1,16 +1,18 @@
 """Vectors on their way into a library's collection: gathered across documents and written in large
 batches (one Chroma request costs tens of milliseconds whatever its size, so a library of small
-documents written one request per document spends its time in round trips)."""
+documents written one request per document spends its time in round trips). One record per distinct
+unit text (retrieval/library_dense.py): its id is the text's hash, and `add` keeps a record already
+there, so its metadata keeps naming the first document that held it."""
 
 from __future__ import annotations
 
 import numpy as np
 
-ADD_BATCH = 4000  # vectors per Chroma upsert() call (a Chroma server accepts about 5,000)
+ADD_BATCH = 4000  # vectors per Chroma add() call (a Chroma server accepts about 5,000)
 
 
 class VectorBatch:
-    """Vectors of several documents for one collection, upserted each time `ADD_BATCH` gather
+    """Vectors of several documents for one collection, added each time `ADD_BATCH` gather
     and by `flush()`."""
 
     def __init__(self, collection, size: int = ADD_BATCH):
@@ -19,27 +21,31 @@ class VectorBatch:
         self.metadatas: list[dict] = []
         self.vectors: list[np.ndarray] = []
         self.pending = 0
+        self.seen: set[str] = set()  # hashes this batch wrote (or gathered) already
 
-    def add(self, index) -> None:
-        """Add a chunking's unit vectors: ids `<doc_id>:<chunk>:<unit>`, the doc id and chunk as metadata."""
+    def add(self, index, units: list[tuple[int, str]]) -> None:
+        """Add a chunking's unit vectors, `units` its (chunk, text hash) per unit in vector order: one
+        record per hash not written yet (id: the hash; metadata: the doc id and chunk)."""
         doc_id = index.document.doc_id
-        seen: dict[int, int] = {}
-        for c in index.unit_chunks.tolist():
-            u = seen[c] = seen.get(c, -1) + 1
-            self.ids.append(f"{doc_id}:{c}:{u}")
-            self.metadatas.append({"doc_id": doc_id, "chunk": c})
-        self.vectors.append(np.asarray(index.vectors, dtype=np.float32))
-        self.pending += len(index.unit_chunks)
+        rows = []
+        for row, (c, h) in enumerate(units):
+            if h not in self.seen:
+                self.seen.add(h)
+                rows.append(row)
+                self.ids.append(h)
+                self.metadatas.append({"doc_id": doc_id, "chunk": int(c)})
+        self.vectors.append(np.asarray(index.vectors, dtype=np.float32)[rows])
+        self.pending += len(rows)
         if self.pending >= self.size:
             self.flush()
 
     def flush(self) -> None:
-        """Upsert what was gathered, in requests of at most `size` vectors."""
+        """Add what was gathered, in requests of at most `size` vectors."""
         if not self.ids:
             return
         vectors = np.concatenate(self.vectors)
         for i in range(0, len(self.ids), self.size):
-            self.collection.upsert(
+            self.collection.add(
                 ids=self.ids[i : i + self.size],
                 embeddings=vectors[i : i + self.size],
                 metadatas=self.metadatas[i : i + self.size],

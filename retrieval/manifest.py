@@ -15,7 +15,7 @@ from .documents import Document
 from .folders import Skipped
 from .loaders import load_document, utf8_name
 
-LIBRARY_FORMAT = 1
+LIBRARY_FORMAT = 2  # 2: one vector per distinct unit text, ids are the texts' hashes
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,13 @@ class Part(BaseModel):
     n_chunks: int
     n_units: int
     max_units: int = Field(description="most units any chunk has: how deep to query the vectors")
+    n_vectors: int | None = Field(default=None, description="distinct unit texts: the vectors the collection holds")
     signature: dict = Field(description="the store's chunking settings this part was built with")
+
+    @property
+    def stored(self) -> int:
+        """How many vectors the collection must hold at least."""
+        return self.n_units if self.n_vectors is None else self.n_vectors
 
 
 class Manifest(BaseModel):

@@ -45,7 +45,7 @@ import numpy as np
 from .bm25 import bm25_tokens
 from .catalog import TextCatalog, chunks_id, make_catalog
 from .chroma import make_chroma_client
-from .chunk_index import Built, ChunkIndex, dense_units
+from .chunk_index import Built, ChunkIndex, dense_units, embed_units, unit_hash
 from .chunking import chunk_document
 from .config import IndexSettings
 from .documents import Chunk, Document
@@ -56,7 +56,7 @@ from .tokens import TokenCounter, default_counter, embedder_model_path
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 3  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest
+INDEX_FORMAT = 4  # 2: stemmed BM25 tokens; 3: the chunking is named in the manifest; 4: units.json
 _EMBED_BATCH = 2000  # units embedded between two progress reports
 INLINE_MARK = "inline-used-at"  # in a document's directory: it came inline; when it was last used
 
@@ -88,7 +88,7 @@ class IndexStore:
     def embedder(self) -> Embedder:
         """The sentence embedder, loaded on first use."""
         if self._embedder is None:
-            self._embedder = get_embedder(batch_size=self.settings.embed_batch_size)
+            self._embedder = get_embedder(batch_size=self.settings.embed_batch_size, endpoint=self.settings.embeddings)
         return self._embedder
 
     @property
@@ -119,7 +119,8 @@ class IndexStore:
     def _embedder_spec(self) -> tuple[str, int]:
         """(name, most word pieces per unit) of the embedder, without loading it when its config says."""
         if self._embedder is None:
-            spec = describe(embedder_model_path())
+            endpoint = self.settings.embeddings
+            spec = (endpoint.name, endpoint.max_tokens) if endpoint else describe(embedder_model_path())
             if spec is not None:
                 return spec
         return self.embedder.name, self.embedder.max_tokens
@@ -286,6 +287,12 @@ class IndexStore:
             "embedder": self._embedder_spec()[0],
         }
 
+    def unit_hashes(self, doc_id: str, granularity: int) -> list[tuple[int, str]]:
+        """(chunk, its text's hash) per unit of a chunking, in vector order (retrieval/library_dense.py)."""
+        self._copy_shared_chunking(doc_id, granularity)
+        rows = json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "units.json").read_text("utf-8"))
+        return [(int(c), str(h)) for c, h in rows]
+
     def chunk_manifest(self, doc_id: str, granularity: int) -> dict:
         """What a document's chunking at `granularity` holds (chunks, units), from its manifest."""
         self._copy_shared_chunking(doc_id, granularity)
@@ -301,7 +308,8 @@ class IndexStore:
         """A chunking as the catalog holds it: its manifest and chunk spans (tokens are derived)."""
         gdir = self.doc_dir(doc_id) / f"g{granularity}"
         record = json.loads((gdir / "manifest.json").read_text("utf-8"))
-        return {**record, "rows": json.loads((gdir / "chunks.json").read_text("utf-8"))}
+        rows = json.loads((gdir / "chunks.json").read_text("utf-8"))
+        return {**record, "rows": rows, "units": json.loads((gdir / "units.json").read_text("utf-8"))}
 
     def _copy_shared_chunking(self, doc_id: str, granularity: int) -> None:
         """Where this host lacks a chunking the catalog holds (made by another replica): copy it
@@ -311,13 +319,14 @@ class IndexStore:
             return
         record_id = chunks_id(doc_id, granularity, self.signature())
         record = self.catalog.get_chunks(record_id)  # type: ignore[attr-defined]
-        if record is None:
+        if record is None or "units" not in record:  # none, or an older longqa's: this host chunks it
             return
         document = self.document(doc_id)
-        rows = record.pop("rows")
+        rows, units = record.pop("rows"), record.pop("units")
         tokens = [bm25_tokens(document.text[s:e]) for s, e, _, _ in rows]
         gdir.mkdir(parents=True, exist_ok=True)
         atomic_write(gdir / "chunks.json", json.dumps(rows))
+        atomic_write(gdir / "units.json", json.dumps(units))
         atomic_write(gdir / "bm25.json", json.dumps(tokens))
         atomic_write(gdir / "manifest.json", json.dumps(record, indent=1))
         self._shared.add(record_id)
@@ -376,16 +385,7 @@ class IndexStore:
     def _embed(self, index: ChunkIndex, progress: Callable[[int, int], None] | None) -> None:
         """Embed every unit (the rule in this module's docstring) and write them with one rename."""
         units = dense_units(index.chunks, self.embedder.max_tokens)
-        parts, done = [], 0
-        if progress:
-            progress(0, len(units))
-        for i in range(0, len(units), _EMBED_BATCH):
-            batch = units[i : i + _EMBED_BATCH]
-            parts.append(np.asarray(self.embedder.embed([u[2] for u in batch], pool=True), dtype=np.float32))
-            done += len(batch)
-            if progress:
-                progress(done, len(units))
-        vectors = np.concatenate(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+        vectors = embed_units(self.embedder, [u[2] for u in units], _EMBED_BATCH, progress)
         self.save_vectors(index, vectors, np.array([u[0] for u in units], dtype=np.int32))
 
     def open_vectors(self, index: ChunkIndex) -> bool:
@@ -423,6 +423,7 @@ class IndexStore:
                 json.dumps([[c.start, c.end, c.paragraph_ids, c.n_tokens] for c in chunks]), "utf-8"
             )
             (tmp / "bm25.json").write_text(json.dumps(tokens), "utf-8")
+            (tmp / "units.json").write_text(json.dumps([[u[0], unit_hash(u[2])] for u in units]), "utf-8")
             build_id = uuid.uuid4().hex
             manifest = {
                 "format": INDEX_FORMAT,

@@ -23,9 +23,9 @@ def test_min_max_scales_to_unit_range():
     assert min_max({}) == {}
 
 
-def test_min_max_all_equal_scores_map_to_one():
-    assert min_max({("d", 0): 0.3, ("d", 1): 0.3}) == {("d", 0): 1.0, ("d", 1): 1.0}
-    assert min_max({("d", 5): -2.0}) == {("d", 5): 1.0}
+def test_min_max_equal_scores_have_no_say():
+    assert min_max({("d", 0): 0.3, ("d", 1): 0.3}) == {("d", 0): 0.0, ("d", 1): 0.0}
+    assert min_max({("d", 5): -2.0}) == {("d", 5): 1.0}  # a list of one: its best
 
 
 def test_fuse_3_to_2_with_items_missing_from_one_list():
@@ -50,7 +50,7 @@ def test_fuse_weights_decide_the_winner():
 
 def test_fuse_all_equal_lists():
     ranked = dict(fuse({"a": 0.4, "b": 0.4}, {"a": 7.0}, (1.0, 1.0)))
-    assert ranked == {"a": 1.0, "b": 0.5}
+    assert ranked == {"a": 0.5, "b": 0.0}  # the equal dense list has no say: BM25 alone ranks
 
 
 def test_fuse_one_empty_list():
