@@ -51,7 +51,6 @@ class DeploymentSettings(BaseModel):
         "OPENAI_BASE_URL)",
     )
     api_key_env: str = Field(default="OPENAI_API_KEY", description="environment variable holding the API key")
-    documents_root: Path | None = Field(
     embeddings_url: str | None = Field(
         default_factory=env_text("LONGQA_EMBEDDINGS_URL"),
         description="OpenAI-compatible /v1/embeddings endpoint(s) that embed instead of the bundled model: base "
@@ -77,6 +76,7 @@ class DeploymentSettings(BaseModel):
         le=2048,
         description="texts per embedding request (LONGQA_EMBEDDINGS_BATCH)",
     )
+    documents_root: Path | None = Field(
         default_factory=env_path("LONGQA_DOCUMENTS_ROOT"),
         description="if set, document paths must lie under this directory; on a server, paths are refused without it "
         "(LONGQA_DOCUMENTS_ROOT)",
@@ -120,30 +120,6 @@ class DeploymentSettings(BaseModel):
         default_factory=env_path("LONGQA_KEYS_FILE"),
         description="the servers' API keys (LONGQA_KEYS_FILE; unset = keys.json under the index home)",
     )
-    max_text_mb: float = Field(
-        default_factory=env_float("LONGQA_MAX_TEXT_MB", DEFAULT_MAX_TEXT_CHARS / (1 << 20)),
-        gt=0,
-        description="a file whose text is longer (in MiB of characters) is skipped or refused, in its reader "
-        "(LONGQA_MAX_TEXT_MB, default 32: prose meets max_words first; this bounds text with few words)",
-    )
-    max_inline_texts: int = Field(
-        default_factory=env_int("LONGQA_MAX_INLINE_TEXTS", 256, lowest=1),
-        ge=1,
-        description="most inline texts one run may pass (LONGQA_MAX_INLINE_TEXTS, default 256; each is a stored "
-        "document: a folder and an embedding pass)",
-    )
-    max_inline_mb: float = Field(
-        default_factory=env_float("LONGQA_MAX_INLINE_MB", 4.0),
-        gt=0,
-        description="most text all of one run's inline texts may hold, in MiB of characters (LONGQA_MAX_INLINE_MB, "
-        "default 4: a quarter of the request body limit)",
-    )
-    max_inline_text_mb: float = Field(
-        default_factory=env_float("LONGQA_MAX_INLINE_TEXT_MB", 1.0),
-        gt=0,
-        description="most text one inline text may hold, in MiB of characters (LONGQA_MAX_INLINE_TEXT_MB, default 1: "
-        "~150,000 words; a larger document is indexed as a file)",
-    )
     ceilings: dict[str, Any] = Field(
         default_factory=env_json_object("LONGQA_CEILINGS", CEILINGS_EXAMPLE),
         description="what a server's caller may raise a costly setting to, above the deployment's own value "
@@ -153,6 +129,21 @@ class DeploymentSettings(BaseModel):
         default_factory=env_list("LONGQA_MODELS"),
         description="models a server's caller may pick besides the deployment's own (LONGQA_MODELS, comma-separated)",
     )
+
+    def embeddings(self) -> EndpointSpec | None:
+        """The embeddings endpoint(s) to embed with; None: the bundled model (or LONGQA_EMBEDDER_PATH's)."""
+        if not self.embeddings_url:
+            return None
+        if not self.embeddings_model:
+            raise ValueError("LONGQA_EMBEDDINGS_URL needs LONGQA_EMBEDDINGS_MODEL: the model the endpoint embeds with")
+        urls = tuple(u.strip().rstrip("/") for u in self.embeddings_url.split(",") if u.strip())
+        return EndpointSpec(
+            urls=urls,
+            model=self.embeddings_model,
+            key_env=self.embeddings_key_env,
+            concurrency=self.embeddings_concurrency,
+            batch=self.embeddings_batch,
+        )
 
     def read_limits(self) -> ReadLimits:
         """The ceiling on reading one file."""
@@ -170,18 +161,3 @@ class DeploymentSettings(BaseModel):
 
 
 DEPLOYMENT_FIELDS: tuple[str, ...] = tuple(DeploymentSettings.model_fields)
-    def embeddings(self) -> EndpointSpec | None:
-        """The embeddings endpoint(s) to embed with; None: the bundled model (or LONGQA_EMBEDDER_PATH's)."""
-        if not self.embeddings_url:
-            return None
-        if not self.embeddings_model:
-            raise ValueError("LONGQA_EMBEDDINGS_URL needs LONGQA_EMBEDDINGS_MODEL: the model the endpoint embeds with")
-        urls = tuple(u.strip().rstrip("/") for u in self.embeddings_url.split(",") if u.strip())
-        return EndpointSpec(
-            urls=urls,
-            model=self.embeddings_model,
-            key_env=self.embeddings_key_env,
-            concurrency=self.embeddings_concurrency,
-            batch=self.embeddings_batch,
-        )
-
