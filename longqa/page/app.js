@@ -328,7 +328,16 @@
     if (passage.clipped_after) text.append(" …");
     panel.hidden = false;
     $("doc-h").focus({ preventScroll: true });
-    mark.scrollIntoView({ block: "center" });
+    panel.scrollIntoView({ block: "nearest" });
+    centerMark();
+  }
+
+  // The cited span a third of the way down the text's own box (the page itself does not jump);
+  // again when the window changes size (a phone turned, a window resized).
+  function centerMark() {
+    const mark = $("cited");
+    const text = $("doc-text");
+    if (mark && !$("doc").hidden) text.scrollTop = Math.max(0, mark.offsetTop - text.clientHeight / 3);
   }
 
   // -- indexing ---------------------------------------------------------------------------------
@@ -473,6 +482,7 @@
       $("doc").hidden = true;
       $("question").focus();
     });
+    window.addEventListener("resize", centerMark);
     $("file-filter").addEventListener("input", showFiles);
     $("index-collection").addEventListener("input", showFiles);
     $("index-start").addEventListener("click", () => busy($("index-start"), indexFiles));
