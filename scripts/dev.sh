@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine (Python 3.11 + pip, nothing else):
 #   bash scripts/dev.sh demo   - set up, then run the main job on the bundled sample document
-#   bash scripts/dev.sh test   - set up (install Debian's postgresql where missing, and build the real-model
+#   bash scripts/dev.sh test   - set up (install Debian's postgresql and chromium where missing, and build the real-model
 #                                tier's llama.cpp server and its two Qwen models where missing, cached
 #                                outside the repository), then lint (ruff check, ruff format --check) and
 #                                run the test suite
@@ -44,6 +44,18 @@ postgres() {
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
 }
 
+# The browser tier (tests/test_page_browser.py, pytest -m browser) drives the page `longqa serve` serves in headless
+# Chromium: Debian's `chromium` and its `chromium-driver`, installed where the machine lacks them (Selenium, from
+# the dev extras, is pointed at /usr/bin/chromedriver; nothing is downloaded at test time).
+browser() {
+  command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1 && return
+  echo "installing Debian's chromium and chromium-driver (the browser test tier's headless browser)" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null \
+    || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
+}
+
 # The real-model tier (tests/test_real_model.py) runs the instruct models the README offers behind llama.cpp's
 # server: built and downloaded once per machine (scripts/local_model.sh; ~14 CPU-minutes the first time).
 local_models() {
@@ -64,6 +76,7 @@ case "${1:-}" in
   test)
     setup
     postgres
+    browser
     local_models
     shift
     .venv/bin/ruff check .
