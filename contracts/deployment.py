@@ -16,7 +16,7 @@ from longqa.retrieval.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOU
 from longqa.retrieval.config import EndpointSpec
 from longqa.retrieval.environment import default_home
 from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
-from longqa.retrieval.loaders import DEFAULT_MAX_WORDS
+from longqa.retrieval.loaders import DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_WORDS
 
 from .environment import env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
 
@@ -103,6 +103,30 @@ class DeploymentSettings(BaseModel):
         description="a larger file is skipped (found in a folder) or refused (named) before it is read "
         "(LONGQA_MAX_FILE_MB)",
     )
+    max_text_mb: float = Field(
+        default_factory=env_float("LONGQA_MAX_TEXT_MB", DEFAULT_MAX_TEXT_CHARS / (1 << 20)),
+        gt=0,
+        description="a file whose text is longer (in MiB of characters) is skipped or refused, in its reader "
+        "(LONGQA_MAX_TEXT_MB, default 32: prose meets max_words first; this bounds text with few words)",
+    )
+    max_inline_texts: int = Field(
+        default_factory=env_int("LONGQA_MAX_INLINE_TEXTS", 256, lowest=1),
+        ge=1,
+        description="most inline texts one run may pass (LONGQA_MAX_INLINE_TEXTS, default 256; each is a stored "
+        "document: a folder and an embedding pass)",
+    )
+    max_inline_mb: float = Field(
+        default_factory=env_float("LONGQA_MAX_INLINE_MB", 4.0),
+        gt=0,
+        description="most text all of one run's inline texts may hold, in MiB of characters (LONGQA_MAX_INLINE_MB, "
+        "default 4: a quarter of the request body limit)",
+    )
+    max_inline_text_mb: float = Field(
+        default_factory=env_float("LONGQA_MAX_INLINE_TEXT_MB", 1.0),
+        gt=0,
+        description="most text one inline text may hold, in MiB of characters (LONGQA_MAX_INLINE_TEXT_MB, default 1: "
+        "~150,000 words; a larger document is indexed as a file)",
+    )
     inline_keep_s: float = Field(
         default_factory=env_float("LONGQA_INLINE_KEEP_S", 86_400.0, lowest=0),
         ge=0,
@@ -147,7 +171,12 @@ class DeploymentSettings(BaseModel):
 
     def read_limits(self) -> ReadLimits:
         """The ceiling on reading one file."""
-        return ReadLimits(timeout_s=self.read_timeout_s, memory_mb=self.read_memory_mb, max_bytes=self.max_file_bytes)
+        return ReadLimits(
+            timeout_s=self.read_timeout_s,
+            memory_mb=self.read_memory_mb,
+            max_bytes=self.max_file_bytes,
+            max_chars=int(self.max_text_mb * (1 << 20)),
+        )
 
     @property
     def max_file_bytes(self) -> int:

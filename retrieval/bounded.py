@@ -29,14 +29,11 @@ from pathlib import Path
 
 from .documents import Document, Paragraph
 from .folders import DEFAULT_MAX_FILE_BYTES, too_large
-from .loaders import SUPPORTED_SUFFIXES, DocumentError, load_document, printable_name
+from .loaders import DEFAULT_MAX_TEXT_CHARS, DocumentError, load_document, printable_name
 
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_READ_MEMORY_MB = 2048
 WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
-# plain text this small is read in-process: its reader is linear, so it is bounded by its size
-IN_PROCESS_TEXT_BYTES = 1 << 20
-_TEXT_SUFFIXES = {s for s, kind in SUPPORTED_SUFFIXES.items() if kind in ("text", "markdown")}
 # imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
     "longqa.retrieval.formats",
@@ -60,6 +57,7 @@ class ReadLimits:
     timeout_s: float = DEFAULT_READ_TIMEOUT_S
     memory_mb: int = DEFAULT_READ_MEMORY_MB
     max_bytes: int = DEFAULT_MAX_FILE_BYTES
+    max_chars: int = DEFAULT_MAX_TEXT_CHARS  # of the text read: a larger one is refused in the worker
     isolated: bool = True
 
 
@@ -113,8 +111,8 @@ class BoundedReader:
     def _load(self, path: str | Path, max_words: int) -> Document:
         if reason := too_large(Path(path), self.limits.max_bytes):
             raise DocumentError(path, reason)
-        if not self.limits.isolated or _small_text(Path(path)):
-            return load_document(path, max_words=max_words)
+        if not self.limits.isolated:  # every reader, plain text and Markdown too, runs in a worker
+            return load_document(path, max_words, self.limits.max_chars)
         with self._slots:
             worker = self._take()
             try:
@@ -158,7 +156,7 @@ class BoundedReader:
         try:
             if not worker.wait_ready():
                 raise DocumentError(shown, f"the reader process did not start within {WORKER_START_TIMEOUT_S:g} s")
-            worker.conn.send((path, max_words))
+            worker.conn.send((path, max_words, self.limits.max_chars))
             if not worker.conn.poll(self.limits.timeout_s):
                 raise DocumentError(
                     shown, f"reading timed out (took longer than {self.limits.timeout_s:g} s: the read_timeout_s limit)"
@@ -188,15 +186,6 @@ _readers: dict[ReadLimits, BoundedReader] = {}
 _readers_lock = threading.Lock()
 
 
-def _small_text(path: Path) -> bool:
-    if path.suffix.lower() not in _TEXT_SUFFIXES:
-        return False
-    try:
-        return path.is_file() and path.stat().st_size <= IN_PROCESS_TEXT_BYTES  # not a FIFO, not /dev/zero
-    except (OSError, RuntimeError):
-        return False
-
-
 def reader_for(limits: ReadLimits) -> BoundedReader:
     """The process-wide reader for these limits (its workers are kept between runs)."""
     with _readers_lock:
@@ -217,13 +206,13 @@ def _serve(conn: Connection, memory_mb: int) -> None:
     conn.send(("ready", None))
     while True:
         try:
-            path, max_words = conn.recv()
+            path, max_words, max_chars = conn.recv()
         except (EOFError, OSError):
             return
         notes: list[str] = []
         try:
             with _notes(notes):
-                document = load_document(path, max_words=max_words)
+                document = load_document(path, max_words, max_chars)
             result: tuple = ("ok", _wire(document))
         except DocumentError as e:
             result = ("error", (e.source, e.reason))

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from .html_text import html_to_text
-from .loaders import DocumentError
+from .loaders import DocumentError, read_text_limit, too_much_text
 
 ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
 ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word
@@ -200,6 +200,7 @@ class ElementCounter:
         self.max_paragraphs, self.max_elements = docx_element_limits(max_words)
         self.paragraphs = self.elements = self.cells = 0
         self.row = self.column = self.max_row = self.max_column = 0
+        self.chars, self.max_chars = 0, read_text_limit.get()  # one 200 MB cell is refused before calamine holds it
 
     def part(self, name: str) -> Callable[[bytes], None]:
         """A feed for one XML part's inflated bytes: it counts as it parses (and stops parsing a part expat refuses)."""
@@ -210,6 +211,7 @@ class ElementCounter:
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.StartElementHandler = self._start
         parser.EntityDeclHandler = self._entity
+        parser.CharacterDataHandler = self._text
         broken = False
 
         def feed(block: bytes) -> None:
@@ -257,6 +259,11 @@ class ElementCounter:
                 f"{self.kind} sheet spans {self.max_row:,} rows x {self.max_column:,} columns, more than "
                 f"{self.max_cells:,} cells (a huge or padded sheet?); raise LONGQA_MAX_WORDS to allow a larger one",
             )
+
+    def _text(self, data: str) -> None:
+        self.chars += len(data)
+        if self.chars > self.max_chars:
+            raise DocumentError(self.path, f"{self.kind}: {too_much_text(self.max_chars)}")
 
     def _entity(self, *_args: object) -> None:
         raise DocumentError(self.path, f"corrupt {self.kind}: a part declares XML entities (refused)")

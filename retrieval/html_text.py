@@ -192,7 +192,11 @@ def table_to_markdown(table) -> str:
 _TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")  # [^<>]* stops at the next bracket: linear
 _CODE_SPAN = re.compile(r"(`[^`\n]*`)")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")
-_MD_IMAGE = re.compile(r'!\[([^\]\n]*)\](?:\(\s*<?[^()\s<>]*>?(?:\s+["\'(]([^"\'()\n]*)["\')])?\s*\)|\[[^\]\n]*\])')
+# linear: an alt text holds no bracket and every quantifier is possessive, so each `![` is scanned only
+# as far as the next bracket or parenthesis (a line of `![` repeated used to rescan the rest of the line)
+_MD_IMAGE = re.compile(
+    r'!\[([^\[\]\n]*+)\](?:\(\s*+<?[^()\s<>]*+>?(?:\s++["\'(]([^"\'()\n]*+)["\')])?+\s*+\)|\[[^\[\]\n]*+\])'
+)
 _IMG_TAG = re.compile(r"<img\b[^<>]*>", re.I)
 _ATTRIBUTE = re.compile(r"""\b(alt|title)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.I)
 _BLOCK_TAG_LINE = re.compile(r"^\s*</?(?:p|div|br|hr|table|tr|td|th|li|ul|ol|h[1-6]|section|details|summary)\b", re.I)

@@ -17,6 +17,7 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable
+from contextvars import ContextVar
 from pathlib import Path
 
 from .documents import Document, Paragraph, content_hash
@@ -50,6 +51,12 @@ SUPPORTED_SUFFIXES = {
 }
 TEXT_KINDS = {"text", "markdown", "csv", "tsv"}  # read by the streaming text reader
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
+# a file's text, in characters: 3M words of prose are ~18M, so prose meets the word limit first; this one
+# bounds text with few words (a 200 MB run without spaces is one "word") before it leaves the reader
+DEFAULT_MAX_TEXT_CHARS = 32 << 20
+# the text limit of the read under way, for the archive readers' streaming guards (formats.py): set
+# per read here rather than passed through every reader's signature
+read_text_limit: ContextVar[int] = ContextVar("read_text_limit", default=DEFAULT_MAX_TEXT_CHARS)
 FALLBACK_ENCODING = "cp1252"  # tried first when a file is not UTF-8: the common case, and detectors confuse it
 MIN_EVIDENCE_BYTES = 64  # non-ASCII bytes needed before a detected legacy encoding is believed
 MAX_CHAOS = 0.2  # charset-normalizer's "mess" above which a decoding is refused as likely mojibake
@@ -90,10 +97,14 @@ def utf8_name(name: str | Path) -> str:
     return str(name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Document:
-    """Read a file into a Document, refusing (with `DocumentError`) what cannot be read honestly."""
+def load_document(
+    path: str | Path, max_words: int = DEFAULT_MAX_WORDS, max_chars: int = DEFAULT_MAX_TEXT_CHARS
+) -> Document:
+    """Read a file into a Document, refusing (with `DocumentError`) what cannot be read honestly,
+    or holds more than `max_words` words or `max_chars` characters of text."""
+    limit = read_text_limit.set(max_chars)
     try:
-        return _load_document(Path(path), max_words)
+        return _load_document(Path(path), max_words, max_chars)
     except DocumentError:
         raise
     except RuntimeError as e:  # pathlib: "Symlink loop from ..."
@@ -101,9 +112,11 @@ def load_document(path: str | Path, max_words: int = DEFAULT_MAX_WORDS) -> Docum
         raise DocumentError(printable_name(path), f"cannot be resolved ({reason})") from None
     except OSError as e:  # permission denied, a symlink loop, a file that vanished, an I/O error
         raise DocumentError(printable_name(path), f"cannot be read ({e.strerror or type(e).__name__})") from None
+    finally:
+        read_text_limit.reset(limit)
 
 
-def _load_document(path: Path, max_words: int) -> Document:
+def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
     try:
         path.stat()
     except OSError as e:
@@ -131,7 +144,7 @@ def _load_document(path: Path, max_words: int) -> Document:
         reader = getattr(importlib.import_module(module, __package__), function)
         text, encoding = reader(path, max_words, notes), kind
     else:
-        text, encoding = _read_text_file(path, max_words)
+        text, encoding = _read_text_file(path, max_words, max_chars)
         if kind == "html":
             text = html_to_text(text)
         elif kind == "markdown":
@@ -140,7 +153,7 @@ def _load_document(path: Path, max_words: int) -> Document:
             from .sheets import csv_to_text
 
             text = csv_to_text(path, text, max_words, tab=kind == "tsv")
-    document = document_from_text(text, source=printable_name(path), encoding=encoding, max_words=max_words)
+    document = document_from_text(text, printable_name(path), encoding, max_words, max_chars)
     document.warnings = notes
     return document
 
@@ -159,9 +172,15 @@ _ARCHIVE_READERS = {
 
 
 def document_from_text(
-    text: str, source: str = "<inline>", encoding: str = "utf-8", max_words: int = DEFAULT_MAX_WORDS
+    text: str,
+    source: str = "<inline>",
+    encoding: str = "utf-8",
+    max_words: int = DEFAULT_MAX_WORDS,
+    max_chars: int = DEFAULT_MAX_TEXT_CHARS,
 ) -> Document:
     """Build a Document from text already in memory (used by loaders and for text passed inline)."""
+    if len(text) > max_chars:
+        raise DocumentError(source, too_much_text(max_chars, len(text)))
     text = clean_text(text.replace("\r\n", "\n").replace("\r", "\n"))
     if not text.strip():
         raise DocumentError(source, "no text content (empty or whitespace only)")
@@ -175,13 +194,21 @@ def document_from_text(
     )
 
 
-def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
+def too_much_text(max_chars: int, chars: int | None = None) -> str:
+    """Why a text is refused for its size: the max_text_mb limit."""
+    held = f"{chars:,} characters of text, more" if chars else "more characters of text"
+    return f"{held} than the {max_chars:,} a document may hold (the max_text_mb limit)"
+
+
+def _read_text_file(path: Path, max_words: int, max_chars: int = DEFAULT_MAX_TEXT_CHARS) -> tuple[str, str]:
     """Stream the file in blocks, counting words as we go, so a huge file is refused before it
     is held in memory (and a NUL byte, a binary or sparse file, at the block it is in); then decode
     as UTF-8, else Windows-1252 (logged), else refuse. Linear in the file's size: each block is
-    looked at once, however long its runs without spaces."""
+    looked at once, however long its runs without spaces. Past `max_chars` characters (counted
+    exactly while the bytes are ASCII, else as surely past when over four bytes a character) it stops."""
     blocks: list[bytes] = []
-    words = 0
+    words = size = 0
+    ascii_only = True
     wide = False  # UTF-16/32 text has NUL bytes
     in_word = False  # the previous block ended inside a word: a word split across blocks counts once
     with path.open("rb") as f:
@@ -193,6 +220,10 @@ def _read_text_file(path: Path, max_words: int) -> tuple[str, str]:
                 offset = sum(map(len, blocks)) + nul
                 raise DocumentError(path, f"binary file (a NUL byte at offset {offset:,}); expected text")
             blocks.append(block)
+            size += len(block)
+            ascii_only = ascii_only and block.isascii()
+            if size > max_chars * (1 if ascii_only else 4):
+                raise DocumentError(path, too_much_text(max_chars))
             words += len(block.split()) - (in_word and not block[:1].isspace())
             in_word = not block[-1:].isspace()
             if words > max_words:

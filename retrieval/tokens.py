@@ -34,6 +34,20 @@ class TokenCounter(Protocol):
 
 
 CHARS_PER_UNKNOWN = 2  # an unknown word's fallback count: generous, so a budget never undercounts
+BATCH_CHARS = 1 << 20  # texts counted in one tokenizer call: its per-character tables stay a few tens of MB
+
+
+def batches(texts: list[str], max_chars: int = BATCH_CHARS) -> list[list[str]]:
+    """Consecutive groups of `texts` of at most `max_chars` characters each (a longer text alone)."""
+    groups: list[list[str]] = [[]]
+    size = 0
+    for text in texts:
+        if groups[-1] and size + len(text) > max_chars:
+            groups.append([])
+            size = 0
+        groups[-1].append(text)
+        size += len(text)
+    return groups if groups[0] else []
 
 
 class WordPieceCounter:
@@ -53,10 +67,10 @@ class WordPieceCounter:
         return self._size(self._tok.encode(text, add_special_tokens=False))
 
     def count_many(self, texts: list[str]) -> list[int]:
-        """Tokens in each text, encoded as one batch."""
-        if not texts:
-            return []
-        return [self._size(e) for e in self._tok.encode_batch(texts, add_special_tokens=False)]
+        """Tokens in each text, encoded in batches of at most BATCH_CHARS characters."""
+        return [
+            self._size(e) for batch in batches(texts) for e in self._tok.encode_batch(batch, add_special_tokens=False)
+        ]
 
     def _size(self, encoding) -> int:
         """Tokens, never fewer than a model would see: a word the vocabulary cannot split (one
@@ -111,7 +125,7 @@ class TiktokenCounter:
 
     def count_many(self, texts: list[str]) -> list[int]:
         """Tokens in each of several texts."""
-        return [len(t) for t in self._enc.encode_batch(texts, disallowed_special=())]
+        return [len(t) for batch in batches(texts) for t in self._enc.encode_batch(batch, disallowed_special=())]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Character (start, end) of each token in `text`."""

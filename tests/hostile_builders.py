@@ -3,8 +3,10 @@ starve a reader that does not bound its work."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 _CONTENT_TYPES = (
@@ -77,9 +79,27 @@ def sparse_text(path: Path, size_mb: int = 500) -> Path:
 
 
 def long_run_text(path: Path, size_mb: float = 16) -> Path:
-    """Text that is one word of `size_mb` MB: no spaces, no newlines."""
-    path.write_bytes(b"a" * int(size_mb * (1 << 20)))
+    """Text that is one word of `size_mb` MB: no spaces, no newlines (written a MB at a time)."""
+    whole, part = divmod(int(size_mb * (1 << 20)), 1 << 20)
+    with path.open("wb") as f:
+        for _ in range(whole):
+            f.write(b"a" * (1 << 20))
+        f.write(b"a" * part)
     return path
+
+
+def markdown_image_brackets(path: Path, size_kb: int = 200) -> Path:
+    """A Markdown line of `![` repeated: an image pattern that rescans the rest of the line from each
+    `![` takes minutes on 200 KB (issue 45)."""
+    path.write_bytes(b"# Brackets\n\n" + b"![" * (size_kb * 512) + b"\n")
+    return path
+
+
+def xlsx_huge_string(path: Path, size_mb: int = 200) -> Path:
+    """An .xlsx whose one cell holds a string of `size_mb` MB without a space (streamed into the zip a
+    MB at a time: a few hundred KB on disk, never held whole here)."""
+    head = b'<row r="1"><c r="A1" t="inlineStr"><is><t>'
+    return xlsx_sheet(path, [head, *(b"a" * (1 << 20) for _ in range(size_mb)), b"</t></is></c></row>"])
 
 
 _OOXML_TYPES = (
@@ -97,8 +117,9 @@ _S = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 
 
-def xlsx_sheet(path: Path, rows: bytes, repeat: int = 1) -> Path:
-    """An .xlsx of one sheet whose sheetData is `rows` written `repeat` times (streamed: small on disk)."""
+def xlsx_sheet(path: Path, rows: bytes | Iterable[bytes], repeat: int = 1) -> Path:
+    """An .xlsx of one sheet whose sheetData is `rows` written `repeat` times, or the pieces `rows`
+    yields one after the other (streamed: small on disk)."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", _OOXML_TYPES)
         z.writestr(
@@ -120,8 +141,8 @@ def xlsx_sheet(path: Path, rows: bytes, repeat: int = 1) -> Path:
         )
         with z.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as f:
             f.write(f'<?xml version="1.0" encoding="UTF-8"?><worksheet xmlns="{_S}"><sheetData>'.encode())
-            for _ in range(repeat):
-                f.write(rows)
+            for piece in itertools.repeat(rows, repeat) if isinstance(rows, bytes) else rows:
+                f.write(piece)
             f.write(b"</sheetData></worksheet>")
     return path
 

@@ -8,6 +8,7 @@ truncate). The older hostile cases (path traversal, zip bombs, billion laughs, c
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -230,3 +231,71 @@ def test_a_file_name_with_a_newline_cannot_forge_an_output_line(tmp_path):
         line.startswith("skipped: ") and "big.txt: too large (2,097,152 bytes > 1,048,576" in line for line in lines
     )
     assert printable_name("a\nb\u2028c\x9bd") == "a\\nb\\u2028c\\x9bd"
+
+
+# -- issue 45: the whole index of a file bounded, not only its read ----------------------------------
+# The index runs in a child process (a warm run of the ordinary files first), which reports the
+# growth of its own peak resident memory over what it held after the warm run: the parent's chunking
+# and embedding are measured, not only the reader's (the reader worker has its own address-space limit).
+_CHILD = r"""
+import json, os, resource, sys
+from longqa.graph.index_graph import graph
+home, warm, folder, timeout = sys.argv[1:5]
+context = {"home": home, "read_timeout_s": float(timeout), "read_memory_mb": 512}
+assert graph.invoke({"documents": [warm]}, context=context)["error"] is None
+with open("/proc/self/statm") as f:
+    held = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+out = graph.invoke({"documents": [folder]}, context=context)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"out": {k: out[k] for k in ("error", "doc_ids", "skipped")}, "growth_mb": (peak - held) / 2**20}))
+"""
+HANG_GUARD_S = 900  # not a measure of speed: only that a hung child cannot hold the suite forever
+TIME_LIMIT_HIT = "reading timed out (took longer than 4 s"
+# (file name, builder, what its skip may say besides the time limit; None: it must be read)
+BOUNDED_CASES: list[tuple[str, Callable[[Path], Path], str | None]] = [
+    ("run.txt", lambda p: build.long_run_text(p, 200), "the max_text_mb limit"),
+    ("huge.xlsx", lambda p: build.xlsx_huge_string(p, 200), "the max_text_mb limit"),
+    ("brackets.md", build.markdown_image_brackets, None),
+]
+
+
+@pytest.mark.parametrize(("name", "builder", "reason"), BOUNDED_CASES, ids=[c[0] for c in BOUNDED_CASES])
+def test_the_whole_index_of_a_hostile_file_is_bounded(tmp_path, name, builder, reason):
+    """A 200 MB .txt with no whitespace and an .xlsx holding one 200 MB string (which took the CLI to
+    3.8 GB in its chunking) are refused in the reader by the text limit; a Markdown line of `![`
+    repeated (minutes in a quadratic regular expression, once read in-process) is read in the worker
+    under its time limit. The good files beside them are indexed, and the indexing process's peak
+    memory grows by less than RSS_GROWTH_MB."""
+    (tmp_path / "warm").mkdir()
+    warm = _folder(tmp_path / "warm")
+    folder = _folder(tmp_path)
+    builder(folder / name)
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(tmp_path / "home"), str(warm), str(folder), str(TIMEOUT_S)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_S,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    out, skipped = report["out"], [s for s in report["out"]["skipped"] if name in s]
+    assert out["error"] is None, out["error"]
+    assert len(out["doc_ids"]) == len(ORDINARY) + (0 if skipped else 1), out
+    said = [TIME_LIMIT_HIT] + ([reason] if reason else [])
+    assert (reason is None and not skipped) or (len(skipped) == 1 and any(s in skipped[0] for s in said)), skipped
+    assert report["growth_mb"] < RSS_GROWTH_MB, f"{name}: +{report['growth_mb']:.0f} MB"
+
+
+def test_small_markdown_and_text_are_read_in_the_worker_too(tmp_path, monkeypatch):
+    """No reader runs in the calling process any more (small Markdown was, with no time limit): with
+    this process's loader made to fail, the files are still read, so the worker read them."""
+    from longqa.retrieval import bounded
+
+    monkeypatch.setattr(bounded, "load_document", lambda *_a, **_k: pytest.fail("read in the calling process"))
+    reader = BoundedReader(ReadLimits(timeout_s=60.0, memory_mb=256))
+    try:
+        for name, text in (("small.md", "# Small\n\nA short note."), ("small.txt", "A short note.")):
+            (tmp_path / name).write_text(text, "utf-8")
+            assert "A short note." in reader.load(tmp_path / name, max_words=1000).text
+    finally:
+        reader.close()
