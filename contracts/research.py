@@ -65,6 +65,13 @@ class ResearchSettings(BaseModel):
         "measured with Qwen2.5-Coder-0.5B, evals/README.md; or 'filtered': OkraLong's factoid budget and LongRAG's "
         "CoT filter",
     )
+    bridge_reading: Literal["once", "extracted"] = Field(
+        default="once",
+        description="multi-bridge questions answered by bridge expansion: read once, no extractor, the evidence what "
+        "one reading of the question budget affords (contextual_budget, cut to it), with or without a model: the "
+        "default, measured without a model (evals/README.md, issue #48); or 'extracted': the factoid budget beside "
+        "LongRAG's extractor, which reads the evidence's source paragraphs again",
+    )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",
@@ -149,6 +156,11 @@ class ResearchSettings(BaseModel):
         default=True,
         description="with a budget: chunks whose heading (a title line) the question names lead the ranking, and "
         "chunks whose heading a bridge seed names lead its bridge search (retrieval/links.py; measured)",
+    )
+    label_links: bool = Field(
+        default=True,
+        description="a question naming a label ('Listing 1', 'Figure 3', 'Table 2', 'Section 4.2') is answered from "
+        "the chunk that defines it (its caption or numbered heading) first (retrieval/labels.py; measured)",
     )
     precision: list[Literal["boilerplate", "redundant", "gap", "sentences"]] = Field(
         default_factory=list,

@@ -36,6 +36,7 @@ def retrieve(task: RetrieveTask, runtime: Runtime[Settings]) -> dict:
             weights=tuple(task["weights"]),
             depth=settings.fusion_depth,
             mode=task["mode"],
+            labels=settings.label_links,
         )
         # the precision stage's ranking operators, on each ranking (a bridge search's too)
         return precise_ranking(ranked, operators, task.get("precision_gap") or 0.0)

@@ -17,6 +17,7 @@ from typing import Literal
 import numpy as np
 
 from .documents import Document, ScoredChunk
+from .labels import label_query, labels_in, leading
 from .library import Library
 from .links import DocumentLinks, words
 from .manifest import Event, Manifest, Progress, document_members
@@ -28,6 +29,7 @@ SearchMode = Literal["hybrid", "dense", "bm25"]
 Key = tuple[str, int]  # (doc_id, chunk index)
 LINK_SCOPE_DOCS = 64  # above this many documents, heading links are followed within the ranked ones only
 LINK_CACHE = 256  # documents' heading links kept per searcher
+LABEL_DEPTH = 100  # BM25's candidates for a label in a library above LINK_SCOPE_DOCS documents
 
 
 def min_max(scores: dict[Key, float]) -> dict[Key, float]:
@@ -121,6 +123,8 @@ class Searcher:
         """Make the library searchable at `granularity` (built where missing); embedding progress goes
         to `progress(done, total)`, or every event of the update to `events`."""
         manifest = self.library.manifest()
+        if dense:  # another embedder's vectors: refused (retrieval/embedder_identity.py)
+            self.library.check_embedder(manifest)
         part = manifest.parts.get(granularity)
         if part is not None and part.signature == self.store.signature():
             if not dense or (part.dense and not self.library.vectors_missing(granularity, part)):
@@ -141,9 +145,12 @@ class Searcher:
         weights: tuple[float, float] = (1.0, 1.0),
         depth: int = 20,
         mode: SearchMode = "hybrid",
+        labels: bool = True,
     ) -> list[ScoredChunk]:
         """The k best chunks for a query at one chunk size: dense and BM25 top-`depth` lists fused with `weights` (or
-        one retriever by `mode`); indexes first when needed. A blank query or k, depth below 1 is a ValueError."""
+        one retriever by `mode`), led by the chunks that hold a label the query names ("Table 2": `labels`, not in
+        dense mode; retrieval/labels.py); indexes first when needed. A blank query or k, depth below 1 is a
+        ValueError."""
         if not query.strip():
             raise ValueError("empty query")
         if k < 1 or depth < 1:
@@ -160,8 +167,11 @@ class Searcher:
         if mode in ("hybrid", "bm25"):
             sparse = self.library.bm25(part, manifest).top(query, depth, allowed if subset else None)
         w = {"hybrid": weights, "dense": (1.0, 0.0), "bm25": (0.0, 1.0)}[mode]
+        ranked = fuse(dense, sparse, w)
+        if labels and mode != "dense":
+            ranked = self._labelled_first(query, ranked, manifest, granularity)
         results = []
-        for key, score in fuse(dense, sparse, w)[:k]:
+        for key, score in ranked[:k]:
             document = self.document(key[0])
             results.append(
                 ScoredChunk(
@@ -174,6 +184,26 @@ class Searcher:
                 )
             )
         return results
+
+    def _labelled_first(
+        self, query: str, ranked: list[tuple[Key, float]], manifest: Manifest, granularity: int
+    ) -> list[tuple[Key, float]]:
+        """`ranked` led by the chunks that hold a label the query names, each scored as the best (retrieval/labels.py).
+        Over the searched documents; above LINK_SCOPE_DOCS of them, over the documents BM25 finds for the labels."""
+        asked = labels_in(query)
+        if not asked:
+            return ranked
+        scope, allowed, subset = self._allowed(manifest)
+        if len(scope) > LINK_SCOPE_DOCS:
+            near = self.library.bm25(manifest.parts[granularity], manifest).top(
+                label_query(asked), LABEL_DEPTH, allowed if subset else None
+            )
+            scope = list(dict.fromkeys(key[0] for key in [*near, *(key for key, _ in ranked)]))
+        documents = ((d, self.store.index(d, granularity, dense=False).chunks) for d in map(self.document, scope))
+        lead = leading(asked, documents, [key for key, _ in ranked])
+        best = max((score for _, score in ranked[:1]), default=1.0)
+        scores = dict(ranked)
+        return [(key, max(scores.get(key, 0.0), best)) for key in lead] + [kv for kv in ranked if kv[0] not in lead]
 
     def unmentioned(self, question: str, granularity: int = 150) -> list[str]:
         """The question's names that the library never says (retrieval/mentions.py). The whole
