@@ -9,6 +9,7 @@ from elsewhere and are served under a strict Content-Security-Policy.
     GET  /page/api/threads/{id}     one of them, turn by turn (another tenant's: 404)
     GET  /page/api/passage          ?collection&doc_id&start&end: the text around a cited span
     GET  /page/api/files            files under the documents root the key may index
+    POST /page/api/upload           one file from the page into a collection (longqa/page_upload.py)
     POST /page/api/ask, /page/api/index   /ask and /index streamed as NDJSON events (longqa/page_stream.py)
 
 Every endpoint names its caller by API key as /ask does (access.identify) and checks its grants
@@ -90,13 +91,37 @@ def _reader(keys: KeyStore, deployment: Settings, read):
     return endpoint
 
 
+def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings):
+    """POST /page/api/upload: the body read as every POST's is (longqa/serve.py), then longqa/page_upload.py."""
+    from longqa import page_upload, serve
+
+    scrub = serve._Scrubber(deployment)
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            caller = identify(keys, request.headers, request.client.host if request.client else None)
+            if not caller.can("index"):  # refused before the body is read
+                raise Denied(403, f"this key may not index (its grants: {', '.join(sorted(caller.grants))})")
+            wanted = page_upload.parse_upload(await serve._read(request, limits))
+            return _json(await run_in_threadpool(page_upload.upload, caller, deployment, wanted))
+        except (Denied, serve.BadRequest) as e:
+            return _error(scrub(str(e)), e.status)
+        except page_upload.UploadRefused as e:
+            return _error(scrub(str(e)), 422)
+        except SettingsError:
+            return _error("the server's configuration cannot be read; its log says why", 503)
+
+    return endpoint
+
+
 def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> list[Route]:
     """The page's routes, mounted by longqa/serve.py's build_app."""
     from longqa.page_stream import stream_endpoint
     from longqa.threads import thread_checkpointer
 
     def whoami(caller, request: Request) -> dict:
-        return page_data.whoami(caller, deployment).model_dump()
+        largest = min(limits.max_body_bytes * 3 // 4 - 4096, deployment.max_file_bytes)  # base64 in a JSON body
+        return {**page_data.whoami(caller, deployment).model_dump(), "max_upload_bytes": largest}
 
     def threads(caller, request: Request) -> dict:
         return {"threads": page_data.threads(caller, thread_checkpointer(deployment))}
@@ -123,6 +148,7 @@ def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> l
         Route("/page/api/threads/{thread_id}", _reader(keys, deployment, thread), methods=["GET"]),
         Route("/page/api/passage", _reader(keys, deployment, passage), methods=["GET"]),
         Route("/page/api/files", _reader(keys, deployment, files), methods=["GET"]),
+        Route("/page/api/upload", _uploader(keys, limits, deployment), methods=["POST"]),
         Route("/page/api/ask", stream_endpoint("ask", keys, limits, deployment), methods=["POST"]),
         Route("/page/api/index", stream_endpoint("index", keys, limits, deployment), methods=["POST"]),
     ]

@@ -6,6 +6,7 @@ model configured); the browser tier is tests/test_page_browser.py."""
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Iterator
@@ -155,3 +156,27 @@ def test_a_streamed_question_shows_its_steps_then_the_result(page: Page) -> None
     assert events[-1]["type"] == "result" and result["status"] == "evidence-only" and result["answer"] is None
     assert any("Marrowdeep" in c["text"] for c in result["citations"])
     assert str(page.root) not in json.dumps(events)  # the server's paths never reach the page
+
+
+def _upload(page: Page, key: dict[str, str], name: str, data: bytes, collection: str = "acme-lib"):
+    body = {"collection": collection, "name": name, "content": base64.b64encode(data).decode()}
+    return page.client.post("/page/api/upload", json=body, headers=key)
+
+
+def test_an_upload_joins_the_collection_within_the_keys_grants(page: Page) -> None:
+    r = _upload(page, page.acme, "../../etc/crew notes.txt", b"The tug Brisk Tern has a crew of five.\n")
+    assert r.status_code == 200, r.text
+    assert r.json()["source"] == "upload/crew notes.txt" and r.json()["changes"]["added"] == ["upload/crew notes.txt"]
+    held = page.client.get("/page/api/whoami", headers=page.acme).json()["collections"][0]["documents"]
+    assert held == ["acme/fleet.md", "upload/crew notes.txt"]  # the other members stay
+    again = _upload(page, page.acme, "crew notes.txt", b"The tug Brisk Tern has a crew of six.\n")
+    assert again.json()["changes"]["changed"] == ["upload/crew notes.txt"]  # the same name replaces it
+    assert _upload(page, page.globex, "x.txt", b"globex text\n").status_code == 403  # not its collection
+    assert _upload(page, page.reader, "x.txt", b"reader text\n").status_code == 403  # ask only
+    bad = _upload(page, page.acme, "y.txt", b"")
+    assert bad.status_code == 422 and "y.txt" in bad.json()["error"]  # the reader's reason
+    r = page.client.post(
+        "/page/api/upload", json={"collection": "acme-lib", "name": "z.txt", "content": "%%"}, headers=page.acme
+    )
+    assert r.status_code == 422 and "base64" in r.json()["error"]
+    assert page.client.post("/page/api/upload", json={"name": "z.txt"}, headers=page.acme).status_code == 422

@@ -4,7 +4,8 @@ on a free port of 127.0.0.1 with two tenants' keys and no model (evidence only: 
 invented, and none is presented as a model's). A person indexes the bundled sample report from the
 page, asks which shipyard built the dredger Marrowdeep, watches the steps, opens a citation and finds
 "Marrowdeep" highlighted; a hostile document and a hostile question show their markup as text and
-run nothing; the second tenant sees none of the first one's collections or threads. Screenshots at
+run nothing; the second tenant sees none of the first one's collections or threads, and uploads a file
+from the browser into its own collection. Screenshots at
 a laptop's and a phone's size go to LONGQA_ARTIFACTS_DIR (default /tmp/longqa-artifacts/page)."""
 
 from __future__ import annotations
@@ -249,6 +250,16 @@ def test_a_second_tenant_sees_none_of_the_first_ones_collections_or_threads(depl
     page = browser.page_source
     assert "acme-lib" not in page and "harbor_annual_report" not in page
     _shot(browser, "second-tenant", 1366, 900)
+    upload = deployment.root.parent / "tug roster.txt"  # outside the documents root: sent from the browser
+    upload.write_text("The tug Brindlecombe is crewed by Ansel Varrow and two deckhands.\n", "utf-8")
+    browser.find_element(By.CSS_SELECTOR, "#index-panel summary").click()
+    browser.find_element(By.ID, "index-collection").send_keys("globex-lib")
+    browser.find_element(By.ID, "upload-files").send_keys(str(upload))
+    browser.find_element(By.ID, "upload-start").click()
+    _wait(browser, lambda d: "Uploads finished" in d.find_element(By.ID, "index-status").text)
+    rows = browser.find_element(By.ID, "index-progress").text
+    assert "tug roster.txt: indexed as upload/tug roster.txt (new)" in rows, rows
+    _wait(browser, lambda d: "globex-lib (2 documents)" in d.find_element(By.ID, "collection").text)
     # the first tenant's thread, asked for by id from this tab, is not found
     status = browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"

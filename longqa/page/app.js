@@ -116,8 +116,10 @@
     fillCollections();
     await loadThreads();
     const indexes = who.grants.includes("index") || who.grants.includes("admin");
-    $("index-panel").hidden = !(indexes && who.may_index_files);
-    if (!$("index-panel").hidden) await loadFiles();
+    $("index-panel").hidden = !indexes;
+    $("files-part").hidden = !who.may_index_files;
+    $("upload-limit").textContent = "Each file at most " + mib(who.max_upload_bytes) + " (this server's limit).";
+    if (indexes && who.may_index_files) await loadFiles();
   }
 
   function fillCollections() {
@@ -435,6 +437,62 @@
     fillCollections();
   }
 
+  function mib(bytes) {
+    return (bytes / 1048576).toFixed(1) + " MiB";
+  }
+
+  function base64Of(file) {
+    return new Promise((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result).split(",", 2)[1] || "");
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+  }
+
+  async function uploadOne(file, collection, status) {
+    if (file.size > state.who.max_upload_bytes) {
+      status.textContent = "skipped: over " + mib(state.who.max_upload_bytes) + ", this server's limit";
+      return;
+    }
+    status.textContent = "uploading and indexing…";
+    const body = { collection, name: file.name, content: await base64Of(file) };
+    const response = await fetch("/page/api/upload", {
+      method: "POST",
+      headers: { ...authHeaders(), "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) {
+      status.textContent = "skipped: " + (await failure(response)).message;
+      return;
+    }
+    const done = await response.json();
+    const changes = done.changes || {};
+    const how = (changes.added || []).length ? "new" : (changes.changed || []).length ? "changed" : "unchanged";
+    status.textContent = "indexed as " + done.source + " (" + how + "), version " + done.version;
+  }
+
+  async function uploadFiles() {
+    const collection = $("index-collection").value.trim();
+    const files = Array.from($("upload-files").files || []);
+    if (!collection || !files.length) {
+      $("index-status").textContent = "Name a collection and choose at least one file.";
+      return;
+    }
+    const rows = progressRows(files.map((f) => f.name));
+    $("index-status").textContent = "Uploading " + files.length + " file(s) into " + collection + "…";
+    for (const file of files) {
+      try {
+        await uploadOne(file, collection, rows[file.name]);
+      } catch (e) {
+        rows[file.name].textContent = "failed: " + e.message;
+      }
+    }
+    $("index-status").textContent = "Uploads finished.";
+    state.who = await getJSON("/page/api/whoami");
+    fillCollections();
+  }
+
   // -- wiring -----------------------------------------------------------------------------------
   async function busy(button, work) {
     if (state.busy) return;
@@ -486,6 +544,7 @@
     $("file-filter").addEventListener("input", showFiles);
     $("index-collection").addEventListener("input", showFiles);
     $("index-start").addEventListener("click", () => busy($("index-start"), indexFiles));
+    $("upload-start").addEventListener("click", () => busy($("upload-start"), uploadFiles));
   }
 
   wire();
