@@ -269,3 +269,77 @@ def test_a_second_tenant_sees_none_of_the_first_ones_collections_or_threads(depl
         deployment.acme,
     )
     assert status == 404
+
+
+@pytest.fixture(scope="module")
+def scripted(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
+    """A second server over the same documents with the scripted model (an offline test model, not a
+    language model): its answers are labelled as the scripted model's."""
+    base = tmp_path_factory.mktemp("page-scripted")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LONGQA_", "CHROMA_", "OPENAI_"))}
+    env.update(
+        {
+            "LONGQA_KEYS_FILE": str(base / "keys.json"),
+            "LONGQA_DOCUMENTS_ROOT": str(deployment.root),
+            "LONGQA_TOKENIZER": "wordpiece",
+            "LONGQA_ONNX_DIR": os.environ.get("LONGQA_ONNX_DIR", ""),
+            "LONGQA_WARM": "0",
+            "LONGQA_MODEL": "scripted",
+        }
+    )
+    acme = _key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib", "--documents", "acme")
+    admin = _key(env, "--tenant", "ops", "--grant", "admin", "--collections", "*", "--documents", "*")
+    replica = Replica("page-scripted", base / "home", env).start()
+    try:
+        body = {"collection": "acme-lib", "documents": ["acme/harbor_annual_report.md"]}
+        r = httpx.post(replica.url + "/index", json=body, headers={"Authorization": f"Bearer {admin}"}, timeout=300)
+        assert r.status_code == 200 and r.json()["error"] is None, r.text
+        yield Deployment(replica.url, acme, admin, deployment.root)
+    finally:
+        replica.stop()
+
+
+def test_with_the_scripted_model_the_answer_is_labelled_and_its_source_opens(scripted: Deployment, browser) -> None:
+    _sign_in(browser, scripted.url, scripted.acme)
+    assert browser.find_element(By.ID, "index-panel").get_attribute("hidden") is not None  # ask only: no indexing
+    turn = _ask(browser, QUESTION)
+    heading = turn.find_element(By.CSS_SELECTOR, ".answer h3").text
+    assert heading.startswith("Answer (scripted") and "not a real LLM" in heading, heading  # never a model's
+    assert "Holloway & Venn" in turn.find_element(By.CSS_SELECTOR, ".answer-text").text
+    steps = turn.find_element(By.CSS_SELECTOR, ".steps").text
+    assert "Wrote the answer" in steps and "Checked the answer against its passages" in steps, steps
+    assert "Marrowdeep" in _open_citation_with(browser, turn, "Marrowdeep")
+    _shot(browser, "scripted-answer", 1366, 900)
+
+
+def test_the_page_is_usable_by_keyboard(deployment: Deployment, browser) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    _sign_in(browser, deployment.url, deployment.acme)
+    unlabelled = browser.execute_script(
+        "return Array.from(document.querySelectorAll('input, select, textarea'))"
+        ".filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id);"
+    )
+    assert unlabelled == []
+    browser.get(deployment.url + "/")  # a fresh load (the key stays for the tab): focus starts at the top
+    _wait(browser, lambda d: "Tenant" in d.find_element(By.ID, "who").text)
+    order, outlines = [], []
+    for _ in range(8):
+        ActionChains(browser).send_keys(Keys.TAB).perform()
+        active = browser.switch_to.active_element
+        order.append(active.get_attribute("id") or active.text)
+        outlines.append(active.value_of_css_property("outline-style"))
+    assert order[:7] == [
+        "Skip to the question",
+        "key",
+        "Use this key",
+        "forget-key",
+        "collection",
+        "new-thread",
+        order[6],  # the first earlier thread, when there is one; else the index panel
+    ], order
+    assert all(style != "none" for style in outlines), list(zip(order, outlines, strict=True))  # focus is visible
+    browser.find_element(By.ID, "question").send_keys(QUESTION)
+    ActionChains(browser).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()  # asks
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#turns .answer h3"))
