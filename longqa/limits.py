@@ -29,6 +29,11 @@ class ServerLimits(BaseModel):
         default_factory=env_float("LONGQA_BODY_TIMEOUT_S", 30.0),
         description="seconds a client has to send its whole body (LONGQA_BODY_TIMEOUT_S, default 30)",
     )
+    max_index_jobs_per_key: int = Field(
+        default_factory=env_int("LONGQA_MAX_INDEX_JOBS", 1, lowest=1, highest=1024),
+        description="index runs one API key may have under way at once; one more is 429 (LONGQA_MAX_INDEX_JOBS, "
+        "default 1)",
+    )
     header_timeout_s: float = Field(
         default_factory=env_float("LONGQA_HEADER_TIMEOUT_S", 10.0),
         description="seconds a connection has to send a request's headers (LONGQA_HEADER_TIMEOUT_S, default 10)",

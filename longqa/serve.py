@@ -11,8 +11,11 @@ Every POST names its caller by API key (longqa/access.py: 401 without one, 403 o
 a thread another tenant started is 404) and sends `application/json` (415 otherwise: a browser
 cannot post that across sites without asking first). The body is read under a size limit and a
 time limit, checked for depth before use, and `context` within the deployment's ceilings
-(contracts/ceilings.py: 422 naming the field). The graphs run in worker threads, streamed step by
-step, so a replica serves many requests at once and stops a run whose client has gone.
+(contracts/ceilings.py: 422 naming the field), inline `texts` within the deployment's limits
+(services/text_limits.py: 413 or 422), and one key has at most LONGQA_MAX_INDEX_JOBS index runs under
+way (429 past them). The graphs run in worker threads, streamed step by step, so a replica serves many
+requests at once and stops a run whose client has gone: between steps, and within one at its next file
+or embedding batch (retrieval/cancel.py).
 Hand-written: LangGraph's own server keeps threads in its in-memory runtime (`langgraph dev`) or
 in its licensed deployment, not in a checkpointer we choose."""
 
@@ -39,8 +42,11 @@ from longqa.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, 
 from longqa.ask import answer_fields
 from longqa.contracts.ceilings import Ceilings, caller_context, deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
+from longqa.job_slots import Busy, JobSlots
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
+from longqa.retrieval.cancel import Cancelled, cancelled_by
+from longqa.services.text_limits import texts_problem
 
 log = logging.getLogger(__name__)
 ASK_KEYS = {"question", "documents", "texts", "collection", "include", "exclude", "thread_id", "context"}
@@ -115,12 +121,14 @@ def _payload(body: dict[str, Any], keys: set[str]) -> dict[str, Any]:
 
 
 def _final(graph, payload: dict, config: dict, context: Settings, cancelled: threading.Event) -> dict[str, Any]:
-    """Run the graph step by step; stop between steps once the client has gone."""
+    """Run the graph step by step; stop between steps once the client has gone, and within a step
+    at its next file or embedding batch (retrieval/cancel.py)."""
     final: dict[str, Any] = {}
-    for values in graph.stream(payload, config=config, context=context, stream_mode="values"):
-        final = values
-        if cancelled.is_set():
-            raise ClientLeft()
+    with cancelled_by(cancelled):
+        for values in graph.stream(payload, config=config, context=context, stream_mode="values"):
+            final = values
+            if cancelled.is_set():
+                raise ClientLeft()
     return final
 
 
@@ -192,6 +200,13 @@ class _Scrubber:
         return result
 
 
+def _stopped(path: str, work: asyncio.Future) -> None:
+    """A left client's run has ended: how (stopped within a step, between steps, or done anyway)."""
+    error = work.exception()
+    how = "stopped within its step" if isinstance(error, Cancelled) else "ended" if error is None else "stopped"
+    log.warning("%s: the run whose client left has %s", path, how)
+
+
 async def _until_disconnected(request: Request) -> None:
     while (await request.receive())["type"] != "http.disconnect":
         pass
@@ -211,6 +226,7 @@ def _endpoint(
     scrub = _Scrubber(deployment)
     root = deployment.documents_root
     ceilings = deployment_ceilings(deployment)
+    jobs = JobSlots(limits.max_index_jobs_per_key) if action == "index" else None
 
     async def endpoint(request: Request) -> Response:
         try:
@@ -219,9 +235,15 @@ def _endpoint(
             problem = question_problem(body, limits.max_question_chars)
             if problem:
                 raise BadRequest(problem, 422)
+            if texts := texts_problem(body.get("texts"), deployment):
+                raise BadRequest(texts.message, texts.status)
             await run_in_threadpool(authorize, caller, action, body, root)
             cancelled = threading.Event()
+            if jobs:  # held until the run's thread ends, even after its client has gone
+                jobs.take(caller)
             work = asyncio.ensure_future(run_in_threadpool(run, body, caller, cancelled))
+            if jobs:
+                work.add_done_callback(lambda _: jobs.give(caller))
             gone = asyncio.ensure_future(_until_disconnected(request))
             try:
                 await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
@@ -229,12 +251,14 @@ def _endpoint(
                 gone.cancel()
             if not work.done():
                 cancelled.set()  # the thread ends its run after the step under way
-                work.add_done_callback(lambda done: done.exception())  # ClientLeft: nobody to tell
+                work.add_done_callback(functools.partial(_stopped, request.url.path))  # nobody to tell
                 log.warning("%s: the client left; its run stops after the current step", request.url.path)
                 return Response(status_code=499)
             result = work.result()
         except (Denied, BadRequest) as e:
             return _error(scrub(str(e)), e.status)
+        except Busy as e:
+            return _error(str(e), 429)
         except SettingsError as e:  # the keys file or the environment, not the caller
             log.error("%s: %s", request.url.path, e)
             return _error("the server's configuration cannot be read; its log says why", 503)

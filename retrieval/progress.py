@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from langgraph.config import get_stream_writer
 
+from .cancel import check_cancelled
 from .manifest import Event
 
 EVERY_S = 0.5  # at most two events a second per step, plus the first and the last
@@ -27,10 +28,12 @@ def emit(node: str, step: str, message: str, done: int | None = None, total: int
 
 def library_progress(node: str) -> Callable[[Event], None]:
     """A progress callback for `Library.update` (reading files, embedding each document, indexing):
-    throttled per step and document."""
+    throttled per step and document. Each event is also where a run whose client has gone stops
+    (retrieval/cancel.py)."""
     last: dict[tuple[str, str], float] = {}
 
     def report(event: Event) -> None:
+        check_cancelled()
         now, key = time.monotonic(), (event.step, event.source)
         if event.done in (0, event.total) or now - last.get(key, 0.0) >= EVERY_S:
             last[key] = now

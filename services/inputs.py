@@ -23,6 +23,7 @@ from longqa.retrieval.manifest import Progress, Update, document_members, file_k
 from longqa.retrieval.reading_only import is_reading_only
 
 from .stores import library_for, store_for
+from .text_limits import texts_problem
 
 
 class InputError(ValueError):
@@ -140,6 +141,8 @@ def index_library(
     inline library's last use), and never collects garbage, even when its input changed and it
     updated: expired inline texts, replaced collections and removed documents' vectors are collected
     by index runs."""
+    if problem := texts_problem(state.get("texts"), settings):  # before any text is stored or embedded
+        raise InputError(problem.message)
     store = store_for(settings)
     found, skipped = _files(state, settings)
     documents = [
