@@ -1,7 +1,9 @@
 """Is an answer supported by the passages it cites? The lexical half of the grounding check, with
 no model: the answer's numbers, names and content words, looked for in the cited passages.
 
-- Numbers are compared as values ("1,200" = "1200", "7.0" = "7", "12%" = "12"), words stemmed
+- Numbers are compared by value, whatever their spelling, both ways (llm/numbers.py: "nine" = "9",
+  "5,000,000" = "5 million" = "US$5m", "Fifty percent" = "50%", "nineteen sixty-two" = "1962"; the
+  scale counts: "5 million" is not "5 billion"), words stemmed
   (bm25_tokens), names by their words. Words the question already says prove nothing and are left out;
   numbers and the words of names weigh twice a plain word (a verb like "became" claims little).
 - A verdict is `supported` when every number and most content words are found, `unsupported` when
@@ -19,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from longqa.llm.numbers import Number, claimed_numbers, values_in
 from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.links import names_in
 
@@ -47,7 +50,8 @@ class Support:
 
 
 def number_values(text: str) -> set[str]:
-    """The numbers a text writes, as canonical values: "1,200" and "1200.0" are both "1200"."""
+    """The numbers a text writes in digits, as canonical values: "1,200" and "1200.0" are both "1200"
+    (the calculator's operands; the grounding check reads every form through llm/numbers.py)."""
     values = set()
     for raw in _NUMBER.findall(text):
         plain = raw.replace(",", "").replace("−", "-")
@@ -63,16 +67,25 @@ def _content_words(text: str) -> list[str]:
     return [w for w in bm25_tokens(text) if not w.isdigit() and w not in _FILLER and len(w) > 1]
 
 
+def _new_numbers(answer: str, question: str) -> tuple[list[Number], str]:
+    """The numbers the answer claims beyond the question's (one per value), and the answer's words without them."""
+    claimed, words = claimed_numbers(answer)
+    asked = values_in(question).exact
+    new = {n.value: n for n in claimed if not n.values & asked}
+    return [new[v] for v in sorted(new)], words
+
+
 def lexical_support(answer: str, passages: list[str], question: str = "", computed: bool = False) -> Support:
     """How far the passages hold what the answer says beyond the question. `computed`: the question
     asks for a calculation, so a number absent from the passages makes the verdict unsure, not unsupported."""
     source = "\n".join(passages)
     asked = set(bm25_tokens(question))
     source_words = set(bm25_tokens(source)) | {w for name in names_in(source) for w in bm25_tokens(name)}
-    words = list(dict.fromkeys(w for w in _content_words(answer) if w not in asked))
+    numbers, rest = _new_numbers(answer, question)
+    words = list(dict.fromkeys(w for w in _content_words(rest) if w not in asked))
     named = {w for name in names_in(answer) for w in bm25_tokens(name)}
-    numbers = sorted(number_values(answer) - number_values(question))
-    missing_numbers = [n for n in numbers if n not in number_values(source)]
+    written = values_in(source)
+    missing_numbers = [n.value for n in numbers if not written.holds(n)]
     missing_words = [w for w in words if w not in source_words]
     checked = len(words) + len(numbers)
     if not checked:
