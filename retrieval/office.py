@@ -16,6 +16,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 from .alt_text import image_line
+from .charts import chart_blocks
+from .charts import line as _line
 from .formats import (
     _local,
     _parse_xml,
@@ -40,10 +42,6 @@ def _collect(path: Path, max_words: int, blocks: Iterator[str]) -> str:
     return "\n\n".join(out)
 
 
-def _line(text: str) -> str:
-    return " ".join(text.split())
-
-
 # -- PPTX -----------------------------------------------------------------------------------------------
 
 
@@ -54,14 +52,16 @@ def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     guard_archive(path, "PPTX", "a PowerPoint file", max_words, "[Content_Types].xml")
     presentation = _open_pptx(path)
     unread: set[str] = set()
+    skipped: list[str] = []  # the parts (a slide, a shape) that could not be read: the rest is kept
     try:
-        text = _collect(path, max_words, _pptx_blocks(presentation, unread))
+        text = _collect(path, max_words, _pptx_blocks(presentation, unread, skipped))
     except DocumentError:
         raise
-    except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:
+    except _PART_ERRORS as e:  # the presentation's list of slides itself
         raise DocumentError(path, f"corrupt PPTX ({type(e).__name__}: {str(e)[:200]})") from None
     if notes is not None:
         notes.extend(f"{what} not read (their text, if any, is not indexed)" for what in sorted(unread))
+        notes.extend(skipped)
     if not text.strip():
         raise DocumentError(path, "PPTX has no text on its slides")
     return text
@@ -82,21 +82,36 @@ def _open_pptx(path: Path):
         raise DocumentError(path, f"corrupt PPTX ({type(e).__name__}: {str(e)[:200]})") from None
 
 
-def _pptx_blocks(presentation, unread: set[str]) -> Iterator[str]:
+# what python-pptx raises on a part it cannot read (an unsupported chart type, a broken relationship)
+_PART_ERRORS = (ValueError, KeyError, IndexError, AttributeError, TypeError, NotImplementedError)
+
+
+def _pptx_blocks(presentation, unread: set[str], skipped: list[str]) -> Iterator[str]:
     furniture: set[str] = set()  # header and footer texts already given: they repeat on every slide
     for number, slide in enumerate(presentation.slides, 1):
-        title_shape = slide.shapes.title
-        title = _line(title_shape.text_frame.text) if title_shape is not None and title_shape.has_text_frame else ""
-        yield f"## Slide {number}: {title}" if title else f"## Slide {number}"
-        skip = title_shape.shape_id if title else None
-        yield from _shape_blocks(slide.shapes, skip, unread, furniture)
-        if slide.has_notes_slide:
-            notes = slide.notes_slide
-            body = notes.notes_text_frame
-            text = _frame_text(body) if body is not None else ""
-            if text:
-                yield f"Notes: {text}"
-            yield from _furniture(notes.shapes, furniture)
+        try:
+            blocks = list(_slide_blocks(number, slide, unread, skipped, furniture))
+        except DocumentError:
+            raise
+        except _PART_ERRORS as e:  # one slide that cannot be read costs that slide, not the file
+            skipped.append(f"slide {number} not read ({type(e).__name__}: {str(e)[:200]})")
+            continue
+        yield from blocks
+
+
+def _slide_blocks(number: int, slide, unread: set[str], skipped: list[str], furniture: set[str]) -> Iterator[str]:
+    title_shape = slide.shapes.title
+    title = _line(title_shape.text_frame.text) if title_shape is not None and title_shape.has_text_frame else ""
+    yield f"## Slide {number}: {title}" if title else f"## Slide {number}"
+    skip = title_shape.shape_id if title else None
+    yield from _shape_blocks(slide.shapes, skip, unread, furniture, (number, skipped))
+    if slide.has_notes_slide:
+        notes = slide.notes_slide
+        body = notes.notes_text_frame
+        text = _frame_text(body) if body is not None else ""
+        if text:
+            yield f"Notes: {text}"
+        yield from _furniture(notes.shapes, furniture)
 
 
 _FURNITURE = {"hdr": True, "ftr": True, "dt": False, "sldNum": False}  # placeholder type -> worth reading once
@@ -121,69 +136,58 @@ def _reading_order(shape) -> tuple[int, int]:
     return (shape.top or 0, shape.left or 0)
 
 
-def _shape_blocks(shapes, skip: int | None, unread: set[str], furniture: set[str]) -> Iterator[str]:
-    from pptx.enum.shapes import MSO_SHAPE_TYPE
-
+def _shape_blocks(
+    shapes, skip: int | None, unread: set[str], furniture: set[str], slide: tuple[int, list[str]]
+) -> Iterator[str]:
     for shape in sorted(shapes, key=_reading_order):
         if skip is not None and shape.shape_id == skip:
             continue
-        kind = _placeholder_type(shape)
-        if kind in _FURNITURE:
-            yield from _furniture([shape], furniture)
-        elif shape.shape_type == MSO_SHAPE_TYPE.GROUP:
-            yield from _shape_blocks(shape.shapes, None, unread, furniture)
-        elif getattr(shape, "has_table", False) and shape.has_table:
-            rows = [
-                ["" if cell.is_spanned else _line(cell.text).replace("|", "/") for cell in row.cells]
-                for row in shape.table.rows
-            ]
-            rows = [r for r in rows if any(r)]
-            if rows:
-                yield _pipe_table(rows)
-        elif getattr(shape, "has_chart", False) and shape.has_chart:
-            yield from _chart_blocks(shape.chart)
-        elif _local(shape._element.tag) == "pic":  # a picture: its alternative text, if it says something
-            properties = shape._element.find(f".//{{{_P}}}cNvPr")
-            line = "" if properties is None else image_line(properties.get("descr"), properties.get("title"))
-            if line:
-                yield line
-        elif shape.has_text_frame:
-            text = _frame_text(shape.text_frame)
-            if text:
-                yield text
-        elif "dgm" in shape._element.xml[:2000]:  # a SmartArt diagram: its text lives in another part
-            unread.add("SmartArt diagrams")
+        try:
+            blocks = list(_one_shape(shape, unread, furniture, slide))
+        except DocumentError:
+            raise
+        except _PART_ERRORS as e:  # one shape that cannot be read costs that shape, not the slide
+            name = getattr(shape, "name", "") or "?"
+            slide[1].append(f"slide {slide[0]}: shape '{name}' not read ({type(e).__name__}: {str(e)[:200]})")
+            continue
+        yield from blocks
+
+
+def _one_shape(shape, unread: set[str], furniture: set[str], slide: tuple[int, list[str]]) -> Iterator[str]:
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    kind = _placeholder_type(shape)
+    if kind in _FURNITURE:
+        yield from _furniture([shape], furniture)
+    elif shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+        yield from _shape_blocks(shape.shapes, None, unread, furniture, slide)
+    elif getattr(shape, "has_table", False) and shape.has_table:
+        rows = [
+            ["" if cell.is_spanned else _line(cell.text).replace("|", "/") for cell in row.cells]
+            for row in shape.table.rows
+        ]
+        rows = [r for r in rows if any(r)]
+        if rows:
+            yield _pipe_table(rows)
+    elif getattr(shape, "has_chart", False) and shape.has_chart:
+        yield from chart_blocks(shape.chart)
+    elif _local(shape._element.tag) == "pic":  # a picture: its alternative text, if it says something
+        properties = shape._element.find(f".//{{{_P}}}cNvPr")
+        line = "" if properties is None else image_line(properties.get("descr"), properties.get("title"))
+        if line:
+            yield line
+    elif shape.has_text_frame:
+        text = _frame_text(shape.text_frame)
+        if text:
+            yield text
+    elif "dgm" in shape._element.xml[:2000]:  # a SmartArt diagram: its text lives in another part
+        unread.add("SmartArt diagrams")
 
 
 def _frame_text(frame) -> str:
     """A text frame's paragraphs, one line each (a line break inside one is a space)."""
     lines = (_line(p.text.replace("\v", " ")) for p in frame.paragraphs)
     return "\n".join(line for line in lines if line)
-
-
-def _chart_blocks(chart) -> Iterator[str]:
-    if chart.has_title and chart.chart_title.has_text_frame:
-        title = _frame_text(chart.chart_title.text_frame)
-        if title:
-            yield title
-    for plot in chart.plots:
-        categories = [_line(str(c)) for c in plot.categories]
-        series = list(plot.series)
-        if not series:
-            continue
-        header = [""] + [_line(s.name or "") for s in series]
-        values = [list(s.values) for s in series]
-        rows = [header] + [
-            [categories[i] if i < len(categories) else ""] + [_number(v[i]) if i < len(v) else "" for v in values]
-            for i in range(max(len(v) for v in values))
-        ]
-        yield _pipe_table(rows)
-
-
-def _number(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return "" if value is None else str(value)
 
 
 # -- ODT ------------------------------------------------------------------------------------------------
