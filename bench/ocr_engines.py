@@ -4,7 +4,9 @@ scans, seconds per page and peak memory, engine by engine, each in a fresh proce
 Engines (one missing from the environment is named and left out):
 
   tesseract-psm1   Tesseract 5 (Debian's tesseract-ocr) through pytesseract, `--psm 1`: the page's
-                   orientation found and the text read in one pass (what longqa runs)
+                   orientation found and the text read in one pass; read again with Sauvola's local
+                   threshold when that finds (nearly) nothing (longqa.retrieval.ocr.read_page, what longqa runs)
+  tesseract-sauvola  `--psm 1` with Sauvola's threshold on every page
   tesseract-osd    `--psm 0` (orientation only) first, the page turned, then `--psm 3`
   tesseract-try4   the page read at 0/90/180/270 degrees, the reading with the best mean confidence kept
   tesseract-plain  `--psm 3`, no orientation detection (what a turned page costs without it)
@@ -12,7 +14,8 @@ Engines (one missing from the environment is named and left out):
   rapidocr-ort     rapidocr-onnxruntime 1.4 (PP-OCRv4 models shipped in its wheel)
 
 Recall is the share of the true words (lower case, letters and digits) found, counted as a multiset;
-peak memory is the largest resident set of the engine's process tree (`ru_maxrss` of the children).
+peak memory is the largest resident set of one process of the engine's run (the Python process that
+drives it, or a Tesseract process it starts: `ru_maxrss`).
 
     python bench/ocr_engines.py                     # every engine found, on a fresh corpus
     python bench/ocr_engines.py --engines tesseract-psm1 rapidocr
@@ -33,7 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-ENGINES = ("tesseract-psm1", "tesseract-osd", "tesseract-try4", "tesseract-plain", "rapidocr", "rapidocr-ort")
+ENGINES = (
+    "tesseract-psm1",
+    "tesseract-sauvola",
+    "tesseract-osd",
+    "tesseract-try4",
+    "tesseract-plain",
+    "rapidocr",
+    "rapidocr-ort",
+)
 DPI = 200
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -65,6 +76,12 @@ def pages_of(path: Path) -> list[tuple[object, str]]:
         layer = page.get_textpage().get_text_range()
         out.append((None, layer) if layer.strip() else (page.render(scale=DPI / 72).to_pil().convert("L"), ""))
     return out
+
+
+def _longqa():  # noqa: ANN202
+    from longqa.retrieval.ocr import OcrLimits, read_page
+
+    return lambda image: read_page(image, OcrLimits(), "bench", 1)
 
 
 def _tesseract(psm: str):  # noqa: ANN202
@@ -127,7 +144,8 @@ def _rapidocr_ort():  # noqa: ANN202
 
 
 READERS = {
-    "tesseract-psm1": lambda: _tesseract("1"),
+    "tesseract-psm1": _longqa,
+    "tesseract-sauvola": lambda: _tesseract("1 -c thresholding_method=2"),
     "tesseract-plain": lambda: _tesseract("3"),
     "tesseract-osd": _tesseract_osd,
     "tesseract-try4": _tesseract_try4,
@@ -157,15 +175,12 @@ def run_engine(engine: str, folder: Path) -> dict:
 
 def measure(engine: str, folder: Path) -> dict | str:
     """Run one engine in a fresh process; its result with the process tree's peak memory, or why it could not run."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     done = subprocess.run(
         [sys.executable, __file__, "--one", engine, "--folder", str(folder)], capture_output=True, text=True
     )
     if done.returncode != 0:
         return (done.stderr.strip().splitlines() or ["failed"])[-1][:100]
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    result["peak_mb"] = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
-    return result
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -176,7 +191,10 @@ def main() -> None:
     parser.add_argument("--one", choices=ENGINES, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_engine(args.one, args.folder)))
+        result = run_engine(args.one, args.folder)
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB; the engine's own processes below
+        result["peak_mb"] = max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+        print(json.dumps(result))
         return
     from bench.scan_corpus import build
 

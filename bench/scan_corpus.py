@@ -142,6 +142,22 @@ def scanned(page: Image.Image, seed: int, skew: float = 1.2, noise: int = 18) ->
     return page.point(lambda v: int(40 + v * 0.8))  # a grey page, ink never quite black
 
 
+def faxed(page: Image.Image, seed: int) -> Image.Image:
+    """A poor copy: sent at a third of the resolution and blown back up, blurred, skewed by 2 degrees."""
+    w, h = page.size
+    small = scanned(page, seed, skew=2.0, noise=30).resize((w // 3, h // 3), Image.BILINEAR)
+    return small.resize((w, h), Image.BICUBIC).filter(ImageFilter.GaussianBlur(1.0))
+
+
+def photographed(page: Image.Image) -> Image.Image:
+    """A phone's photo of a page: light falling off from one corner to the other, a 3-degree tilt."""
+    w, h = page.size
+    light = Image.linear_gradient("L").resize((w, h)).rotate(45, expand=False, fillcolor=128)
+    shade = light.point(lambda v: int(90 + v * 0.6))  # 90 (dim corner) .. 243 (lit corner)
+    lit = Image.composite(page, shade, page.point(lambda v: 255 - v))
+    return lit.rotate(3.0, resample=Image.BICUBIC, expand=True, fillcolor=110)
+
+
 def _save(image: Image.Image | list[Image.Image], path: Path, **options: object) -> None:
     if isinstance(image, list):
         image[0].save(path, save_all=True, append_images=image[1:], **options)
@@ -191,6 +207,20 @@ def build(folder: Path, width: int = 1275) -> list[Scan]:
     add("letter.png", letter_page, GETTYSBURG, "clean page, PNG", "four score and seven years ago")
     add(
         "copier.jpg", scanned(render_page([MELVILLE], width), 1), MELVILLE, "noisy skewed scan, JPEG", "call me ishmael"
+    )
+    add(
+        "faxed.jpg",
+        faxed(render_page([DICKENS], width), 5),
+        DICKENS,
+        "poor copy: low resolution, blur, skew",
+        "epoch of belief",
+    )
+    add(
+        "photo.jpg",
+        photographed(render_page([THOREAU], width)),
+        THOREAU,
+        "photo: uneven light, 3-degree tilt",
+        "suck out all the marrow",
     )
     for angle in (90, 180, 270):  # PIL turns counter-clockwise: the page as it lies turned on the glass
         page = scanned(render_page([AUSTEN], width), angle, skew=0.5).rotate(angle, expand=True)

@@ -18,9 +18,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .documents import Document
 from .loaders import DocumentError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
+# Tesseract's global (Otsu) threshold loses a page photographed under uneven light; Sauvola's local
+# one reads it, at about twice the time, so it is the second pass (bench/README.md, "OCR engines")
+PASSES = ("--psm 1", "--psm 1 -c thresholding_method=2")
+MIN_PAGE_LETTERS = 20  # fewer letters and digits than this from the first pass: the page is read again
 PAGE_BREAK = "\f"  # between pages in a document's text, as pdftotext writes it
 DEFAULT_PAGE_TIMEOUT_S = 60.0
 DEFAULT_MAX_PAGES = 500
@@ -77,9 +82,14 @@ def read_page(image: object, limits: OcrLimits, source: str | Path, page: int) -
     import pytesseract
 
     try:
-        return pytesseract.image_to_string(
-            image, lang=limits.language, config="--psm 1", timeout=limits.page_timeout_s
-        ).strip()
+        text = ""
+        for config in PASSES:  # Sauvola's local threshold only when the global one found (nearly) nothing
+            text = pytesseract.image_to_string(
+                image, lang=limits.language, config=config, timeout=limits.page_timeout_s
+            ).strip()
+            if sum(ch.isalnum() for ch in text) >= MIN_PAGE_LETTERS:
+                break
+        return text
     except RuntimeError as e:  # pytesseract's timeout: "Tesseract process timeout"
         if "timeout" not in str(e).lower():
             raise
@@ -216,3 +226,14 @@ def show_page(source: str, done: int, total: int) -> None:
 
     if total >= PROGRESS_FROM_PAGES and logging.getLogger().isEnabledFor(logging.WARNING):
         print(f"{source}: OCR page {done}/{total}", file=sys.stderr, flush=True)
+
+
+def location(document: Document, start: int, end: int) -> dict[str, object]:
+    """Where a span of a document lies, for its citation: {"page": "3"} in a paged document (a PDF,
+    a multi-page TIFF), with "ocr": True when the text of one of those pages was read by OCR; {} otherwise."""
+    pages = page_span(document.text, start, end) or ("1" if document.encoding == "pdf" else "")
+    if not pages:
+        return {"ocr": True} if document.ocr_pages else {}
+    first, _, last = pages.partition("-")
+    read = set(range(int(first), int(last or first) + 1)) & set(document.ocr_pages)
+    return {"page": pages, "ocr": True} if read else {"page": pages}
