@@ -8,7 +8,7 @@ reading one may cost; whether this process is a server, and on a server what a c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -17,8 +17,9 @@ from longqa.retrieval.config import EndpointSpec
 from longqa.retrieval.environment import default_home
 from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
 from longqa.retrieval.loaders import DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_WORDS
+from longqa.retrieval.ocr import DEFAULT_MAX_PAGES, DEFAULT_PAGE_TIMEOUT_S, OcrLimits
 
-from .environment import env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
+from .environment import env_choice, env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
 
 DEFAULT_NODE_THREADS = 64
 CEILINGS_EXAMPLE = '{"question_budget": 4000}'
@@ -96,6 +97,22 @@ class DeploymentSettings(BaseModel):
         default_factory=env_int("LONGQA_READ_MEMORY_MB", DEFAULT_READ_MEMORY_MB, lowest=64),
         ge=64,
         description="a file whose reading needs more memory is skipped with its reason (LONGQA_READ_MEMORY_MB)",
+    )
+    ocr: Literal["on", "off"] = Field(
+        default_factory=env_choice("LONGQA_OCR", "on", ("on", "off")),
+        description="read scans (PDF pages with no text layer) and images (.png, .jpg, .tif, ...) by OCR with "
+        "Tesseract (LONGQA_OCR=off: they are skipped with the reason)",
+    )
+    ocr_page_timeout_s: float = Field(
+        default_factory=env_float("LONGQA_OCR_PAGE_TIMEOUT_S", DEFAULT_PAGE_TIMEOUT_S),
+        gt=0,
+        le=3_600,
+        description="a page whose OCR takes longer fails its file with the reason (LONGQA_OCR_PAGE_TIMEOUT_S)",
+    )
+    ocr_max_pages: int = Field(
+        default_factory=env_int("LONGQA_OCR_MAX_PAGES", DEFAULT_MAX_PAGES),
+        ge=1,
+        description="a file with more pages to read by OCR is skipped with the reason (LONGQA_OCR_MAX_PAGES)",
     )
     max_file_mb: float = Field(
         default_factory=env_float("LONGQA_MAX_FILE_MB", DEFAULT_MAX_FILE_MB),
@@ -176,6 +193,7 @@ class DeploymentSettings(BaseModel):
             memory_mb=self.read_memory_mb,
             max_bytes=self.max_file_bytes,
             max_chars=int(self.max_text_mb * (1 << 20)),
+            ocr=OcrLimits(self.ocr == "on", self.ocr_page_timeout_s, self.ocr_max_pages),
         )
 
     @property

@@ -12,6 +12,7 @@ server, a script on stdin) in each worker; a worker here is `python -m longqa.re
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import queue
@@ -23,16 +24,19 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from .documents import Document, Paragraph
 from .folders import DEFAULT_MAX_FILE_BYTES, too_large
 from .loaders import DEFAULT_MAX_TEXT_CHARS, DocumentError, load_document, printable_name
+from .ocr import OcrLimits, show_page
+from .ocr import configure as configure_ocr
 
 DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_READ_MEMORY_MB = 2048
+PAGE_SLACK_S = 10.0  # past a page's own OCR limit: rendering it, and the worker's answer
 WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
 # imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
@@ -59,15 +63,17 @@ class ReadLimits:
     max_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_chars: int = DEFAULT_MAX_TEXT_CHARS  # of the text read: a larger one is refused in the worker
     isolated: bool = True
+    ocr: OcrLimits = OcrLimits()  # scans: on or off, each page's time, the pages a document may have read
 
 
 class _Worker:
     """One reader process and the parent's end of its socket."""
 
-    def __init__(self, memory_mb: int):
+    def __init__(self, memory_mb: int, ocr: OcrLimits | None = None):
         parent, child = socket.socketpair()
         with child:
-            command = [sys.executable, "-m", __name__, str(child.fileno()), str(memory_mb)]
+            ocr_limits = json.dumps(asdict(ocr or OcrLimits()))
+            command = [sys.executable, "-m", __name__, str(child.fileno()), str(memory_mb), ocr_limits]
             self.process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL)
         self.conn = Connection(parent.detach())
         self.healthy = True  # False from a request sent until its answer is read: else it is stopped
@@ -112,6 +118,7 @@ class BoundedReader:
         if reason := too_large(Path(path), self.limits.max_bytes):
             raise DocumentError(path, reason)
         if not self.limits.isolated:  # every reader, plain text and Markdown too, runs in a worker
+            configure_ocr(self.limits.ocr, lambda done, total: show_page(printable_name(path), done, total))
             return load_document(path, max_words, self.limits.max_chars)
         with self._slots:
             worker = self._take()
@@ -129,7 +136,7 @@ class BoundedReader:
         """Start a worker now: it imports the readers while the caller walks folders and opens
         the library, so the first file does not wait for it."""
         if self.limits.isolated and self._idle.empty():
-            self._idle.put(_Worker(self.limits.memory_mb))
+            self._idle.put(_Worker(self.limits.memory_mb, self.limits.ocr))
         return self
 
     def close(self) -> None:
@@ -145,10 +152,25 @@ class BoundedReader:
             try:
                 worker = self._idle.get_nowait()
             except queue.Empty:
-                return _Worker(self.limits.memory_mb)
+                return _Worker(self.limits.memory_mb, self.limits.ocr)
             if worker.alive():
                 return worker
             worker.stop()
+
+    def _answer(self, worker: _Worker, shown: str) -> tuple[str, object]:
+        """The worker's answer within the time limit; each page it reads by OCR is shown and gives
+        it one more page's time (a long scan reads for as long as its pages need, each held to its own)."""
+        wait = self.limits.timeout_s
+        while True:
+            if not worker.conn.poll(wait):
+                raise DocumentError(
+                    shown, f"reading timed out (took longer than {self.limits.timeout_s:g} s: the read_timeout_s limit)"
+                )
+            kind, value = worker.conn.recv()
+            if kind != "page":
+                return kind, value
+            show_page(shown, *value)
+            wait = max(self.limits.timeout_s, self.limits.ocr.page_timeout_s + PAGE_SLACK_S)
 
     def _ask(self, worker: _Worker, path: Path, max_words: int) -> Document:
         shown = printable_name(path)
@@ -157,11 +179,7 @@ class BoundedReader:
             if not worker.wait_ready():
                 raise DocumentError(shown, f"the reader process did not start within {WORKER_START_TIMEOUT_S:g} s")
             worker.conn.send((path, max_words, self.limits.max_chars))
-            if not worker.conn.poll(self.limits.timeout_s):
-                raise DocumentError(
-                    shown, f"reading timed out (took longer than {self.limits.timeout_s:g} s: the read_timeout_s limit)"
-                )
-            kind, value = worker.conn.recv()
+            kind, value = self._answer(worker, shown)
         except (EOFError, OSError):  # the worker died: killed by the kernel, a crash in a C library
             with contextlib.suppress(subprocess.TimeoutExpired):
                 worker.process.wait(5)
@@ -194,10 +212,11 @@ def reader_for(limits: ReadLimits) -> BoundedReader:
         return _readers[limits]
 
 
-def _serve(conn: Connection, memory_mb: int) -> None:
+def _serve(conn: Connection, memory_mb: int, ocr: OcrLimits | None = None) -> None:
     """A worker: read the files it is sent, one at a time, under its address-space limit."""
     import importlib
 
+    configure_ocr(ocr or OcrLimits(), lambda done, total: conn.send(("page", (done, total))))
     for module in _PRELOAD:
         with contextlib.suppress(ImportError):
             importlib.import_module(module)
@@ -286,11 +305,19 @@ def _limit_memory(memory_mb: int) -> None:
 def _wire(document: Document) -> tuple:
     """A Document as plain values: pickled faster than the pydantic models."""
     paragraphs = [(p.start, p.end, p.is_table) for p in document.paragraphs]
-    return document.doc_id, document.source, document.text, paragraphs, document.encoding, document.warnings
+    return (
+        document.doc_id,
+        document.source,
+        document.text,
+        paragraphs,
+        document.encoding,
+        document.warnings,
+        document.ocr_pages,
+    )
 
 
 def _document(wire: tuple) -> Document:
-    doc_id, source, text, paragraphs, encoding, warnings = wire
+    doc_id, source, text, paragraphs, encoding, warnings, ocr_pages = wire
     return Document.model_construct(
         doc_id=doc_id,
         source=source,
@@ -300,9 +327,10 @@ def _document(wire: tuple) -> Document:
         ],
         encoding=encoding,
         warnings=warnings,
+        ocr_pages=ocr_pages,
     )
 
 
 if __name__ == "__main__":  # a worker: python -m longqa.retrieval.bounded FD MEMORY_MB
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _serve(Connection(int(sys.argv[1])), int(sys.argv[2]))
+    _serve(Connection(int(sys.argv[1])), int(sys.argv[2]), OcrLimits(**json.loads(sys.argv[3])))

@@ -48,6 +48,7 @@ SUPPORTED_SUFFIXES = {
     ".odt": "odt",
     ".csv": "csv",
     ".tsv": "tsv",
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"), "image"),  # read by OCR (ocr.py)
 }
 TEXT_KINDS = {"text", "markdown", "csv", "tsv"}  # read by the streaming text reader
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
@@ -135,8 +136,9 @@ def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
     if path.stat().st_size == 0:
         raise DocumentError(path, "file is empty")
     notes: list[str] = []
+    ocr_pages: list[int] = []  # the pages whose text OCR read
     if kind == "pdf":
-        text, encoding = _read_pdf(path, max_words), "pdf"
+        text, encoding = _read_pdf(path, max_words, notes, ocr_pages), "pdf"
     elif kind in _ARCHIVE_READERS:
         import importlib
 
@@ -155,6 +157,7 @@ def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
             text = csv_to_text(path, text, max_words, tab=kind == "tsv")
     document = document_from_text(text, printable_name(path), encoding, max_words, max_chars)
     document.warnings = notes
+    document.ocr_pages = ocr_pages or ([*range(1, text.count("\f") + 2)] if kind == "image" else [])
     return document
 
 
@@ -168,6 +171,7 @@ _ARCHIVE_READERS = {
     "odt": (".office", "read_odt"),
     "xlsx": (".sheets", "read_xlsx"),
     "xls": (".sheets", "read_xls"),
+    "image": (".ocr", "read_image"),
 }
 
 
@@ -299,9 +303,11 @@ def _refuse_binary(path: Path, head: bytes) -> None:
         raise DocumentError(path, "binary file (mostly control bytes); expected text")
 
 
-def _read_pdf(path: Path, max_words: int) -> str:
+def _read_pdf(path: Path, max_words: int, notes: list[str], ocr_pages: list[int]) -> str:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
+
+    from .ocr import PAGE_BREAK, fill_scanned_pages, scans_refused  # ocr.py imports this module
 
     try:
         reader = PdfReader(str(path))
@@ -317,16 +323,16 @@ def _read_pdf(path: Path, max_words: int) -> str:
             if words > max_words:
                 raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
             pages.append(reading_order(page_text))
+        ocr_pages += fill_scanned_pages(path, pages, notes)  # pages with no text layer (scans) read by OCR
     except DocumentError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, OSError, MemoryError, RecursionError) as e:
         # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb)
         raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {str(e)[:200]})") from None
-    blocks = (_pdf_layout_to_blocks(page) for page in clean_pdf_pages(repair_words(pages)))
-    text = "\n\n".join(b for b in blocks if b.strip())
-    if not text.strip():
-        raise DocumentError(path, "PDF has no extractable text (scanned images need OCR first)")
-    return text
+    blocks = [_pdf_layout_to_blocks(page) for page in clean_pdf_pages(repair_words(pages))]
+    if not any(b.strip() for b in blocks):
+        raise DocumentError(path, scans_refused())
+    return f"\n\n{PAGE_BREAK}\n\n".join(blocks)  # a form feed between pages: a passage's page is known
 
 
 def _pdf_layout_to_blocks(page_text: str) -> str:
