@@ -15,7 +15,7 @@ LangGraph's `Overwrite`, which streams as `{"value": [...], "type": "__overwrite
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, get_args, get_origin, get_type_hints
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -56,6 +56,8 @@ class Evidence(TypedDict):
     text: str
     score: float
     query: str
+    page: NotRequired[str]  # the page(s) it is on in a paged document (PDF, TIFF): "3" or "3-4"
+    ocr: NotRequired[bool]  # its text (on one of those pages) was read by OCR from a scan or photo
 
 
 class Shown(Evidence):

@@ -101,7 +101,8 @@ def render(
         print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)
         for c in shown:
             print(
-                f"  [{c['id']}] {c['source']} chars {c['start']}-{c['end']}: {excerpt(c['text'], question)}", file=out
+                f"  [{c['id']}] {c['source']}{_where(c)} chars {c['start']}-{c['end']}: {excerpt(c['text'], question)}",
+                file=out,
             )
     if len(shown) < len(citations):
         n = len(citations) - len(shown)
@@ -122,6 +123,12 @@ def render(
         )
         if t.get("question_budget"):
             print(f"question budget: {t['input_tokens']:,} of {t['question_budget']:,} input tokens spent", file=out)
+
+
+def _where(citation: dict[str, Any]) -> str:
+    """A passage's page in a paged document, and that OCR read it: " page 3 (OCR)"."""
+    page = f" page {citation['page']}" if citation.get("page") else ""
+    return page + (" (OCR)" if citation.get("ocr") else "")
 
 
 def _render_skipped(skipped: list[str], new: Sequence[str] | None, out: TextIO) -> None:

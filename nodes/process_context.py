@@ -12,12 +12,17 @@ from longqa.contracts.plan import Plan, plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
 from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+from longqa.retrieval.ocr import location
 from longqa.retrieval.precision import pruned
 from longqa.services.stores import searcher_for
 
 
-def _evidence(passages: list[Passage], hits: list[Hit], prefix: str) -> list[Evidence]:
-    return [evidence_from_passage(p, f"{prefix}{i}", hits) for i, p in enumerate(passages, 1)]
+def _evidence(passages: list[Passage], hits: list[Hit], prefix: str, documents: dict) -> list[Evidence]:
+    # each passage with its page in a paged document, and whether OCR read it (its citation says so)
+    return [
+        {**evidence_from_passage(p, f"{prefix}{i}", hits), **location(documents[p.doc_id], p.start, p.end)}
+        for i, p in enumerate(passages, 1)
+    ]
 
 
 def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[Passage], int]:
@@ -51,7 +56,7 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
         for d in (searcher.document(i) for i in dict.fromkeys(h["doc_id"] for h in hits))
     }
     passages, recovered = build_passages(hits, documents, plan)
-    evidence = _evidence(passages, hits, "E")
+    evidence = _evidence(passages, hits, "E", documents)
     note = f"process_context: {len(hits)} chunk(s) -> {len(evidence)} passage(s)"
     if "sentences" in plan.precision:  # the precision stage inside passages: what its query names
         words = sum(len(e["text"].split()) for e in evidence)
@@ -63,6 +68,6 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     if plan.extract:
         ranked = sorted(hits, key=lambda h: -h["score"])
         paragraphs = source_paragraphs([scored_from(h) for h in ranked], documents, settings.paragraph_cap_tokens)
-        update["paragraphs"] = _evidence(paragraphs, hits, "P")
+        update["paragraphs"] = _evidence(paragraphs, hits, "P", documents)
         note += f", {len(paragraphs)} source paragraph(s) for the extractor"
     return {**update, "trace": [note]}
