@@ -5,6 +5,7 @@
 #                                tier's llama.cpp server and its two Qwen models where missing, cached
 #                                outside the repository), then lint (ruff check, ruff format --check) and
 #                                run the test suite
+#   bash scripts/dev.sh ocr    - install Debian's Tesseract (OCR of scans and images) where missing
 #   bash scripts/dev.sh local-model [start|install|status|stop] - a real tiny model behind llama.cpp's
 #                                OpenAI-compatible server, installed outside the repository (scripts/local_model.sh)
 # Set-up creates .venv and installs torch==2.13.0 (CPU build) *before* anything that depends on
@@ -56,6 +57,17 @@ browser() {
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 }
 
+# Scans and photos are read by OCR (retrieval/ocr.py): Debian's Tesseract 5 with its English and orientation
+# (osd) data, installed where the machine lacks it. Without it, images are skipped with the reason.
+ocr() {
+  command -v tesseract >/dev/null 2>&1 && [ -e /usr/share/tesseract-ocr/5/tessdata/osd.traineddata ] && return
+  echo "installing Debian's tesseract-ocr (OCR of scanned pages and images)" >&2
+  local sudo="" packages="tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd"
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null \
+    || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $packages >/dev/null; }
+}
+
 # The real-model tier (tests/test_real_model.py) runs the instruct models the README offers behind llama.cpp's
 # server: built and downloaded once per machine (scripts/local_model.sh; ~14 CPU-minutes the first time).
 local_models() {
@@ -77,6 +89,7 @@ case "${1:-}" in
     setup
     postgres
     browser
+    ocr
     local_models
     shift
     .venv/bin/ruff check .
@@ -87,12 +100,15 @@ case "${1:-}" in
     [ "$rc" -eq 5 ] && echo "no tests were collected" >&2
     exit "$rc"
     ;;
+  ocr)
+    ocr
+    ;;
   local-model)
     shift
     exec bash scripts/local_model.sh "$@"
     ;;
   *)
-    echo "usage: bash scripts/dev.sh demo|test|local-model [args]" >&2
+    echo "usage: bash scripts/dev.sh demo|test|ocr|local-model [args]" >&2
     exit 2
     ;;
 esac
