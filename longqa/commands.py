@@ -26,7 +26,9 @@ from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
+from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
+from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable
 from longqa.retrieval.folders import skip_summary
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
@@ -323,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_index, _add_search, _add_ask, _add_warm, _add_serve):
         add(sub)
     add_keys_parser(sub)  # longqa keys add / list / remove
+    add_reembed_parser(sub)  # longqa reembed COLLECTION
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 
@@ -336,7 +339,7 @@ def main(argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | No
     configure_logging(args.verbose, getattr(args, "quiet", False))
     try:
         return args.func(args)
-    except (DocumentError, SettingsError, InputError) as e:
+    except (DocumentError, SettingsError, InputError, EmbedderMismatch, EmbedderUnavailable) as e:
         print(f"longqa: error: {e}", file=sys.stderr)
         return 2
     except ValidationError as e:

@@ -23,6 +23,7 @@ from .store import IndexStore
 
 NAMED = 3  # documents a progress message names (the rest are counted)
 GROUP = 1024  # units per embedder call (each call sorts its texts by length and batches them)
+SLICE = 8192  # units embedded before their documents' vectors are saved (a killed build resumes from there)
 ACROSS_DOCUMENTS = True  # False: each document embedded alone, as before (bench/library_scale.py compares)
 
 
@@ -52,29 +53,42 @@ def embed_together(
         if not store.open_vectors(built.index):
             pending.append(built.index)
     units = [(n, u) for n, index in enumerate(pending) for u in dense_units(index.chunks, store.embedder.max_tokens)]
-    if not units:
-        return prepared
-    order = sorted(range(len(units)), key=lambda i: len(units[i][1][2]))
-    vectors = np.zeros((len(units), 0), dtype=np.float32)
-    if progress:
+    if progress and units:
         progress(0, len(units))
+    first = 0
+    while first < len(units):  # a slice of whole documents at a time: each saved as soon as it is embedded
+        end = min(len(units), first + SLICE)
+        while end < len(units) and units[end][0] == units[end - 1][0]:
+            end += 1
+        # each group reported as it is done (a long build keeps the update lock's session alive)
+        report = (lambda n, at=first: progress(at + n, len(units))) if progress else None  # noqa: E731
+        _embed_slice(store, pending, units, first, end, report)
+        prepared.embedded += end - first
+        first = end
+    return prepared
+
+
+def _embed_slice(
+    store: IndexStore, pending: list[ChunkIndex], units: list, first: int, end: int, report: Callable | None
+) -> None:
+    """Embed `units[first:end]` (whole documents) sorted by length, GROUP per call, and save each
+    document's vectors (so a killed build keeps every slice it finished: a re-embed resumes)."""
+    order = sorted(range(first, end), key=lambda i: len(units[i][1][2]))
+    vectors: np.ndarray | None = None
     for start in range(0, len(order), GROUP):
         rows = order[start : start + GROUP]
         embedded = embed_distinct(store.embedder, [units[i][1][2] for i in rows])
-        if vectors.shape[1] != embedded.shape[1]:
-            vectors = np.zeros((len(units), embedded.shape[1]), dtype=np.float32)
-        vectors[rows] = embedded
-        if progress:
-            progress(min(start + GROUP, len(order)), len(units))
-    first = 0
-    for n, index in enumerate(pending):
-        count = _count(units, first, n)
-        rows = slice(first, first + count)
-        unit_chunks = np.array([u[0] for _, u in units[rows]], dtype=np.int32)
-        store.save_vectors(index, vectors[rows], unit_chunks)
-        prepared.embedded += count
-        first += count
-    return prepared
+        if vectors is None:
+            vectors = np.zeros((end - first, embedded.shape[1]), dtype=np.float32)
+        vectors[np.asarray(rows) - first] = embedded
+        if report:
+            report(min(start + GROUP, len(order)))
+    at = first
+    while at < end:
+        count = _count(units, at, units[at][0])
+        unit_chunks = np.array([u[0] for _, u in units[at : at + count]], dtype=np.int32)
+        store.save_vectors(pending[units[at][0]], vectors[at - first : at - first + count], unit_chunks)
+        at += count
 
 
 def _count(units: list, first: int, owner: int) -> int:

@@ -16,12 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .config import EndpointSpec
+from .embedder_errors import EmbedderUnavailable
 from .environment import secret
-
-
-class EmbedderUnavailable(RuntimeError):
-    """The embedding endpoint could not embed a batch (it kept failing, timed out, or answered
-    vectors of the wrong shape): the message names the endpoint and the model."""
 
 
 class EndpointEmbedder:

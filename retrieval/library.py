@@ -35,6 +35,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from . import embedder_identity as identity
 from . import library_dense
 from . import manifest as manifests
 from .batch_embed import prepare_part
@@ -80,6 +81,7 @@ class Library:
         self._bm25: dict[str, LibraryBM25] = {}  # by directory name: one version per chunk size
         self._units: dict[str, library_dense.UnitMap] = {}  # by the same name
         self._vector_cache = library_dense.VectorCache()  # vectors fetched for exact searches
+        self._embedder_ok: set[int] = set()  # versions whose embedder is this process's
         self._collections: dict[int, tuple[int, object]] = {}  # (the store's client generation, handle)
         self._unreadable: dict[str, tuple[tuple[int, int], Skipped]] = {}  # key → (stat, why) a file was skipped
         self._held: Held | None = None  # the update lock, while this process's update holds it
@@ -192,10 +194,15 @@ class Library:
     def dense_top(
         self, part_size: int, part: Part, vector: np.ndarray, depth: int, allowed: set[str], subset: bool
     ) -> dict[Key, float]:
-        """(doc_id, chunk) -> cosine similarity of the `depth` best chunks of `allowed` documents, each
-        scored by its best unit: exact over a small set, else through the graph (retrieval/library_dense.py)."""
+        """(doc_id, chunk) -> cosine of the `depth` best chunks of `allowed` documents (retrieval/library_dense.py)."""
         collection = self.collection(part_size, part.collection, create=False)
         return library_dense.dense_top(collection, self.units(part), self._vector_cache, vector, depth, allowed, subset)
+
+    def check_embedder(self, manifest: Manifest) -> None:
+        """Raise `EmbedderMismatch` where another embedder made the vectors (retrieval/embedder_identity.py)."""
+        if manifest.embedder is not None and manifest.version not in self._embedder_ok:
+            if identity.check(self.name, manifest.embedder, self.store.embedder, self.catalog.shared):
+                self._embedder_ok.add(manifest.version)
 
     def units(self, part: Part, manifest: Manifest | None = None) -> library_dense.UnitMap:
         """The part's unit map (which chunks each stored vector stands for), loaded once per version."""
@@ -218,11 +225,13 @@ class Library:
         remove_missing: bool = True,
         progress: Progress | None = None,
         collect: bool = True,
+        reembed: bool = False,
     ) -> Update:
         """Make the library hold `members` (None: keep the members it has) and be searchable at
         `granularities` besides the chunk sizes it has; `dense=False` builds a new part BM25-only.
         Publishes a new version only when something changed, and clears what a killed update left;
-        with `collect` (the index path; a question passes False) also what outlived its grace."""
+        with `collect` (the index path; a question passes False) also what outlived its grace. Another embedder's
+        library: refused when shared (`EmbedderMismatch`), else, or with `reembed`, re-embedded into a new version."""
         refuse_writes(self.name)  # within `reading_only()` (retrieval/reading_only.py): `ReadingOnly`, no update
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._update_lock:
@@ -230,7 +239,7 @@ class Library:
             try:
                 with self.catalog.lock(self.name) as held:
                     self._held = held
-                    update = self._update(members, set(granularities), dense, remove_missing, progress)
+                    update = self._update(members, set(granularities), dense, remove_missing, progress, reembed)
                     if collect:
                         collect_expired(self, held, self._read_under_lock())
                     return update
@@ -253,8 +262,10 @@ class Library:
             return None
         return update
 
-    def _update(self, members, granularities, dense, remove_missing, progress) -> Update:
+    def _update(self, members, granularities, dense, remove_missing, progress, reembed=False) -> Update:
         old = self._read_under_lock()
+        if dense and not reembed and any(p.dense for p in old.parts.values()):  # raises where it may not re-embed
+            reembed = not identity.check(self.name, old.embedder, self.store.embedder, self.catalog.shared)
         if old.version == 0:  # new, or deleted by another replica since: no handle from before is valid
             self.forget_caches()
         update = Update(version=old.version)
@@ -268,7 +279,7 @@ class Library:
             self.catalog.mark_pending(self._held, self.name, set(new_ids) - set(old_ids))
         for g in sorted(set(old.parts) | granularities):
             part = old.parts.get(g)
-            rebuild = part is None or part.signature != signature
+            rebuild = part is None or part.signature != signature or reembed
             want_dense = dense if part is None else part.dense or (dense and g in granularities)
             if part is not None and part.dense and self.vectors_missing(g, part):
                 part = part.model_copy(update={"dense": False})  # refill from the cached vectors
@@ -294,6 +305,7 @@ class Library:
             return update
         gone = sorted(set(old_ids) - set(new_ids))
         manifest = Manifest(name=self.name, version=old.version + 1, documents=documents, parts=parts, removed=gone)
+        manifest.embedder = identity.record_of(self.store.embedder) if any(p.dense for p in parts.values()) else None
         retired = [p.collection for g, p in old.parts.items() if g in parts and parts[g].collection != p.collection]
         self.store.share(new_ids)  # every text the manifest names is in a shared catalog before it is published
         text = manifest.model_dump_json(indent=1)

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, PrivateAttr
 
 from .documents import Document
+from .embedder_identity import EmbedderRecord
 from .folders import Skipped
 from .loaders import load_document, utf8_name
 
@@ -70,6 +71,7 @@ class Manifest(BaseModel):
     documents: dict[str, Entry] = Field(default_factory=dict)
     parts: dict[int, Part] = Field(default_factory=dict)
     removed: list[str] = Field(default_factory=list, description="doc ids whose vectors go after publishing")
+    embedder: EmbedderRecord | None = Field(default=None, description="what made its vectors (none: no dense part)")
 
     _sources: dict[str, str] | None = PrivateAttr(default=None)
 

@@ -123,6 +123,8 @@ class Searcher:
         """Make the library searchable at `granularity` (built where missing); embedding progress goes
         to `progress(done, total)`, or every event of the update to `events`."""
         manifest = self.library.manifest()
+        if dense:  # another embedder's vectors: refused (retrieval/embedder_identity.py)
+            self.library.check_embedder(manifest)
         part = manifest.parts.get(granularity)
         if part is not None and part.signature == self.store.signature():
             if not dense or (part.dense and not self.library.vectors_missing(granularity, part)):

@@ -10,6 +10,7 @@ itself, deterministically. Knobs (attributes; change them between requests):
 - `dimension`: the vectors' length (64); `dimension_after=(n, d)`: from the n-th request on, vectors of d
   (a second model behind one name);
 - `fail_next=[429, 500, ...]`: the next requests get these statuses (with `retry-after-ms: 1`), one each;
+- `fail_after=n`: every request after the n-th answered one gets 500 (an endpoint gone down midway);
 - `latency_s`: sleep per request (a fixed cost per batch);
 - `model_salt`: mixed into the hash (a different model under the same name).
 `requests` records each request's input count; `in_flight_max` the most requests served at once.
@@ -43,6 +44,7 @@ class EmbeddingsStub:
         self.dimension, self.latency_s = dimension, latency_s
         self.dimension_after: tuple[int, int] | None = None
         self.fail_next: list[int] = []
+        self.fail_after: int | None = None
         self.model_salt = ""
         self.requests: list[int] = []
         self.statuses: list[int] = []
@@ -63,6 +65,8 @@ class EmbeddingsStub:
     def _answer(self, body: dict) -> tuple[int, dict]:
         with self._lock:
             status = self.fail_next.pop(0) if self.fail_next else 200
+            if self.fail_after is not None and len(self.requests) >= self.fail_after:
+                status = 500
             self.statuses.append(status)
             if status != 200:
                 return status, {"error": {"message": f"stub says {status}", "type": "server_error"}}

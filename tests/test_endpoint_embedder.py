@@ -10,7 +10,8 @@ import pytest
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
 from longqa.retrieval.config import EndpointSpec, IndexSettings
-from longqa.retrieval.endpoint_embedder import EmbedderUnavailable, EndpointEmbedder
+from longqa.retrieval.embedder_errors import EmbedderUnavailable
+from longqa.retrieval.endpoint_embedder import EndpointEmbedder
 from longqa.retrieval.library import Library
 from longqa.retrieval.loaders import document_from_text
 from longqa.retrieval.manifest import document_members
