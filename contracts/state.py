@@ -58,6 +58,7 @@ class Evidence(TypedDict):
     query: str
     page: NotRequired[str]  # the page(s) it is on in a paged document (PDF, TIFF): "3" or "3-4"
     ocr: NotRequired[bool]  # its text (on one of those pages) was read by OCR from a scan or photo
+    section: NotRequired[str]  # the heading it lies under, "4.2 Results" (retrieval/sections.py)
 
 
 class Shown(Evidence):

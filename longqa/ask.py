@@ -79,50 +79,73 @@ def render(
     out: TextIO = sys.stdout,
     question: str = "",
     new_skipped: Sequence[str] | None = None,
+    quiet: bool = False,
 ) -> None:
-    """The answer block: the answer, the files newly skipped (`new_skipped`; None: all of them),
-    each passage around its best match for `question`, and the usage table."""
+    """The answer block: the answer, the files newly skipped (`new_skipped`; None: all of them), each passage
+    around the sentence that answers (else the one that best matches `question`) with where it is, and the usage
+    table. `quiet`: the answer (or the evidence, without a model) and its passages only."""
     status = result.get("status")
-    print(file=out)
+    if not quiet:
+        print(file=out)
     if status == "evidence-only":
-        print(
-            "No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).", file=out
-        )
+        if not quiet:
+            print(
+                "No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).",
+                file=out,
+            )
     elif status == "error":
         print(f"Error: {result.get('error')}", file=out)
     else:
         label = f" [{result['model']}]" if result.get("model") else ""
         print(f"Answer{label}: {result.get('answer')}", file=out)
-    _render_skipped(result.get("skipped") or [], new_skipped, out)
+    if not quiet:
+        _render_skipped(result.get("skipped") or [], new_skipped, out)
+    _render_passages(result, question, out, quiet)
+    if not quiet:
+        _render_usage(result, out)
+
+
+def _render_passages(result: dict[str, Any], question: str, out: TextIO, quiet: bool) -> None:
+    """Each passage (filler left out unless cited) with where it is, around the words that answer."""
+    status = result.get("status")
     citations = result.get("citations") or []
     cited = set(re.findall(r"\[([A-Za-z]*\d+)\]", result.get("answer") or ""))
     shown = [c for c in citations if c["id"] in cited or len(_WORD.findall(c["text"])) >= MIN_PASSAGE_WORDS]
+    answer = result.get("answer") if status == "answered" else None
     if shown:
-        print("\nSources:" if status != "evidence-only" else "\nEvidence:", file=out)
+        print(("" if quiet else "\n") + ("Sources:" if status != "evidence-only" else "Evidence:"), file=out)
         for c in shown:
-            print(
-                f"  [{c['id']}] {c['source']}{_where(c)} chars {c['start']}-{c['end']}: {excerpt(c['text'], question)}",
-                file=out,
-            )
-    if len(shown) < len(citations):
+            where = f"{c['source']}{_where(c)}{_section(c)} chars {c['start']}-{c['end']}"
+            print(f"  [{c['id']}] {where}: {excerpt(c['text'], question, answer=answer)}", file=out)
+    if len(shown) < len(citations) and not quiet:
         n = len(citations) - len(shown)
         print(f"  ({n} passage(s) of fewer than {MIN_PASSAGE_WORDS} words not shown; --json lists all)", file=out)
+
+
+def _render_usage(result: dict[str, Any], out: TextIO) -> None:
+    """The usage table: one row per model call, the totals and the question budget spent."""
     usage = result.get("usage") or []
-    if usage:
-        print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
-        for r in usage:
-            flag = (f" ({r['outcome']})" if r["outcome"] not in ("ok", "truncated") else "") + (
-                " (estimated)" if r["estimated"] else ""
-            )
-            print(f"{r['node']:<16}{r['input_tokens']:>8}{r['output_tokens']:>8}{r['seconds']:>9.2f}{flag}", file=out)
-        t = result["totals"]
-        print(
-            f"{'total':<16}{t['input_tokens']:>8}{t['output_tokens']:>8}{t['seconds']:>9.2f}  "
-            f"calls={t['calls']} cost(in+4*out)={t['cost']}",
-            file=out,
+    if not usage:
+        return
+    print(f"\n{'node':<16}{'input':>8}{'output':>8}{'seconds':>9}", file=out)
+    for r in usage:
+        flag = (f" ({r['outcome']})" if r["outcome"] not in ("ok", "truncated") else "") + (
+            " (estimated)" if r["estimated"] else ""
         )
-        if t.get("question_budget"):
-            print(f"question budget: {t['input_tokens']:,} of {t['question_budget']:,} input tokens spent", file=out)
+        print(f"{r['node']:<16}{r['input_tokens']:>8}{r['output_tokens']:>8}{r['seconds']:>9.2f}{flag}", file=out)
+    t = result["totals"]
+    print(
+        f"{'total':<16}{t['input_tokens']:>8}{t['output_tokens']:>8}{t['seconds']:>9.2f}  "
+        f"calls={t['calls']} cost(in+4*out)={t['cost']}",
+        file=out,
+    )
+    if t.get("question_budget"):
+        print(f"question budget: {t['input_tokens']:,} of {t['question_budget']:,} input tokens spent", file=out)
+
+
+def _section(citation: dict[str, Any]) -> str:
+    """The heading a passage lies under, when its document has one: ' § "4.2 Results"'."""
+    return f' § "{citation["section"]}"' if citation.get("section") else ""
 
 
 def _where(citation: dict[str, Any]) -> str:

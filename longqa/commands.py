@@ -29,8 +29,8 @@ from longqa.keys_cli import add_keys_parser
 from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable
-from longqa.retrieval.folders import skip_summary
-from longqa.services.inputs import InputError, index_library, open_library
+from longqa.retrieval.folders import left_out_summary, skip_summary
+from longqa.services.inputs import InputError, Opened, index_library, open_library
 from longqa.services.stores import searcher_for
 from longqa.shown_skips import not_shown_before
 from longqa.shown_skips import record as record_shown_skips
@@ -66,30 +66,44 @@ def _index_settings(args: argparse.Namespace) -> Settings:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    """`longqa index`: index the paths as one library and print what was added, changed, removed and skipped."""
+    """`longqa index`: index the paths as one library and print what was added, changed, removed and skipped (with
+    `-q`: the summary line alone), and a count of every file seen."""
     settings = _index_settings(args)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
         opened = index_library({"documents": args.paths, **scope_of(args)}, settings, args.granularity, progress)
     seconds = time.perf_counter() - t0
     update, manifest = opened.update, opened.library.manifest()
-    for label, names in (("added", update.added), ("changed", update.changed), ("removed", update.removed)):
-        for name in names:
-            print(f"{label}: {name}")
-    for s in opened.skipped:
-        print(f"skipped: {s.path}: {s.reason}")
+    if not args.quiet:
+        for label, names in (("added", update.added), ("changed", update.changed), ("removed", update.removed)):
+            for name in names:
+                print(f"{label}: {name}")
+        for s in opened.skipped:
+            print(f"skipped: {s.path}: {s.reason}")
     record_shown_skips(settings.home, [f"{s.path}: {s.reason}" for s in opened.skipped])
     sizes = ", ".join(f"g={g}: {manifest.parts[g].n_chunks:,} chunks" for g in args.granularity)
     print(
         f"library {opened.library.name!r} {update.summary(skipped=len(opened.skipped))}; "
-        f"{len(opened.doc_ids)} document(s), {opened.words:,} words; {sizes}; {seconds:.1f} s"
+        f"{len(opened.doc_ids)} document(s), {opened.words:,} words; {sizes}; {seconds:.1f} s; {files_seen(opened)}"
     )
-    if opened.skipped:
-        print(skip_summary(opened.skipped))
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+def files_seen(opened: Opened) -> str:
+    """'40 file(s) seen: 36 indexed, 2 skipped (2 unsupported type), 2 left out (2 hidden)': every file the input
+    named or its folders hold, accounted for."""
+    unreadable = len(opened.update.skipped) if opened.update is not None else 0
+    walk_skipped = len(opened.skipped) - unreadable
+    seen = opened.files + walk_skipped + sum(opened.left_out.values())
+    line = f"{seen:,} file(s) seen: {opened.files - unreadable:,} indexed"
+    if opened.skipped:
+        line += ", " + skip_summary(opened.skipped)
+    if opened.left_out:
+        line += ", " + left_out_summary(opened.left_out)
+    return line
+
+
     """`longqa search`: search one library and print the ranked chunks with their scores and an excerpt."""
     settings = _index_settings(args)
     opened = open_library({"documents": args.paths, **scope_of(args)}, settings)
@@ -157,6 +171,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
+    elif args.quiet:  # the answer and its passages only: skips are not shown, so not recorded as shown
+        render(result, question=args.question, quiet=True)
         render(result, question=args.question, new_skipped=not_shown_before(settings.home, result.get("skipped") or []))
     return 1 if result.get("status") == "error" else 0
 
@@ -189,7 +205,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-_QUIET_HELP = "no progress, no warnings from reading files (errors only)"
+_QUIET_HELP = "only the results (index: its one summary line), no progress, no warnings; errors still"
 
 
 def _add_library_paths(p: argparse.ArgumentParser, verb: str) -> None:
@@ -280,7 +296,8 @@ def _add_ask(sub: argparse._SubParsersAction) -> None:
         "-q",
         "--quiet",
         action="store_true",
-        help="print only the answer block (no progress, no warnings from reading files)",
+        help="print only the answer and its passages (no progress, no notes, no skipped files, no usage table, no "
+        "warnings from reading files; errors still)",
     )
     p.add_argument(
         "--no-warm",

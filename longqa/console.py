@@ -15,8 +15,10 @@ from typing import Any, Protocol, TextIO
 from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.manifest import Event
 
-EXCERPT_CHARS = 320  # of each passage shown in plain output: the stretch around the best match
+EXCERPT_CHARS = 320  # of each passage shown in plain output: the stretch around the answer's sentence
 _WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+")  # where a sentence of whitespace-collapsed text ends
+_CITATION = re.compile(r"\s*\[[A-Za-z]*\d+\]")  # "[E1]"
 PLAIN_EVERY_S = 5.0  # a plain progress line per step at most this often, besides each step's first and last
 
 
@@ -160,36 +162,86 @@ class LibraryProgress:
 
 
 def configure_logging(verbose: bool, quiet: bool) -> None:
-    """Log to stderr; `-q` keeps only errors (a file's reading warnings go), `-v` adds info."""
+    """Log to stderr; `-q` keeps only errors (a file's reading warnings go), `-v` adds info. A warning is its
+    message alone, which names its file first ("report.pdf: not fully read: 2 charts"); `-v` adds the level and
+    the module that logged, for whoever debugs."""
     level = logging.INFO if verbose else logging.ERROR if quiet else logging.WARNING
-    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s" if verbose else "%(message)s")
     logging.getLogger().setLevel(level)
 
 
-def excerpt(text: str, question: str, width: int = EXCERPT_CHARS) -> str:
-    """About `width` characters of `text` (whitespace collapsed) around where the most distinct
-    words of `question` (stemmed, no stop words) come together, cut at word boundaries and marked
-    "…" where cut; the start when none of them occurs."""
+def excerpt(text: str, question: str, width: int = EXCERPT_CHARS, answer: str | None = None) -> str:
+    """About `width` characters of `text` (whitespace collapsed) centred on the sentence that best matches
+    `answer` (the answer's words as written, else the most of its distinct stemmed words), else `question`; cut at
+    word boundaries and marked "…" where cut; the start when neither matches anything. A sentence longer than the
+    window is shown around where the most of those words come together."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    terms = set(bm25_tokens(question))
-    hits = [(m.start(), bm25_tokens(m.group())) for m in _WORD.finditer(flat)]
-    hits = [(at, tokens[0]) for at, tokens in hits if tokens and tokens[0] in terms][:500]
-    start = 0
-    if hits:
-        lead = width // 4  # some of what comes before the match, for its sentence
-        best, first = -1, 0
-        for anchor, _ in hits:
-            begin = max(0, anchor - lead)
-            found = len({term for at, term in hits if begin <= at < begin + width})
-            if found > best:
-                best, start, first = found, begin, anchor
-        sentence = flat.rfind(". ", start, first)  # begin at the matching sentence when it starts in the lead
-        start = min(sentence + 2 if sentence >= 0 else start, len(flat) - width)
+    start = None
+    for target in (_answer_words(answer, question), question):
+        if target:
+            start = _window_on_best_sentence(flat, target, width)
+        if start is not None:
+            break
+    start = min(max(0, start or 0), len(flat) - width)
     end = start + width
     if start > 0 and flat[start - 1] != " ":
         start = flat.find(" ", start) + 1 or start
     if end < len(flat):
         end = flat.rfind(" ", start, end) if flat.rfind(" ", start, end) > start else end
     return ("…" if start > 0 else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
+
+
+def _answer_words(answer: str | None, question: str) -> str:
+    """The words of an answer that claim something ("unanswerable" and citation marks are not)."""
+    if not answer or answer.strip().lower().startswith("unanswerable"):
+        return ""
+    from longqa.llm.answer_core import answer_core
+
+    return _CITATION.sub("", answer_core(answer, question)).strip()
+
+
+def _sentences(flat: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of a whitespace-collapsed text."""
+    spans, at = [], 0
+    for m in _SENTENCE_END.finditer(flat):
+        spans.append((at, m.start()))
+        at = m.end()
+    return [*spans, (at, len(flat))]
+
+
+def _window_on_best_sentence(flat: str, target: str, width: int) -> int | None:
+    """Where a `width` window starts to be centred on the sentence that holds `target` as written (case aside),
+    else on the one holding the most of its distinct terms (ties: the earlier); None when no sentence holds any."""
+    sentences = _sentences(flat)
+    at = flat.lower().find(target.lower()) if len(target) <= width // 2 else -1
+    if at >= 0:
+        best = next((s, e) for s, e in sentences if s <= at < e or at < s)
+    else:
+        terms = set(bm25_tokens(target))
+        found = [len(terms & set(bm25_tokens(flat[s:e]))) for s, e in sentences]
+        if not terms or max(found) == 0:
+            return None
+        best = sentences[found.index(max(found))]
+    begin, end = best
+    if end - begin <= width:
+        return (begin + end) // 2 - width // 2
+    return _densest(flat, begin, end, set(bm25_tokens(target)), width, at)
+
+
+def _densest(flat: str, begin: int, end: int, terms: set[str], width: int, at: int) -> int:
+    """In a sentence longer than the window: where the window holds the most distinct `terms` (a quarter of it
+    before the first of them), or the target's place `at` when it was found as written."""
+    lead = width // 4
+    if at >= 0:
+        return max(begin, at - lead)
+    hits = [(m.start(), bm25_tokens(m.group())) for m in _WORD.finditer(flat, begin, end)]
+    hits = [(pos, tokens[0]) for pos, tokens in hits if tokens and tokens[0] in terms][:500]
+    best, start = -1, begin
+    for anchor, _ in hits:
+        window = max(begin, anchor - lead)
+        count = len({term for pos, term in hits if window <= pos < window + width})
+        if count > best:
+            best, start = count, window
+    return start

@@ -14,6 +14,7 @@ from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, 
 from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
 from longqa.retrieval.ocr import location
 from longqa.retrieval.precision import pruned
+from longqa.retrieval.sections import section_of
 from longqa.services.stores import searcher_for
 
 
@@ -58,6 +59,7 @@ def process_context(state: State, runtime: Runtime[Settings]) -> dict:
     passages, recovered = build_passages(hits, documents, plan)
     evidence = _evidence(passages, hits, "E", documents)
     note = f"process_context: {len(hits)} chunk(s) -> {len(evidence)} passage(s)"
+    evidence = [{**e, **section_of(documents[e["doc_id"]], e["start"])} for e in evidence]  # cited as where it is
     if "sentences" in plan.precision:  # the precision stage inside passages: what its query names
         words = sum(len(e["text"].split()) for e in evidence)
         evidence = [{**e, "text": pruned(e["text"], e["query"] or state["question"])} for e in evidence]

@@ -32,14 +32,17 @@ class FileSet:
     named: list[Path] = field(default_factory=list)  # the files given by name (not found in a folder)
     skipped: list[Skipped] = field(default_factory=list)
     folders: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)  # by rule, not by fault: "hidden" -> how many
 
     def summary(self) -> str:
-        """One line: how many files, and the skipped ones counted by reason."""
+        """One line: how many files, the skipped ones counted by reason, and those left out by rule."""
         line = f"{len(self.files)} file(s)"
         if self.folders:
             line += f" in {self.folders} folder(s)"
         if self.skipped:
             line += "; " + skip_summary(self.skipped)
+        if self.left_out:
+            line += "; " + left_out_summary(self.left_out)
         return line
 
 
@@ -50,6 +53,12 @@ def skip_summary(skipped: Sequence[Skipped]) -> str:
         kind = s.reason.split(" (")[0].split(";")[0]
         reasons[kind] = reasons.get(kind, 0) + 1
     return f"{len(skipped)} skipped (" + ", ".join(f"{n} {r}" for r, n in sorted(reasons.items())) + ")"
+
+
+def left_out_summary(left_out: dict[str, int]) -> str:
+    """'4 left out (1 excluded, 2 hidden, 1 hidden folder(s))': what a folder walk passed over by rule."""
+    counts = ", ".join(f"{n} {why}" for why, n in sorted(left_out.items()))
+    return f"{sum(left_out.values())} left out ({counts})"
 
 
 def matches(relative: str, patterns: Sequence[str]) -> bool:
@@ -78,7 +87,9 @@ def collect_files(
     be read); a folder is walked recursively, in name order, without following symbolic links to
     folders (no loops), skipping hidden entries and, with a reason, every file of a type we cannot
     read or larger than `max_file_bytes`. `include` (any must match) and `exclude` (none may match)
-    apply to files found in folders. `progress(files_seen)` is called as the walk goes."""
+    apply to files found in folders. Hidden entries and files the patterns leave out are counted in
+    `left_out` by kind (a hidden folder is not walked: it counts once). `progress(files_seen)` is
+    called as the walk goes."""
     found = FileSet()
     seen: set[Path] = set()
     for given in paths:
@@ -90,7 +101,7 @@ def collect_files(
                 found.named.append(path)
             continue
         found.folders += 1
-        for file, reason in _walk(path, include, exclude, max_file_bytes):
+        for file, reason in _walk(path, include, exclude, max_file_bytes, found.left_out):
             if reason:
                 found.skipped.append(Skipped(printable_name(file), reason))
             elif file not in seen:
@@ -101,18 +112,30 @@ def collect_files(
     return found
 
 
-def _walk(root: Path, include: Sequence[str], exclude: Sequence[str], max_file_bytes: int):
-    """(file, reason to skip it or "") for every file under `root`."""
+def _walk(root: Path, include: Sequence[str], exclude: Sequence[str], max_file_bytes: int, left_out: dict[str, int]):
+    """(file, reason to skip it or "") for every file under `root`; what is left out by rule is
+    counted in `left_out`."""
     errors: list[OSError] = []
+
+    def leave(why: str) -> None:
+        left_out[why] = left_out.get(why, 0) + 1
+
     for folder, dirs, files in os.walk(root, onerror=errors.append, followlinks=False):
+        for _ in (d for d in dirs if d.startswith(".")):
+            leave("hidden folder(s)")
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         base = Path(folder)
         for name in sorted(files):
             if name.startswith("."):
+                leave("hidden")
                 continue
             file = base / name
             relative = file.relative_to(root).as_posix()
-            if (include and not matches(relative, include)) or (exclude and matches(relative, exclude)):
+            if include and not matches(relative, include):
+                leave("not included")
+                continue
+            if exclude and matches(relative, exclude):
+                leave("excluded")
                 continue
             yield file, _reason_to_skip(file, max_file_bytes)
     for e in errors:  # a folder we may not list

@@ -1,7 +1,9 @@
-"""What `longqa index` and `longqa ask` print for a person (issue 30, part 4): progress bars only on
-a terminal, a file's library warnings named by the file and quiet under -q, one skipped count,
-passages shown around the best match, no filler, only new skips, and a subfolder of an indexed
-folder searched within that folder's library. Drives the real CLI in a subprocess."""
+"""What `longqa index` and `longqa ask` print for a person (issue 30, part 4; issue 47, parts 3-4): progress
+bars only on a terminal, a file's library warnings named by the file first (no module name) and quiet under -q,
+one summary line that accounts for every file seen (hidden ones and those patterns leave out included), passages
+shown around the sentence that answers with where they are, no filler, only new skips, `ask -q` printing the
+answer and its passages alone, and a subfolder of an indexed folder searched within that folder's library.
+Drives the real CLI in a subprocess."""
 
 from __future__ import annotations
 
@@ -51,6 +53,9 @@ def folder(tmp_path_factory) -> Path:
     (root / "notes.xyz").write_text("an unsupported file\n", "utf-8")
     (root / "broken.pdf").write_bytes(b"%PDF-1.4\nnot really a PDF\n")
     _broken_xref_pdf(root / "warned.pdf")
+    (root / ".draft.md").write_text("a hidden file\n", "utf-8")
+    (root / ".cache").mkdir()
+    (root / ".cache" / "old.md").write_text("in a hidden folder\n", "utf-8")
     return root
 
 
@@ -70,18 +75,35 @@ def test_index_to_a_pipe_prints_plain_lines_warnings_named_by_file_and_one_skip_
     assert "\r" not in done.stderr and "\x1b[" not in done.stderr  # no bar redraws in a log
     assert re.search(r"^reading: \d+/\d+ files$", done.stderr, re.M), done.stderr
     warnings = [line for line in done.stderr.splitlines() if "Ignoring wrong pointing object" in line]
-    assert warnings and all(f"{folder / 'warned.pdf'}: " in line for line in warnings), done.stderr
+    assert warnings and all(line.startswith(f"{folder / 'warned.pdf'}: ") for line in warnings), done.stderr
+    assert "longqa." not in done.stderr and "WARNING" not in done.stderr  # no module name, no level shouted
     assert len(warnings) == 1  # one line per kind of warning, with a count
     summary = next(line for line in done.stdout.splitlines() if line.startswith("library "))
     counted = re.search(r"(\d+) skipped \(", done.stdout)
     assert counted and f", {counted.group(1)} skipped;" in summary, done.stdout
     assert counted.group(1) == "2"  # notes.xyz (unsupported) and broken.pdf (unreadable)
+    assert f"added: {folder / 'cargo.txt'}" in done.stdout and f"skipped: {folder / 'notes.xyz'}" in done.stdout
 
 
-def test_quiet_index_prints_no_warning_and_no_progress(tmp_path, folder):
+def test_quiet_index_prints_its_summary_line_alone_and_counts_every_file(tmp_path, folder):
     done = _cli(tmp_path / "home", "index", "-q", str(folder))
     assert done.returncode == 0, done.stderr
     assert done.stderr == "", done.stderr
+    assert len(done.stdout.splitlines()) == 1 and done.stdout.startswith("library "), done.stdout
+    # 5 files read or tried, notes.xyz skipped at the walk, a hidden file and a hidden folder left out
+    assert (
+        "8 file(s) seen: 4 indexed, 2 skipped (1 unreadable PDF, 1 unsupported type), "
+        "2 left out (1 hidden, 1 hidden folder(s))"
+    ) in done.stdout, done.stdout
+
+
+def test_the_summary_counts_what_the_patterns_leave_out(tmp_path, folder):
+    done = _cli(tmp_path / "home", "index", "-q", "--exclude", "*.pdf", "--exclude", "sub/**", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert (
+        "8 file(s) seen: 1 indexed, 1 skipped (1 unsupported type), "
+        "6 left out (4 excluded, 1 hidden, 1 hidden folder(s))" in done.stdout
+    ), done.stdout
 
 
 def test_index_on_a_terminal_draws_bars(tmp_path, folder):
@@ -141,14 +163,17 @@ def test_ask_shows_the_passage_around_its_best_match_and_no_skip_index_already_r
     done = _cli(indexed, "ask", "-q", str(folder), "Which ship docked at berth four?")
     assert done.returncode == 0, done.stderr
     line = next(line for line in done.stdout.splitlines() if "ships.md" in line)
-    assert f": …{ANSWER} Sentence 0" in line, (
-        line
-    )  # from the matching sentence on  # the answer's sentence, not the passage's first 250 characters
-    assert "Skipped" not in done.stdout and "(2 file(s) skipped as before; --json lists all)" in done.stdout
+    assert ANSWER in line and "…" in line, line  # the answer's sentence, not the passage's first 320 characters
+    # -q: the evidence alone; no note of the missing model, no skips, no usage
+    assert done.stdout.splitlines()[0] == "Evidence:", done.stdout
+    assert "No LLM" not in done.stdout and "skipped" not in done.stdout.lower(), done.stdout
+    plain = _cli(indexed, "ask", str(folder), "Which ship docked at berth four?")
+    assert "No LLM configured" in plain.stdout
+    assert "Skipped" not in plain.stdout and "(2 file(s) skipped as before; --json lists all)" in plain.stdout
     (folder / "later.xyz").write_text("a file added after indexing\n", "utf-8")
     try:
-        again = _cli(indexed, "ask", "-q", str(folder), "Which ship docked at berth four?")
-        third = _cli(indexed, "ask", "-q", str(folder), "Which ship docked at berth four?")
+        again = _cli(indexed, "ask", str(folder), "Which ship docked at berth four?")
+        third = _cli(indexed, "ask", str(folder), "Which ship docked at berth four?")
     finally:
         (folder / "later.xyz").unlink()
     assert f"Skipped 1 new file(s): {folder / 'later.xyz'}: unsupported type (.xyz)" in again.stdout, again.stdout
@@ -201,3 +226,60 @@ def test_an_excerpt_is_the_whole_of_a_short_passage_and_the_start_when_nothing_m
     shown = excerpt(long, "Which vessel?", width=100)
     assert shown.startswith("Sentence 0 says") and shown.endswith("…") and len(shown) <= 101
     assert excerpt(long + " The vessel sank.", "Which vessel sank?", width=100).startswith("…")
+
+
+def test_an_excerpt_shows_the_answer_in_the_middle_of_a_long_passage():
+    from longqa.console import excerpt
+
+    before = " ".join(f"Fasteners of kind {i} are listed in the parts catalogue." for i in range(30))
+    after = " ".join(f"Section {i} describes other parts of the assembly." for i in range(30))
+    passage = f"{before} Wing-type nuts are made of anodized aluminium alloy 6061 and are tightened by hand. {after}"
+    assert len(passage) > 3000
+    question = "What are the wing-type nuts made of?"
+    shown = excerpt(passage, question, answer="They are made of anodized aluminium alloy 6061 [E1].")
+    assert "anodized aluminium alloy 6061" in shown and shown.startswith("…") and shown.endswith("…"), shown
+    # without an answer, the question's best sentence is the window's middle
+    assert "Wing-type nuts are made of anodized aluminium" in excerpt(passage, question)
+
+
+def test_an_excerpt_shows_the_answer_at_the_end_of_a_passage():
+    from longqa.console import excerpt
+
+    verse = " ".join(
+        f"Verse {i}: he marched all day across the plain, and when the night came he sought no roof, nor any "
+        "shelter from the wind, and lay down beside the road,"
+        for i in range(6)
+    )
+    passage = f"{verse} The earth for his pillow, his curtain the skies."
+    question = "What did the soldier sleep on, and what covered him?"
+    shown = excerpt(passage, question, answer="The earth was his pillow [E2].")
+    assert shown.endswith("The earth for his pillow, his curtain the skies."), shown
+    assert "The earth for his pillow" in excerpt(passage, "What was his pillow?")
+    # an answer that names nothing in the passage leaves the question to choose
+    assert "pillow" in excerpt(passage, "What was his pillow?", answer="unanswerable")
+
+
+def test_each_passage_is_shown_with_where_it_is_around_the_answer():
+    from longqa.ask import render
+
+    filler = " ".join(f"Paragraph {i} covers the harbour's general history and trade." for i in range(20))
+    text = f"{filler} The pilot boarded the Aurora at dawn. {filler}"
+    cited = {"id": "E1", "source": "harbor.pdf", "start": 10, "end": 10 + len(text), "text": text}
+    result = {
+        "status": "answered",
+        "answer": "At dawn [E1].",
+        "model": "m",
+        "citations": [{**cited, "page": "3", "section": "2.1 Arrivals"}],
+        "skipped": ["x.xyz: unsupported type (.xyz)"],
+        "usage": [],
+    }
+    out = io.StringIO()
+    render(result, out, question="When did the pilot board the Aurora?", quiet=True)
+    lines = out.getvalue().splitlines()
+    assert lines[:2] == ["Answer [m]: At dawn [E1].", "Sources:"], lines
+    assert lines[2].startswith('  [E1] harbor.pdf page 3 § "2.1 Arrivals" chars 10-'), lines[2]
+    assert "boarded the Aurora at dawn" in lines[2]
+    assert len(lines) == 3  # quiet: no skipped files, no usage
+    out = io.StringIO()
+    render(result, out, question="When did the pilot board the Aurora?")
+    assert "Skipped 1 file(s): x.xyz" in out.getvalue()
