@@ -89,7 +89,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
 def files_seen(opened: Opened) -> str:
     """'40 file(s) seen: 36 indexed, 2 skipped (2 unsupported type), 2 left out (2 hidden)': every file the input
     named or its folders hold, accounted for."""
@@ -104,6 +103,7 @@ def files_seen(opened: Opened) -> str:
     return line
 
 
+def cmd_search(args: argparse.Namespace) -> int:
     """`longqa search`: search one library and print the ranked chunks with their scores and an excerpt."""
     settings = _index_settings(args)
     opened = open_library({"documents": args.paths, **scope_of(args)}, settings)
@@ -170,9 +170,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     )
     if args.json:
         print_json(result)
-    else:
     elif args.quiet:  # the answer and its passages only: skips are not shown, so not recorded as shown
         render(result, question=args.question, quiet=True)
+    else:
         render(result, question=args.question, new_skipped=not_shown_before(settings.home, result.get("skipped") or []))
     return 1 if result.get("status") == "error" else 0
 

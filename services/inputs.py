@@ -107,12 +107,12 @@ class Opened:
     words: int
     skipped: list[Skipped] = field(default_factory=list)
     update: Update | None = None
+    files: int = 0  # the files the input named or its folders hold, readable or not (not those skipped at the walk)
+    left_out: dict[str, int] = field(default_factory=dict)  # what the folder walk passed over by rule, by kind
 
 
 def open_library(state: Mapping[str, Any], settings: Settings, progress: Progress | None = None) -> Opened:
     """The question graph's library. A named `collection` is searched as it was indexed, or only
-    files: int = 0  # the files the input named or its folders hold, readable or not (not those skipped at the walk)
-    left_out: dict[str, int] = field(default_factory=dict)  # what the folder walk passed over by rule, by kind
     the files of it that `documents` names (a filter). Otherwise `documents` (files and folders,
     walked with the `include` / `exclude` patterns) and `texts` are the library made for this input,
     brought up to date first (see `index_library`)."""
@@ -182,11 +182,11 @@ def index_library(
         reasons = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:3])
         raise InputError(f"no readable documents{' (' + reasons + ')' if reasons else ''}")
     opened = _opened(library, manifest.doc_ids(), settings, skipped, update, manifest)
+    opened.files, opened.left_out = len(found.files) + len(documents), dict(found.left_out)
     by_key = {k: e.doc_id for k, e in manifest.documents.items()}
     opened.sources.update({by_key[k]: name for k, name in name_of.items() if k in by_key})  # as given now
     return opened
 
-    opened.files, opened.left_out = len(found.files) + len(documents), dict(found.left_out)
 
 def _file_reader(settings: Settings, question: bool) -> Callable[..., Document]:
     """How files are read: each under a time and memory ceiling, in reader processes. An index run
