@@ -184,6 +184,13 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
+    if settings.server and settings.question_budget and not the_plan.question_budget:
+        # a server's caller never escapes the operator's budget by naming a preset (issue 45): the fixed
+        # baselines, which run unbudgeted in process to reproduce their papers, run capped to it here
+        reason = f"server: the question budget ({settings.question_budget} tokens) binds this preset; run capped"
+        the_plan = the_plan.model_copy(
+            update={"question_budget": settings.question_budget, "reasons": [*the_plan.reasons, reason]}
+        )
     if not settings.has_llm and the_plan.workflow in ("split", "stepwise"):
         # splitting and reasoning need a model; k per sub-question / per hop would be too few for
         # the one retrieval that replaces them, and bridge expansion stands in for the next hops
