@@ -6,7 +6,7 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from longqa.contracts.settings import RunContext, Settings
-from longqa.nodes.index_documents import IndexInput, IndexOutput, index_documents
+from longqa.nodes.index_documents import IndexInput, IndexOutput, index_node
 
 
 class IndexState(IndexInput, IndexOutput):
@@ -18,7 +18,7 @@ class IndexState(IndexInput, IndexOutput):
 def build_index_graph(context: type[Settings] | type[RunContext] = Settings) -> StateGraph:
     """The index graph before compiling: START -> index_documents -> END, with this context schema."""
     builder = StateGraph(IndexState, input_schema=IndexInput, output_schema=IndexOutput, context_schema=context)
-    builder.add_node("index_documents", index_documents)
+    builder.add_node("index_documents", index_node())
     builder.add_edge(START, "index_documents")
     builder.add_edge("index_documents", END)
     return builder

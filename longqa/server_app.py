@@ -6,7 +6,10 @@
   (`home`, `base_url`, ...) naming it as locked, and a bad value or one over the deployment's
   ceiling naming the field (the run would otherwise fail only once it started). Hand-written: no
   library validates LangGraph run bodies; it is plain ASGI and buffers only run-creating bodies.
-  Who may run what is longqa/auth.py's (LangGraph's custom auth)."""
+  Who may run what is longqa/auth.py's (LangGraph's custom auth). The same guard refuses inline
+  `texts` over the deployment's limits (413 or 422, services/text_limits.py) and makes a waited run
+  (`runs/wait`, `runs/stream`) end when its caller disconnects unless the body says otherwise
+  (longqa/disconnect.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from longqa.contracts.ceilings import caller_context
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
+from longqa.disconnect import cancel_on_disconnect
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits
+from longqa.services.text_limits import run_texts_problem
 
 log = logging.getLogger(__name__)
 
@@ -82,15 +87,20 @@ class RunContextGuard:
                 return
         raw = b"".join(chunks)
         try:
-            problem = context_problem(json.loads(raw or b"{}"))
+            body = json.loads(raw or b"{}")
+            problem = context_problem(body)
         except RecursionError:
             await _refuse(send, 400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
             return
         except (ValueError, UnicodeDecodeError):
-            problem = None  # not JSON: the server's own validation answers it
+            body, problem = None, None  # not JSON: the server's own validation answers it
         if problem:
             await _refuse(send, 422, f"invalid run context: {problem}")
             return
+        if texts := run_texts_problem(body):  # inline texts over the deployment's limits: 413 or 422
+            await _refuse(send, texts.status, texts.message)
+            return
+        raw, scope = _waited_runs_cancel(scope, body, raw)
         replayed = False
 
         async def replay() -> Message:
@@ -101,6 +111,16 @@ class RunContextGuard:
             return await receive()
 
         await self.app(scope, replay, send)
+
+
+def _waited_runs_cancel(scope: Scope, body: Any, raw: bytes) -> tuple[bytes, Scope]:
+    """A run its caller waits for is cancelled when the caller leaves, unless it says otherwise
+    (longqa/disconnect.py); the body's length told again when it changed."""
+    sent = cancel_on_disconnect(scope["path"], body, raw)
+    if sent is raw:
+        return raw, scope
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+    return sent, {**scope, "headers": [*headers, (b"content-length", str(len(sent)).encode())]}
 
 
 @contextlib.asynccontextmanager

@@ -5,13 +5,21 @@ paths. Only new and changed files are embedded; removed ones leave the library."
 
 from __future__ import annotations
 
-from langgraph.runtime import Runtime
+import asyncio
+import logging
+import threading
+
+from langchain_core.runnables import RunnableLambda
+from langgraph.runtime import Runtime, get_runtime
 from typing_extensions import TypedDict  # LangGraph publishes schemas from these on Python < 3.12
 
 from longqa.contracts.settings import Settings, settings_of
 from longqa.retrieval import DocumentError
+from longqa.retrieval.cancel import Cancelled, cancelled_by
 from longqa.retrieval.progress import library_progress
 from longqa.services.inputs import InputError, index_library
+
+log = logging.getLogger(__name__)
 
 
 class IndexInput(TypedDict, total=False):
@@ -75,3 +83,32 @@ def index_documents(state: IndexInput, runtime: Runtime[Settings]) -> IndexOutpu
         "skipped": [f"{s.path}: {s.reason}" for s in opened.skipped],
         "error": None,
     }
+
+
+def index_node() -> RunnableLambda:
+    """`index_documents` as the index graph runs it: in the caller's thread under `invoke` (the CLI,
+    `longqa serve`, which stop a run themselves); under `ainvoke` (the LangGraph server) in a worker
+    thread that stops at its next file or embedding batch once the run is cancelled, as when its
+    waiting client disconnects (longqa/disconnect.py), instead of indexing on for nobody."""
+
+    def run(state: IndexInput) -> IndexOutput:
+        return index_documents(state, get_runtime())
+
+    async def arun(state: IndexInput) -> IndexOutput:
+        runtime, cancelled = get_runtime(), threading.Event()
+
+        def work() -> IndexOutput:
+            try:
+                with cancelled_by(cancelled):
+                    return index_documents(state, runtime)
+            except Cancelled:
+                log.warning("index_documents: its run was cancelled; stopped within the step")
+                raise
+
+        try:
+            return await asyncio.to_thread(work)
+        except asyncio.CancelledError:
+            cancelled.set()  # the thread raises `Cancelled` at its next check and ends
+            raise
+
+    return RunnableLambda(run, afunc=arun, name="index_documents")

@@ -33,7 +33,7 @@ def texts_problem(value: Any, settings: Settings) -> TextsProblem | None:
     total_limit = _chars(settings.max_inline_mb)
     if len(texts) > most:
         return TextsProblem(
-            TOO_MANY, f"'texts' holds {len(texts):,} texts; this server takes at most {most:,} (max_inline_texts)"
+            TOO_MANY, f"'texts' holds {len(texts):,} texts, more than the {most:,} a run may pass (max_inline_texts)"
         )
     total = 0
     for i, text in enumerate(texts):
@@ -42,14 +42,14 @@ def texts_problem(value: Any, settings: Settings) -> TextsProblem | None:
         if len(text) > one:
             return TextsProblem(
                 TOO_LARGE,
-                f"texts[{i}] is {len(text):,} characters; this server takes at most {one:,} per text "
+                f"texts[{i}] is {len(text):,} characters, more than the {one:,} one text may hold "
                 "(max_inline_text_mb): index a larger document as a file",
             )
         total += len(text)
     if total > total_limit:
         return TextsProblem(
             TOO_LARGE,
-            f"'texts' hold {total:,} characters together; this server takes at most {total_limit:,} (max_inline_mb)",
+            f"'texts' hold {total:,} characters together, more than the {total_limit:,} a run may pass (max_inline_mb)",
         )
     return None
 
