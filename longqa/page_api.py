@@ -29,6 +29,7 @@ from starlette.routing import Route
 from longqa import page_data
 from longqa.access import Denied, identify
 from longqa.contracts.settings import Settings, SettingsError
+from longqa.job_slots import Busy, JobSlots
 from longqa.keys import KeyStore
 from longqa.limits import ServerLimits
 
@@ -91,8 +92,9 @@ def _reader(keys: KeyStore, deployment: Settings, read):
     return endpoint
 
 
-def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings):
-    """POST /page/api/upload: the body read as every POST's is (longqa/serve.py), then longqa/page_upload.py."""
+def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
+    """POST /page/api/upload: the body read as every POST's is (longqa/serve.py), then longqa/page_upload.py,
+    holding one of the key's index job slots."""
     from longqa import page_upload, serve
 
     scrub = serve._Scrubber(deployment)
@@ -103,9 +105,15 @@ def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings):
             if not caller.can("index"):  # refused before the body is read
                 raise Denied(403, f"this key may not index (its grants: {', '.join(sorted(caller.grants))})")
             wanted = page_upload.parse_upload(await serve._read(request, limits))
-            return _json(await run_in_threadpool(page_upload.upload, caller, deployment, wanted))
+            jobs.take(caller)
+            try:  # one upload is one file: it runs to its end, then the slot is free
+                return _json(await run_in_threadpool(page_upload.upload, caller, deployment, wanted))
+            finally:
+                jobs.give(caller)
         except (Denied, serve.BadRequest) as e:
             return _error(scrub(str(e)), e.status)
+        except Busy as e:
+            return _error(str(e), 429)
         except page_upload.UploadRefused as e:
             return _error(scrub(str(e)), 422)
         except SettingsError:
@@ -118,6 +126,8 @@ def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> l
     """The page's routes, mounted by longqa/serve.py's build_app."""
     from longqa.page_stream import stream_endpoint
     from longqa.threads import thread_checkpointer
+
+    jobs = JobSlots(limits.max_index_jobs_per_key)  # the page's index runs and uploads, per key (as /index's)
 
     def whoami(caller, request: Request) -> dict:
         largest = min(limits.max_body_bytes * 3 // 4 - 4096, deployment.max_file_bytes)  # base64 in a JSON body
@@ -148,7 +158,7 @@ def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> l
         Route("/page/api/threads/{thread_id}", _reader(keys, deployment, thread), methods=["GET"]),
         Route("/page/api/passage", _reader(keys, deployment, passage), methods=["GET"]),
         Route("/page/api/files", _reader(keys, deployment, files), methods=["GET"]),
-        Route("/page/api/upload", _uploader(keys, limits, deployment), methods=["POST"]),
-        Route("/page/api/ask", stream_endpoint("ask", keys, limits, deployment), methods=["POST"]),
-        Route("/page/api/index", stream_endpoint("index", keys, limits, deployment), methods=["POST"]),
+        Route("/page/api/upload", _uploader(keys, limits, deployment, jobs), methods=["POST"]),
+        Route("/page/api/ask", stream_endpoint("ask", keys, limits, deployment, jobs), methods=["POST"]),
+        Route("/page/api/index", stream_endpoint("index", keys, limits, deployment, jobs), methods=["POST"]),
     ]

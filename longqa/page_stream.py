@@ -8,7 +8,9 @@ but the response is NDJSON, one event a line, as the graph works:
     {"type": "error", "error": "..."}                            the replica failed (a database down)
 
 A refusal (401, 403, 404, 413, 415, 422 ...) comes before the stream starts, as a plain JSON error
-with its status. The client closing the stream stops the run after the step under way."""
+with its status; so does a second index run of a key that has one under way (429, LONGQA_MAX_INDEX_JOBS,
+counted apart from /index's). The page closing the stream stops the run, within its step at the next
+file or embedding batch (retrieval/cancel.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.types import Overwrite
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
@@ -29,14 +32,38 @@ from longqa.access import Caller, Denied, authorize, identify
 from longqa.ask import answer_fields
 from longqa.contracts.ceilings import deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
+from longqa.job_slots import Busy, JobSlots
 from longqa.keys import KeyStore
 from longqa.limits import ServerLimits, question_problem
 from longqa.page_api import page_headers
+from longqa.retrieval.cancel import Cancelled, cancelled_by
 
 log = logging.getLogger(__name__)
 MODES = ["updates", "custom", "values"]
 MAX_TRACE_LINES = 20  # per step: a step's trace is for watching, the result holds the rest
 INDEX_OUTPUT = ("doc_ids", "collection", "chunks", "version", "changes", "skipped", "error")
+
+
+class _Slot:
+    """An index job's slot, given back once: by the run's thread when it ends, or, when the response
+    never started its stream (the page left first), after the response."""
+
+    def __init__(self, release: Callable[[], None]):
+        self.release, self.started, self.given = release, False, False
+        self._lock = threading.Lock()
+
+    def give(self) -> None:
+        """Give the slot back (the second call does nothing)."""
+        with self._lock:
+            if self.given:
+                return
+            self.given = True
+        self.release()
+
+    async def unless_started(self) -> None:
+        """The response's background task: give the slot back if no run thread was started to."""
+        if not self.started:
+            self.give()
 
 
 class _Stopped(Exception):
@@ -64,8 +91,8 @@ def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Cal
     if not thread:
         return serve._question_graph(), {"question": question, **scope}, {}, answer_fields
     saver = thread_checkpointer(body["context"])
-    if claim_thread(saver, thread, caller.tenant) != caller.tenant:
-        raise Denied(404, f"no thread {thread[:60]!r}")  # another tenant's: not even its existence
+    if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
+        raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
     payload = {"messages": [HumanMessage(question)], **scope}
     return serve._thread_graph(saver), payload, {"configurable": {"thread_id": thread}}, answer_fields
 
@@ -79,19 +106,21 @@ def _index_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, C
 
 
 def _events(run: tuple, context: Settings, stopped: threading.Event, put: Callable[[dict], None]) -> None:
-    """Run the graph in this (worker) thread, putting each event; the last one is the result."""
+    """Run the graph in this (worker) thread, putting each event; the last one is the result. Once
+    the page has gone the run stops between steps, and within one at its next file or embedding batch."""
     graph, payload, config, output = run
     final: dict[str, Any] = {}
-    for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=MODES):
-        if stopped.is_set():
-            raise _Stopped()
-        if mode == "values":
-            final = chunk
-        elif mode == "custom" and isinstance(chunk, dict):
-            put({"type": "progress", **{k: chunk.get(k) for k in ("node", "step", "done", "total", "message")}})
-        elif mode == "updates" and isinstance(chunk, dict):
-            for node, update in chunk.items():
-                put({"type": "step", "node": str(node), "trace": _trace(update)})
+    with cancelled_by(stopped):
+        for mode, chunk in graph.stream(payload, config=config, context=context, stream_mode=MODES):
+            if stopped.is_set():
+                raise _Stopped()
+            if mode == "values":
+                final = chunk
+            elif mode == "custom" and isinstance(chunk, dict):
+                put({"type": "progress", **{k: chunk.get(k) for k in ("node", "step", "done", "total", "message")}})
+            elif mode == "updates" and isinstance(chunk, dict):
+                for node, update in chunk.items():
+                    put({"type": "step", "node": str(node), "trace": _trace(update)})
     put({"type": "result", "result": output(final)})
 
 
@@ -102,7 +131,8 @@ def _line(event: dict, scrub) -> bytes:
     return (scrub(text) + "\n").encode()
 
 
-async def _stream(run: tuple, context: Settings, scrub) -> AsyncIterator[bytes]:
+async def _stream(run: tuple, context: Settings, scrub, slot: _Slot) -> AsyncIterator[bytes]:
+    slot.started = True
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict | None] = asyncio.Queue()
     stopped = threading.Event()
@@ -113,12 +143,13 @@ async def _stream(run: tuple, context: Settings, scrub) -> AsyncIterator[bytes]:
     def work() -> None:
         try:
             _events(run, context, stopped, put)
-        except _Stopped:
-            pass
+        except (_Stopped, Cancelled):
+            log.warning("page run stopped: the page went away")
         except Exception as e:  # the graph reports its own failures; this is the replica's
             log.exception("page run failed")
             put({"type": "error", "error": f"{type(e).__name__}: {str(e)[:300]}"})
         finally:
+            slot.give()  # an index job's slot is given back when its thread ends, not when the page leaves
             put(None)
 
     worker = asyncio.ensure_future(run_in_threadpool(work))
@@ -130,9 +161,11 @@ async def _stream(run: tuple, context: Settings, scrub) -> AsyncIterator[bytes]:
         worker.add_done_callback(lambda done: done.exception())
 
 
-def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deployment: Settings):
-    """POST /page/api/<action>: /ask or /index's checks, then the run streamed as NDJSON events."""
+def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
+    """POST /page/api/<action>: /ask or /index's checks, then the run streamed as NDJSON events. An
+    index run holds one of the key's `jobs` slots (shared with the page's uploads) until its thread ends."""
     from longqa import serve
+    from longqa.services.text_limits import texts_problem
 
     allowed = serve.ASK_KEYS if action == "ask" else serve.INDEX_KEYS
     prepare = _ask_run if action == "ask" else _index_run
@@ -145,16 +178,26 @@ def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deploymen
             problem = question_problem(body, limits.max_question_chars)
             if problem:
                 raise serve.BadRequest(problem, 422)
+            if texts := texts_problem(body.get("texts"), deployment):
+                raise serve.BadRequest(texts.message, texts.status)
             await run_in_threadpool(authorize, caller, action, body, root)
             run = await run_in_threadpool(prepare, body, caller)
+            if action == "index":
+                jobs.take(caller)
+            slot = _Slot((lambda: jobs.give(caller)) if action == "index" else (lambda: None))
         except (Denied, serve.BadRequest) as e:
             return _refused(scrub(str(e)), e.status)
+        except Busy as e:
+            return _refused(str(e), 429)
         except SettingsError as e:
             log.error("%s: %s", request.url.path, e)
             return _refused("the server's configuration cannot be read; its log says why", 503)
         headers = page_headers({"X-Accel-Buffering": "no"})
         return StreamingResponse(
-            _stream(run, body["context"], scrub), media_type="application/x-ndjson", headers=headers
+            _stream(run, body["context"], scrub, slot),
+            media_type="application/x-ndjson",
+            headers=headers,
+            background=BackgroundTask(slot.unless_started),
         )
 
     return endpoint

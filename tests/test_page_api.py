@@ -180,3 +180,18 @@ def test_an_upload_joins_the_collection_within_the_keys_grants(page: Page) -> No
     )
     assert r.status_code == 422 and "base64" in r.json()["error"]
     assert page.client.post("/page/api/upload", json={"name": "z.txt"}, headers=page.acme).status_code == 422
+
+
+def test_the_streamed_runs_keep_the_inline_text_limits(page: Page) -> None:
+    too_many = {"collection": "acme-lib", "texts": ["a few words"] * 257}
+    r = page.client.post("/page/api/index", json=too_many, headers=page.acme)
+    assert r.status_code == 422 and "max_inline_texts" in r.json()["error"]
+    r = page.client.post("/page/api/ask", json={"question": "x", **too_many}, headers=page.acme)
+    assert r.status_code == 422 and "max_inline_texts" in r.json()["error"]
+
+
+def test_an_index_run_gives_its_job_slot_back_when_it_ends(page: Page) -> None:
+    body = {"collection": "globex-lib", "documents": ["globex"]}
+    for _ in range(3):  # one job per key at once (LONGQA_MAX_INDEX_JOBS=1): each run ended frees it
+        r = page.client.post("/page/api/index", json=body, headers=page.globex)
+        assert r.status_code == 200 and _events(r)[-1]["result"]["error"] is None, r.text
