@@ -86,8 +86,9 @@ class Grounding(TypedDict):
     verdict: Literal["supported", "unsupported", "unsure"]
     share: float  # of the answer's content words found in the cited passages
     # who decided: the words, the model asked where they were unsure, or the calculator's cited operands
-    # or "subject": the question names what the documents never say, so no answer from them is about it
-    method: Literal["lexical", "model", "computed", "subject"]
+    # or "subject": the question names what the documents never say, so no answer from them is about it;
+    # "non-answer": the reply restates the question or copies a heading or a passage's label (llm/non_answer.py)
+    method: Literal["lexical", "model", "computed", "subject", "non-answer"]
     missing: list[str]  # the answer's numbers and words the passages do not hold
 
 

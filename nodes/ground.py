@@ -2,7 +2,9 @@
 issue 34: a model that never declines would otherwise send invented answers out with citations.)
 
 First, the subject: where the question names something the searched documents never say
-(retrieval/mentions.py), no answer from them can be about it, whatever its passages hold. Then the
+(retrieval/mentions.py), no answer from them can be about it, whatever its passages hold. Then a reply
+that answers nothing (llm/non_answer.py: the question restated, a passage's label or a heading copied,
+no word beyond the question's) is declined: its words are all in the passages, yet it says nothing. Then the
 lexical check (llm/grounding.py: the answer's numbers, names and content words in the cited
 passages, no model). Where it is unsure, one short structured yes/no call asks the model,
 when the question budget can pay for it. The verdict goes to the state; `self_route` treats an
@@ -20,6 +22,7 @@ from longqa.contracts.state import Evidence, Grounding, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.grounding import lexical_support
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
+from longqa.llm.non_answer import non_answer
 from longqa.llm.parsing import parse_bool
 from longqa.llm.passages import as_data
 from longqa.prompts import grounding
@@ -39,16 +42,9 @@ def support_prompt(question: str, answer: str, passages: list[Evidence]) -> str:
     return grounding.SUPPORT.format(passages=blocks, question=question, answer=answer)
 
 
-@model_node
-def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
-    """Check that the answer is supported by its cited passages: computed answers pass, an unmentioned subject fails,
-    else by its words, and the model decides when the words are unsure."""
-    settings = settings_of(runtime)
-    plan = plan_of(state)
-    answer = state.get("answer")
-    if not plan.ground or not answer or is_unanswerable(answer):
-        return {"grounding": None}
-    cited: list[Evidence] = state.get("citations") or []
+def _decided_before_the_words(state: State, answer: str, cited: list[Evidence]) -> dict | None:
+    """The verdict where the answer's words need not be looked for: computed from cited operands, about a
+    subject the documents never name, or no answer at all; None otherwise."""
     calculation = state.get("calculation")
     if calculation and calculation["answer"] == answer:  # its operands were checked in the cited passages
         verdict = Grounding(answer=answer, verdict="supported", share=1.0, method="computed", missing=[])
@@ -61,6 +57,26 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         names = ", ".join(f'"{n}"' for n in unmentioned)
         verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="subject", missing=unmentioned)
         return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
+    why = non_answer(answer, state["question"], [*cited, *(state.get("evidence") or [])])
+    if why:  # seen (issue 48): a 0.5B model's whole reply was the question, every word of it in the passages
+        verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[])
+        return {"grounding": verdict, "trace": [f"ground: no answer: {why}"]}
+    return None
+
+
+@model_node
+def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
+    """Check that the answer is supported by its cited passages: computed answers pass, an unmentioned subject fails,
+    else by its words, and the model decides when the words are unsure."""
+    settings = settings_of(runtime)
+    plan = plan_of(state)
+    answer = state.get("answer")
+    if not plan.ground or not answer or is_unanswerable(answer):
+        return {"grounding": None}
+    cited: list[Evidence] = state.get("citations") or []
+    decided = _decided_before_the_words(state, answer, cited)
+    if decided:
+        return decided
     computed = bool((state.get("analysis") or {}).get("question_type") == "arithmetic")
     found = lexical_support(answer, [e["text"] for e in cited], state["question"], computed=computed)
     verdict = Grounding(

@@ -73,6 +73,8 @@ def respond(state: State, runtime: Runtime[Settings]) -> dict:
         if state["grounding"]["method"] == "subject":
             names = ", ".join(f'"{n}"' for n in state["grounding"]["missing"])
             why = f"is about something else: the documents never mention {names}"
+        elif state["grounding"]["method"] == "non-answer":
+            why = "is no answer: it says nothing the question does not (a restatement, a heading or a label)"
         else:
             why = "the passages it cites do not support"
         body = f'unanswerable: the documents do not say. The model answered "{declined}", which {why}.'

@@ -26,6 +26,8 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
     shown = sum(default_counter().count_many([e["text"] for e in state.get("evidence") or []]))
     short = Budget.of(state).fallback_shortfall(shown)
     why = "unsupported by its passages" if is_unsupported(state) else "unanswerable"
+    if is_unsupported(state) and state["grounding"]["method"] == "non-answer":  # nodes/ground.py: an echo, a label
+        why = "not an answer"
     unmentioned = state.get("unmentioned") or []
     if fallback and unmentioned:  # the long context is the same documents: it does not say them either
         fallback = False

@@ -1,0 +1,132 @@
+"""Replies that answer nothing are declined (issue 48, llm/non_answer.py): the question given back (the
+real reply of Qwen2.5-Coder-0.5B below), a passage's label, a heading, a sentence of the question's own
+words; short answers ("Paris", "9", "yes") are kept. Through the graph with the scripted model (its
+replies are scripted here, not a model's)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from longqa.llm.non_answer import non_answer
+from tests.replies import cited_answer
+
+# the question and the model's whole reply to it (issue 48): every word of it is in the passages
+BUSES_Q = "From where do buses leave the city CKIS-FM serves?"
+CALGARY = (
+    "# Radio in Calgary\n\n"
+    "CKIS-FM is a commercial radio station that serves Calgary, Alberta, broadcasting at 96.9 MHz.\n\n"
+    "## Leaving the city\n\n"
+    "Intercity buses leave Calgary from the Greyhound terminal on 9th Avenue SW, beside the train station.\n\n"
+    "## 1.2 Built-in global variables\n\n"
+    "DB2 for i supports nine built-in global variables, listed in table 3.\n"
+)
+PASSAGES = [{"id": "E1", "source": "/docs/calgary.md", "text": CALGARY}]
+VARIABLES_Q = "How many built-in global variables does DB2 for i support?"
+
+
+@pytest.mark.parametrize(
+    ("reply", "question", "why"),
+    [
+        (BUSES_Q, BUSES_Q, "restates the question"),  # the real reply
+        ("From where do the buses leave the city that CKIS-FM serves?", BUSES_Q, "restates the question"),
+        ("Buses leave the city CKIS-FM serves.", BUSES_Q, "restates the question"),
+        ("The city CKIS-FM serves", BUSES_Q, "restates the question"),
+        ("CKIS-FM", BUSES_Q, "names nothing beyond the question"),
+        ("Where do buses leave the city CKIS-FM serves from, according to the passage?", BUSES_Q, "restates"),
+        ("E2", BUSES_Q, "label"),
+        ("[E1]", BUSES_Q, "label"),
+        ("Sources: E1, E2", BUSES_Q, "label"),
+        ("Passage 3", BUSES_Q, "label"),
+        ("calgary.md", BUSES_Q, "file"),
+        ("<the answer, in a few words>", BUSES_Q, "placeholder"),
+        ("1.2 Built-in global variables", VARIABLES_Q, "heading"),  # a section title copied
+        ("Built-in global variables", VARIABLES_Q, "heading"),
+        ("DB2 for i supports built-in global variables.", VARIABLES_Q, "restates the question"),
+    ],
+)
+def test_a_reply_that_answers_nothing_is_named(reply: str, question: str, why: str) -> None:
+    found = non_answer(reply, question, PASSAGES)
+    assert found is not None and why in found, found
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        ("Paris", "What is the capital of France?"),
+        ("9", VARIABLES_Q),
+        ("nine", VARIABLES_Q),
+        ("yes", "Is Calgary served by CKIS-FM?"),
+        ("No", "Is Calgary served by CKIS-FM?"),
+        ("Yes", "Which city does CKIS-FM serve?"),  # a yes/no reply is the model's to answer, the words decide
+        ("CKIS-FM serves Calgary.", "Does CKIS-FM serve Calgary?"),  # a yes/no question affirmed
+        ("Greyhound terminal on 9th Avenue SW", BUSES_Q),
+        ("Radio in Calgary", BUSES_Q),  # a heading that names something the question does not
+        ("Calgary", BUSES_Q),
+        ("first", "In which place did the team finish?"),
+        ("Tom Hanks", "Who is older, Tom Hanks or Jerry Lewis?"),
+        ("Tom Hanks", "Between Tom Hanks and Jerry Lewis, who is older?"),
+        ("1962", "In which year did the station open?"),
+        ("E3 expo", "Which trade fair did the company attend?"),
+    ],
+)
+def test_a_short_answer_is_an_answer(reply: str, question: str) -> None:
+    assert non_answer(reply, question, PASSAGES) is None
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "?", "\x00", "[]", "E99999999", "# ", "Sources:"])
+def test_odd_replies_are_judged_without_failing(reply: str) -> None:
+    assert non_answer(reply, BUSES_Q, [{"id": "E1"}, {"id": "E2", "source": None, "text": None}]) in (
+        None,
+        "it names a passage's label, not an answer",
+        "it restates the question",
+        "it names nothing beyond the question's own words",
+    )
+
+
+# -- through the graph -------------------------------------------------------------------------------
+
+
+def _extractive() -> str:
+    return json.dumps({"question-type": "extractive", "info-type": "same", "containing": "yes"})
+
+
+def test_the_echoed_question_is_declined(run_graph, scripted):
+    name, model = scripted({"analyzer": _extractive(), "generator": f"{BUSES_Q}\nSources: E1"})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "unanswerable" and out["answer"] == "unanswerable"
+    assert out["grounding"] == {
+        "answer": BUSES_Q,
+        "verdict": "unsupported",
+        "share": 0.0,
+        "method": "non-answer",
+        "missing": [],
+    }
+    assert "ground: no answer: it restates the question" in out["trace"]
+    assert "grounding" not in model.calls, "the model is not asked whether an echo is supported"
+    assert "which is no answer" in out["messages"][-1].content
+
+
+def test_the_echoed_question_falls_back_to_the_long_context(run_graph, scripted):
+    terminal = "the Greyhound terminal on 9th Avenue SW"
+    name, _ = scripted({"analyzer": _extractive(), "generator": f"{BUSES_Q}\nSources: E1", "long_context": terminal})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive-precise", question_budget=0)
+    assert any(t.startswith("self_route: not an answer from retrieval: falling back") for t in out["trace"])
+    assert out["route"][-5:] == ["ground", "self_route", "long_context", "ground", "respond"]
+    # the long-context reader's answer (scripted) is checked in its turn and kept
+    assert out["status"] == "answered" and out["answer"] == terminal
+    assert out["grounding"]["verdict"] == "supported"
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [(VARIABLES_Q, "9"), ("Which city does CKIS-FM serve?", "Calgary"), ("Is Calgary served by CKIS-FM?", "yes")],
+)
+def test_short_answers_are_not_declined(run_graph, scripted, question, reply):
+    name, _ = scripted(
+        {"analyzer": _extractive(), "generator": cited_answer(reply), "grounding": json.dumps({"supported": True})}
+    )
+    out = run_graph(question, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "answered" and out["answer"] == reply
+    assert out["grounding"]["method"] != "non-answer"
