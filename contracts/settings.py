@@ -53,6 +53,9 @@ Strategy = Literal["rag", "lc", "self-route", "longrag", "longrag-ext", "longrag
 STRATEGIES: tuple[str, ...] = Strategy.__args__
 
 
+SHOWN_NAME = 80  # characters of an unknown setting's name an error echoes
+
+
 class UnknownSetting(SettingsError):
     """A settings key that is not a field: named with the nearest valid one, never ignored."""
 
@@ -69,9 +72,10 @@ def check_names(names: Iterable[str], allowed: Iterable[str] | None = None, lock
         if name in locked:
             raise UnknownSetting(f"setting {name!r} is fixed by the deployment; a run's context cannot change it")
         if name not in valid:
-            close = difflib.get_close_matches(str(name), valid, n=1)
+            shown = str(name)[:SHOWN_NAME] + ("..." if len(str(name)) > SHOWN_NAME else "")  # a caller's name, echoed
+            close = difflib.get_close_matches(shown, valid, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise UnknownSetting(f"unknown setting {name!r}{hint}")
+            raise UnknownSetting(f"unknown setting {shown!r}{hint}")
 
 
 class RunSettings(BaseModel):

@@ -11,13 +11,16 @@ root that the key's `documents` names ('*': all; none: inline texts and collecti
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from longqa.keys import ANY, Key, KeyStore
+from longqa.requests import SHOWN, RequestError, paths_of, shown
 
 LOCAL_TENANT = "local"
 HOW_TO_ADD_KEYS = (
@@ -49,6 +52,28 @@ class Caller:
     def of(cls, key: Key) -> Caller:
         """The caller an API key names."""
         return cls(key.tenant, frozenset(key.grants), frozenset(key.collections), tuple(key.documents))
+
+    @property
+    def reads_all(self) -> bool:
+        """Whether the key may read every file and every collection ('*' for both): it sees every thread of its
+        tenant."""
+        return ANY in self.documents and ANY in self.collections
+
+    @property
+    def scope(self) -> str:
+        """What the key may read, as a short id: keys with the same documents and collections share threads."""
+        grants = json.dumps([sorted(self.documents), sorted(self.collections)])
+        return hashlib.sha256(grants.encode()).hexdigest()[:16]
+
+    @property
+    def thread_owner(self) -> str:
+        """Whom a thread this key starts belongs to: its tenant, and its reading scope unless it reads all."""
+        return self.tenant if self.reads_all else f"{self.tenant}/{self.scope}"
+
+    def owns(self, owner: str) -> bool:
+        """Whether a thread of this owner is the key's to read and continue: one of its own scope, or any of its
+        tenant's for a key that reads all (a narrower key never sees what a wider one read, nor its answers)."""
+        return owner == self.thread_owner or (self.reads_all and owner.split("/")[0] == self.tenant)
 
     def can(self, grant: str) -> bool:
         """Whether the caller holds this grant (`admin` holds every grant)."""
@@ -123,21 +148,19 @@ def identify(store: KeyStore, headers: Mapping[str, str], client_host: str | Non
     raise Denied(401, f"this server has no API keys and serves only its own machine; {HOW_TO_ADD_KEYS}")
 
 
-def _as_list(value: Any) -> list:
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value) if isinstance(value, list) else []
-
-
 def authorize(caller: Caller, action: str, payload: Mapping[str, Any], root: Path | None) -> None:
     """Raise Denied(403) unless `caller` may run `action` ('ask' or 'index') on what `payload`
-    (a request body, or a LangGraph run's input) names: its collection and its files."""
+    (a request body, or a LangGraph run's input) names: its collection and its files. A payload of
+    the wrong shape (`documents` an object, a number ...) is RequestError (422), never passed over;
+    both servers validate bodies first (longqa/requests.py), so this is the second line."""
     if not caller.can(action):
         raise Denied(403, f"this key may not {action} (its grants: {', '.join(sorted(caller.grants))})")
     collection = payload.get("collection")
-    if isinstance(collection, str) and collection and not caller.on_collection(collection):
-        raise Denied(403, f"this key may not {action} on collection {collection!r}")
-    for path in _as_list(payload.get("documents")):
-        if isinstance(path, str) and not caller.may_read(path, root):
+    if collection is not None and not isinstance(collection, str):  # never skipped for its type: refused
+        raise RequestError(f"'collection' must be a name (got {type(collection).__name__})")
+    if collection and not caller.on_collection(collection):
+        raise Denied(403, f"this key may not {action} on collection {collection[:SHOWN]!r}")
+    for path in paths_of(payload.get("documents")):
+        if not caller.may_read(path, root):
             granted = ", ".join(caller.documents) or "none"
-            raise Denied(403, f"this key may not read {path!r} (its documents: {granted})")
+            raise Denied(403, f"this key may not read {shown(path)} (its documents: {granted})")

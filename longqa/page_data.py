@@ -223,7 +223,9 @@ def threads(caller: Caller, saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
     """The tenant's threads, newest first: id, first question, collection, last update."""
     if not caller.can("ask"):
         return []
-    ids = _owned(saver, f"SELECT thread_id FROM {OWNERS_TABLE} WHERE tenant = ?", (caller.tenant,))
+    prefix = f"{caller.tenant}/" if caller.reads_all else "\n"  # a key that reads all sees its narrower keys' too
+    sql = f"SELECT thread_id FROM {OWNERS_TABLE} WHERE tenant = ? OR substr(tenant, 1, ?) = ?"
+    ids = _owned(saver, sql, (caller.thread_owner, len(prefix), prefix))
     listed = []
     for thread_id in ids:
         found = saver.get_tuple({"configurable": {"thread_id": thread_id}})
@@ -249,7 +251,8 @@ def threads(caller: Caller, saver: BaseCheckpointSaver) -> list[dict[str, Any]]:
 def thread_turns(caller: Caller, saver: BaseCheckpointSaver, thread_id: str) -> dict[str, Any]:
     """One of the tenant's threads, turn by turn; another tenant's (or none) is 404."""
     owner = _owned(saver, f"SELECT tenant AS thread_id FROM {OWNERS_TABLE} WHERE thread_id = ?", (thread_id,))
-    found = saver.get_tuple({"configurable": {"thread_id": thread_id}}) if owner == [caller.tenant] else None
+    mine = len(owner) == 1 and caller.owns(owner[0])  # a wider key's thread is not a narrower one's
+    found = saver.get_tuple({"configurable": {"thread_id": thread_id}}) if mine else None
     if found is None or not caller.can("ask"):
         raise Denied(404, f"no thread {thread_id[:60]!r}")
     values = found.checkpoint.get("channel_values", {})

@@ -45,12 +45,13 @@ from longqa.contracts.settings import Settings, SettingsError
 from longqa.job_slots import Busy, JobSlots
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
+from longqa.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
 from longqa.retrieval.cancel import Cancelled, cancelled_by
 from longqa.services.text_limits import texts_problem
 
 log = logging.getLogger(__name__)
-ASK_KEYS = {"question", "documents", "texts", "collection", "include", "exclude", "thread_id", "context"}
-INDEX_KEYS = {"documents", "texts", "collection", "include", "exclude", "granularities", "context"}
+ASK_KEYS = set(AskRequest.model_fields)
+INDEX_KEYS = set(IndexRequest.model_fields)
 
 
 class BadRequest(ValueError):
@@ -108,6 +109,12 @@ def _parse(raw: bytes, allowed: set[str], deployment: Settings, ceilings: Ceilin
     if unknown:
         shown = ", ".join(repr(k[:60]) for k in unknown[:5])
         raise BadRequest(f"unknown field(s) {shown}; expected some of {sorted(allowed)}", 422)
+    try:  # strict types before any grant is checked (longqa/requests.py)
+        body = parsed(IndexRequest if allowed == INDEX_KEYS else AskRequest, body)
+    except RequestError as e:
+        raise BadRequest(str(e), 422) from None
+    if problem := granularities_problem(body.get("granularities"), ceilings):
+        raise BadRequest(problem, 422)
     try:
         chosen = caller_context(body.get("context"), ceilings).model_dump(exclude_unset=True)
     except SettingsError as e:
@@ -144,8 +151,8 @@ def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> di
         raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
     if thread:  # a conversation: the checkpointer keeps it, on whichever replica the next turn lands
         saver = thread_checkpointer(body["context"])
-        if claim_thread(saver, thread, caller.tenant) != caller.tenant:
-            raise Denied(404, f"no thread {thread[:60]!r}")  # another tenant's: not even its existence
+        if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
+            raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
         graph = _thread_graph(saver)
         payload = {"messages": [HumanMessage(question)], **scope}
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
@@ -189,15 +196,23 @@ class _Scrubber:
             text = text.replace(path, shown)
         return text
 
-    def result(self, result: dict[str, Any]) -> dict[str, Any]:
-        if isinstance(result.get("error"), str):
-            result["error"] = self(result["error"])
-        for item in result.get("skipped") or []:
-            if isinstance(item, dict):
-                for key in ("path", "reason", "source"):
-                    if isinstance(item.get(key), str):
-                        item[key] = self(item[key])
-        return result
+    def result(self, result: Any) -> Any:
+        """Every string of a response (`trace`, `error`, `skipped`, keys too), scrubbed; walked without recursion."""
+        top: list[Any] = [result]
+        stack: list[tuple[Any, Any]] = [(top, 0)]
+        while stack:
+            holder, key = stack.pop()
+            value = holder[key]
+            if isinstance(value, str):
+                holder[key] = self(value)
+            elif isinstance(value, dict):
+                renamed = {self(k) if isinstance(k, str) else k: v for k, v in value.items()}
+                value.clear()
+                value.update(renamed)
+                stack.extend((value, k) for k in value)
+            elif isinstance(value, list):
+                stack.extend((value, i) for i in range(len(value)))
+        return top[0]
 
 
 def _stopped(path: str, work: asyncio.Future) -> None:

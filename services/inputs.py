@@ -50,6 +50,8 @@ def allowed_path(path: str, settings: Settings) -> Path:
         raise InputError(f"{shown}: cannot be resolved ({'symlink loop' if 'loop' in str(e) else e})") from None
     except OSError as e:
         raise InputError(f"{shown}: cannot be resolved ({e.strerror or type(e).__name__})") from None
+    except ValueError:  # a NUL in the path: no file has that name
+        raise InputError(f"{shown}: not a path (it holds a NUL character)") from None
     return p
 
 
@@ -91,6 +93,8 @@ def _paths(state: Mapping[str, Any]) -> list[str]:
     paths = state.get("documents") or []
     if isinstance(paths, str):
         paths = [paths]
+    if not isinstance(paths, list):  # an object's keys are not paths to read
+        raise InputError(f"'documents' must be a list of paths (got {type(paths).__name__})")
     for path in paths:
         if not isinstance(path, str):
             raise InputError(f"'documents' must hold paths as strings (got {type(path).__name__})")
@@ -248,13 +252,28 @@ def _indexed_ancestor(state: Mapping[str, Any], settings: Settings, given: list[
 
 def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:
     include, exclude = _patterns(state, "include"), _patterns(state, "exclude")
-    found = collect_files([allowed_path(p, settings) for p in _paths(state)], include, exclude, settings.max_file_bytes)
+    given = [allowed_path(p, settings) for p in _paths(state)]
+    found = collect_files(given, include, exclude, settings.max_file_bytes)
     if settings.documents_root is not None:  # a link inside a folder may point anywhere: never read past the root
         root = Path(settings.documents_root).expanduser().resolve()
         outside = [f for f in found.files if f not in found.named and not _resolves_under(f, root)]
         found.files = [f for f in found.files if f not in outside]
         found.skipped += [Skipped(str(f), "outside the allowed documents root (a symbolic link)") for f in outside]
+    if settings.server:  # a key's grant covers the folders it names (longqa/access.py): a link found in one stays in it
+        folders = [g for g in given if g.is_dir()]
+        leaving = [f for f in found.files if f not in found.named and not _within_given(f, folders)]
+        found.files = [f for f in found.files if f not in leaving]
+        found.skipped += [Skipped(str(f), "link leaves the key's folders (not read)") for f in leaving]
     return found, [Skipped(shown_name(s.path, settings), s.reason) for s in found.skipped]
+
+
+def _within_given(file: Path, folders: list[Path]) -> bool:
+    """Whether a file found in a walk is, by its real path, inside a folder that was given (a loop: not)."""
+    try:
+        real = file.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return not file.is_symlink()  # a plain file that cannot be resolved: the loader says why
+    return any(real.is_relative_to(folder) for folder in folders)
 
 
 def _resolves_under(file: Path, root: Path) -> bool:
