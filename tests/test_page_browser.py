@@ -218,7 +218,7 @@ def test_a_person_indexes_asks_and_opens_the_cited_span(deployment: Deployment, 
     browser.find_element(By.ID, "doc-close").click()
     follow = _ask(browser, "And when was the dredger Marrowdeep built?")  # a follow-up: the same thread
     assert "Marrowdeep" in follow.text
-    _wait(browser, lambda d: "2 turn(s)" in d.find_element(By.ID, "threads").text)
+    _wait(browser, lambda d: "2 turns" in d.find_element(By.ID, "threads").text)
     assert len(browser.find_elements(By.CSS_SELECTOR, "#threads button.thread")) == 1
     _shot(browser, "conversation", 390, 844)
     _no_script_ran(browser)
@@ -241,7 +241,7 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(deployment: Deployment, 
 def test_a_second_tenant_sees_none_of_the_first_ones_collections_or_threads(deployment: Deployment, browser) -> None:
     _sign_in(browser, deployment.url, deployment.globex)
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#threads li"))
-    assert browser.find_element(By.ID, "collection").text.split("\n") == ["globex-lib (1 documents)"]
+    assert browser.find_element(By.ID, "collection").text.split("\n") == ["globex-lib (1 document)"]
     threads = browser.find_element(By.ID, "threads").text
     assert "Brindlecombe" in threads and "Marrowdeep" not in threads and "Quillfeather" not in threads, threads
     assert browser.find_element(By.ID, "index-panel").get_attribute("hidden") is None
@@ -250,6 +250,7 @@ def test_a_second_tenant_sees_none_of_the_first_ones_collections_or_threads(depl
     page = browser.page_source
     assert "acme-lib" not in page and "harbor_annual_report" not in page
     _shot(browser, "second-tenant", 1366, 900)
+    _shot(browser, "second-tenant", 390, 844)  # and the upload below is done at a phone's size
     upload = deployment.root.parent / "tug roster.txt"  # outside the documents root: sent from the browser
     upload.write_text("The tug Brindlecombe is crewed by Ansel Varrow and two deckhands.\n", "utf-8")
     browser.find_element(By.CSS_SELECTOR, "#index-panel summary").click()
@@ -260,6 +261,7 @@ def test_a_second_tenant_sees_none_of_the_first_ones_collections_or_threads(depl
     rows = browser.find_element(By.ID, "index-progress").text
     assert "tug roster.txt: indexed as upload/tug roster.txt (new)" in rows, rows
     _wait(browser, lambda d: "globex-lib (2 documents)" in d.find_element(By.ID, "collection").text)
+    _shot(browser, "upload", 390, 844)
     # the first tenant's thread, asked for by id from this tab, is not found
     status = browser.execute_async_script(
         "const done = arguments[arguments.length - 1];"

@@ -114,6 +114,9 @@
     const who = state.who;
     $("who").textContent = "Tenant " + who.tenant + " · may " + who.grants.join(", ");
     fillCollections();
+    const asks = who.grants.includes("ask") || who.grants.includes("admin");
+    $("ask").disabled = !asks;
+    $("question").placeholder = asks ? "" : "This key may not ask questions (its grants: " + who.grants.join(", ") + ")";
     await loadThreads();
     const indexes = who.grants.includes("index") || who.grants.includes("admin");
     $("index-panel").hidden = !indexes;
@@ -129,7 +132,8 @@
     clear($("collection-names"));
     const usable = state.who.collections.filter((c) => c.exists);
     for (const c of usable) {
-      const option = el("option", null, c.name + " (" + c.documents.length + " documents)");
+      const n = c.documents.length;
+      const option = el("option", null, c.name + " (" + n + (n === 1 ? " document)" : " documents)"));
       option.value = c.name;
       select.append(option);
     }
@@ -164,7 +168,8 @@
     const { threads } = await getJSON("/page/api/threads");
     if (!threads.length) list.append(el("li", "hint", "No earlier conversations."));
     for (const t of threads) {
-      const button = el("button", "thread", t.title, el("span", "hint", " · " + t.turns + " turn(s)"));
+      const turns = t.turns === 1 ? " · 1 turn" : " · " + t.turns + " turns";
+      const button = el("button", "thread", t.title, el("span", "hint", turns));
       button.type = "button";
       if (t.thread_id === state.thread) button.setAttribute("aria-current", "true");
       button.addEventListener("click", () => openThread(t.thread_id));
