@@ -8,6 +8,7 @@ maintained reader, builds an object per element and renders no tables; bench/REA
 
 from __future__ import annotations
 
+import io
 import itertools
 import re
 import zipfile
@@ -26,6 +27,7 @@ from .formats import (
     guard_archive,
 )
 from .loaders import DocumentError
+from .mend import mended_copy, part_label
 
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"
 MAX_REPEAT = 100  # an ODF row or cell "repeated" more often is padding (a sheet's million empty rows), not text
@@ -50,9 +52,16 @@ def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     right (text, tables as pipe tables, charts as tables of their series, pictures' alternative
     text as `[image: ...]` lines), then the speaker notes."""
     guard_archive(path, "PPTX", "a PowerPoint file", max_words, "[Content_Types].xml")
-    presentation = _open_pptx(path)
-    unread: set[str] = set()
     skipped: list[str] = []  # the parts (a slide, a shape) that could not be read: the rest is kept
+    try:
+        presentation = _open_pptx(path)
+    except DocumentError as e:  # python-pptx parses every part on opening: a broken side part is emptied
+        mended = mended_copy(path, "ppt/presentation.xml") if "XMLSyntaxError" in e.reason else None
+        if mended is None:
+            raise
+        skipped += [f"part '{part_label(name)}' not read (not well-formed XML)" for name in mended[1]]
+        presentation = _open_pptx(path, mended[0])
+    unread: set[str] = set()
     try:
         text = _collect(path, max_words, _pptx_blocks(presentation, unread, skipped))
     except DocumentError:
@@ -67,13 +76,13 @@ def read_pptx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     return text
 
 
-def _open_pptx(path: Path):
+def _open_pptx(path: Path, copy: io.BytesIO | None = None):
     import pptx
     from lxml.etree import LxmlError
     from pptx.exc import PythonPptxError
 
     try:
-        return pptx.Presentation(str(path))
+        return pptx.Presentation(copy if copy is not None else str(path))
     except KeyError as e:
         raise DocumentError(path, f"corrupt PPTX: missing part {e}") from None
     except ValueError as e:
@@ -83,7 +92,21 @@ def _open_pptx(path: Path):
 
 
 # what python-pptx raises on a part it cannot read (an unsupported chart type, a broken relationship)
-_PART_ERRORS = (ValueError, KeyError, IndexError, AttributeError, TypeError, NotImplementedError)
+# (and python-pptx's own PythonPptxError, such as InvalidXmlError for a slide without its shape tree)
+_PART_ERRORS: tuple[type[Exception], ...] = (
+    ValueError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    TypeError,
+    NotImplementedError,
+)
+
+
+def _pptx_part_errors() -> tuple[type[Exception], ...]:
+    from pptx.exc import PythonPptxError
+
+    return (*_PART_ERRORS, PythonPptxError)
 
 
 def _pptx_blocks(presentation, unread: set[str], skipped: list[str]) -> Iterator[str]:
@@ -93,7 +116,7 @@ def _pptx_blocks(presentation, unread: set[str], skipped: list[str]) -> Iterator
             blocks = list(_slide_blocks(number, slide, unread, skipped, furniture))
         except DocumentError:
             raise
-        except _PART_ERRORS as e:  # one slide that cannot be read costs that slide, not the file
+        except _pptx_part_errors() as e:  # one slide that cannot be read costs that slide, not the file
             skipped.append(f"slide {number} not read ({type(e).__name__}: {str(e)[:200]})")
             continue
         yield from blocks
@@ -146,7 +169,7 @@ def _shape_blocks(
             blocks = list(_one_shape(shape, unread, furniture, slide))
         except DocumentError:
             raise
-        except _PART_ERRORS as e:  # one shape that cannot be read costs that shape, not the slide
+        except _pptx_part_errors() as e:  # one shape that cannot be read costs that shape, not the slide
             name = getattr(shape, "name", "") or "?"
             slide[1].append(f"slide {slide[0]}: shape '{name}' not read ({type(e).__name__}: {str(e)[:200]})")
             continue

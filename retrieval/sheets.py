@@ -103,6 +103,7 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
     limit = cell_limit(max_words)
     cells = _Cells(path, kind, max_words)
     blocks: list[str] = []
+    failed: list[str] = []  # sheets that could not be read: the others are kept
     try:
         workbook = CalamineWorkbook.from_path(str(path))
         charts = 0
@@ -110,7 +111,11 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
             if meta.typ != SheetTypeEnum.WorkSheet:
                 charts += meta.typ == SheetTypeEnum.ChartSheet
                 continue
-            sheet = workbook.get_sheet_by_name(meta.name)
+            try:
+                sheet = workbook.get_sheet_by_name(meta.name)
+            except (CalamineError, ValueError, TypeError) as e:  # one sheet's part cannot be parsed
+                failed.append(f"sheet '{' '.join(meta.name.split())}' not read ({type(e).__name__}: {str(e)[:200]})")
+                continue
             if sheet.height * sheet.width > limit:
                 raise DocumentError(
                     path,
@@ -134,8 +139,11 @@ def _read_calamine(path: Path, kind: str, max_words: int, notes: list[str] | Non
         raise DocumentError(path, f"corrupt {kind} (the reader failed: {str(e)[:200]})") from None
     if notes is not None and charts:
         notes.append(f"{charts} chart sheet(s) not read")
+    if notes is not None:
+        notes.extend(failed)
     if not blocks:
-        raise DocumentError(path, f"{kind} has no cell values in its sheets")
+        reason = f"corrupt {kind}: {failed[0]}" if failed else f"{kind} has no cell values in its sheets"
+        raise DocumentError(path, reason)
     return "\n\n".join(blocks)
 
 

@@ -12,12 +12,17 @@ import io
 import itertools
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from .alt_text import image_line
+from .charts import chart_xml_blocks
 from .formats import _local, _pipe_table, _too_long, guard_archive
 from .loaders import DocumentError
+from .mend import mended_copy, part_label
+
+_T = TypeVar("_T")
 
 # -- DOCX -------------------------------------------------------------------------------------------
 
@@ -28,24 +33,59 @@ def read_docx(path: Path, max_words: int, notes: list[str] | None = None) -> str
     headers and footers that carry words (once each, headers first, footers last); footnotes,
     endnotes and comments at the end. What is not read (charts, SmartArt, embedded objects) is added to `notes`."""
     guard_archive(path, "DOCX", "a Word document", max_words, "[Content_Types].xml")
-    document = _open_docx(path, _transitional_copy(path) if _is_strict(path) else None)
+    skipped: list[str] = []  # the parts that could not be read (a header, a notes part, a chart): the rest is kept
+    document = _open_docx(path, _transitional_copy(path) if _is_strict(path) else None, skipped)
     blocks: list[str] = []
     words = 0
     try:
-        headers, footers = _docx_furniture(document)
+        headers, footers = _part(skipped, "page headers and footers", lambda: _docx_furniture(document), ([], []))
         body = _docx_blocks(document.element.body, document._body)
-        for block in itertools.chain(headers, body, footers, _docx_notes(document)):
+        ends = _part(skipped, "footnotes, endnotes and comments", lambda: list(_docx_notes(document)), [])
+        charts = _part(skipped, "charts", lambda: list(_docx_charts(document, skipped)), [])
+        for block in itertools.chain(headers, body, charts, footers, ends):
             words += len(block.split())
             if words > max_words:
                 raise _too_long(path, max_words)
             blocks.append(block)
         if notes is not None:
-            notes.extend(_docx_unread(document))
+            notes.extend(_docx_unread(document) + skipped)
     except DocumentError:
         raise
     except (ValueError, KeyError, IndexError, AttributeError, TypeError) as e:  # malformed XML python-docx trips on
         raise DocumentError(path, f"corrupt DOCX ({type(e).__name__}: {str(e)[:200]})") from None
     return "\n\n".join(blocks)
+
+
+def _part(skipped: list[str], what: str, read: Callable[[], _T], empty: _T) -> _T:
+    """One part of the document read, or `empty` with the reason in `skipped`: a header, the notes
+    or a chart that python-docx trips on costs that part, not the document."""
+    try:
+        return read()
+    except DocumentError:
+        raise
+    except (ValueError, KeyError, IndexError, AttributeError, TypeError, SyntaxError) as e:  # lxml's XMLSyntaxError
+        skipped.append(f"{what} not read ({type(e).__name__}: {str(e)[:200]})")
+        return empty
+
+
+def _docx_charts(document, skipped: list[str]) -> Iterator[str]:
+    """Each chart's title and data (categories, series, values) from its part's XML, in part order
+    (python-docx exposes no charts; retrieval/charts.py reads the DrawingML chart schema). A chart
+    with no data to read is named in `skipped`."""
+    from docx.oxml import parse_xml
+
+    parts = [p for p in document.part.package.iter_parts() if str(p.partname).startswith("/word/charts/chart")]
+    empty = 0
+    for part in sorted(parts, key=lambda p: _natural(str(p.partname))):
+        blocks = list(chart_xml_blocks(parse_xml(part.blob)))
+        empty += not blocks
+        yield from blocks
+    if empty:
+        skipped.append("charts not read (their text, if any, is not indexed)")
+
+
+def _natural(name: str) -> list[object]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
 
 
 def _docx_furniture(document) -> tuple[list[str], list[str]]:
@@ -101,7 +141,6 @@ def _docx_notes(document) -> Iterator[str]:
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _UNREAD_PARTS = {
-    "/word/charts/": "charts",
     "/word/diagrams/": "SmartArt diagrams",
     "/word/embeddings/": "embedded objects",
 }
@@ -119,7 +158,20 @@ def _docx_unread(document) -> list[str]:
     return [f"{what} not read (their text, if any, is not indexed)" for what in found]
 
 
-def _open_docx(path: Path, copy: io.BytesIO | None = None):
+def _open_docx(path: Path, copy: io.BytesIO | None = None, skipped: list[str] | None = None):
+    """The python-docx document; a side part that is not well-formed XML (a header, the styles) is
+    emptied and named in `skipped`, so it costs that part (python-docx parses every part on opening)."""
+    try:
+        return _docx_package(path, copy)
+    except DocumentError as e:
+        mended = mended_copy(path, "word/document.xml") if copy is None and "XMLSyntaxError" in e.reason else None
+        if mended is None or skipped is None:
+            raise
+    skipped += [f"part '{part_label(name)}' not read (not well-formed XML)" for name in mended[1]]
+    return _docx_package(path, mended[0])
+
+
+def _docx_package(path: Path, copy: io.BytesIO | None):
     import docx
     from docx.opc.exceptions import OpcError
     from lxml.etree import LxmlError

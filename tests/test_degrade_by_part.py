@@ -100,3 +100,63 @@ def test_a_chart_whose_part_is_missing_costs_that_chart_with_a_warning_naming_sl
     assert len(document.warnings) == 1 and document.warnings[0].startswith("slide 3: shape 'Chart"), document.warnings
     assert "not read (KeyError" in document.warnings[0]
     assert any("broken.pptx" in r.getMessage() and "slide 3: shape" in r.getMessage() for r in caplog.records)
+
+
+def test_a_docx_chart_is_read_with_its_numbers_and_a_header_that_is_not_xml_costs_the_header(tmp_path):
+    from docx import Document as WordDocument
+
+    deck = bar3d_deck(tmp_path / "deck.pptx")
+    with zipfile.ZipFile(deck) as z:
+        chart = z.read("ppt/charts/chart1.xml")
+    word = WordDocument()
+    word.sections[0].header.paragraphs[0].text = "Harbour Authority"
+    word.add_paragraph("The north quay handled more grain than ever before.")
+    word.save(tmp_path / "plain.docx")
+    ns = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    with zipfile.ZipFile(tmp_path / "plain.docx") as z:
+        files = {name: z.read(name) for name in z.namelist()}
+    files["word/charts/chart1.xml"] = chart
+    files["word/_rels/document.xml.rels"] = files["word/_rels/document.xml.rels"].replace(
+        b"</Relationships>",
+        f'<Relationship Id="rIdC9" Type="{ns}/chart" Target="charts/chart1.xml"/></Relationships>'.encode(),
+    )
+    files["[Content_Types].xml"] = files["[Content_Types].xml"].replace(
+        b"</Types>",
+        b'<Override PartName="/word/charts/chart1.xml" '
+        b'ContentType="application/vnd.openxmlformats-officedocument.drawingml.chart+xml"/></Types>',
+    )
+    header = next(name for name in files if re.fullmatch(r"word/header\d*\.xml", name))
+    files[header] = files[header].replace(b"</w:hdr>", b"<w:p>")  # not well-formed any more
+    path = tmp_path / "report.docx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    document = load_document(path)
+    assert "more grain than ever before" in document.text and "| 2022 | 133 | 47 |" in document.text
+    assert "Harbour Authority" not in document.text
+    assert document.warnings == [f"part '{Path(header).stem}' not read (not well-formed XML)"]
+
+
+def test_an_xlsx_sheet_that_cannot_be_parsed_costs_that_sheet(tmp_path):
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.title = "Tonnage"
+    book.active.append(["grain", 120])
+    book.create_sheet("Berths").append(["timber", 7])
+    book.save(tmp_path / "book.xlsx")
+    bad = b'<sheetData><row r="1"><c r="A1" t="n"><v>not a number</v></c></row>'
+    _rewrite(tmp_path / "book.xlsx", {"xl/worksheets/sheet2.xml": (b"<sheetData>", bad)})
+    document = load_document(tmp_path / "book.xlsx")
+    assert "## Sheet: Tonnage" in document.text and "| grain | 120 |" in document.text
+    assert "Berths" not in document.text and "timber" not in document.text
+    assert document.warnings == ["sheet 'Berths' not read (CalamineError: Parse float error: invalid float literal)"]
+
+
+def test_a_slide_that_is_not_xml_costs_that_slide(tmp_path):
+    path = _rewrite(_chart_deck(tmp_path / "deck.pptx"), {"ppt/slides/slide2.xml": (b"</p:sld>", b"<p:sld>")})
+    document = load_document(path)
+    assert "## Slide 1: Harbour report" in document.text and "| 2022 | 9 |" in document.text
+    assert "Harbour tonnage" not in document.text and "120.5" not in document.text
+    assert document.warnings[0] == "part 'slide 2' not read (not well-formed XML)", document.warnings
+    assert all(w.startswith(("part 'slide 2'", "slide 2 ")) for w in document.warnings), document.warnings
