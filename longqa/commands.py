@@ -26,6 +26,7 @@ from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
+from longqa.build_cli import add_index_together_parser
 from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable
@@ -343,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         add(sub)
     add_keys_parser(sub)  # longqa keys add / list / remove
     add_reembed_parser(sub)  # longqa reembed COLLECTION
+    add_index_together_parser(sub)  # longqa index-together: one of many workers building one library
     add_eval_parser(sub)  # longqa eval, longqa convert
     return parser
 
