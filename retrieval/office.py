@@ -232,8 +232,12 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     if mimetype and not mimetype.startswith(b"application/vnd.oasis.opendocument.text"):
         raise DocumentError(path, f"not an OpenDocument text (its mimetype is {mimetype.decode('ascii', 'replace')!r})")
     content = _parse_xml(path, "ODT", "content.xml", parts["content.xml"])
-    styles = _parse_xml(path, "ODT", "styles.xml", parts["styles.xml"]) if "styles.xml" in parts else None
     reader = _OdtReader(path, parts)
+    try:
+        styles = _parse_xml(path, "ODT", "styles.xml", parts["styles.xml"]) if "styles.xml" in parts else None
+    except DocumentError as e:  # the styles hold only the page headers and footers: the body is read
+        reader.failed.append(f"page headers and footers not read ({e.reason.split(': ', 1)[-1]})")
+        styles = None
     body = [
         el
         for el in content.iter()
@@ -244,6 +248,8 @@ def read_odt(path: Path, max_words: int, notes: list[str] | None = None) -> str:
     text = _collect(path, max_words, itertools.chain(headers, main, footers, reader.notes()))
     if notes is not None and reader.objects:
         notes.append(f"{reader.objects} embedded object(s) (images, OLE objects) not read")
+    if notes is not None:
+        notes.extend(reader.failed)
     if not text.strip():
         raise DocumentError(path, "ODT has no text")
     return text
@@ -258,6 +264,7 @@ class _OdtReader:
         self.footnotes: list[str] = []
         self.comments: list[str] = []
         self.objects = 0
+        self.failed: list[str] = []  # the parts that could not be read, with why: the rest is kept
 
     def notes(self) -> Iterator[str]:
         yield from self.footnotes
@@ -329,7 +336,11 @@ class _OdtReader:
             self.objects += 1
             return
         self.opened.add(name)
-        root = _parse_xml(self.path, "ODT", name, self.parts[name])
+        try:
+            root = _parse_xml(self.path, "ODT", name, self.parts[name])
+        except DocumentError as e:  # one embedded object that is not XML costs that object
+            self.failed.append(f"embedded object '{href}' not read ({e.reason.split(': ', 1)[-1]})")
+            return
         bodies = [el for el in root if _local(el.tag) == "body"]
         if _local(root.tag) == "math":  # a formula: its source as typed (StarMath), else its symbols
             source = [el for el in root.iter() if _local(el.tag) == "annotation"]

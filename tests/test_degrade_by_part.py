@@ -160,3 +160,27 @@ def test_a_slide_that_is_not_xml_costs_that_slide(tmp_path):
     assert "Harbour tonnage" not in document.text and "120.5" not in document.text
     assert document.warnings[0] == "part 'slide 2' not read (not well-formed XML)", document.warnings
     assert all(w.startswith(("part 'slide 2'", "slide 2 ")) for w in document.warnings), document.warnings
+
+
+def test_an_odt_object_and_styles_that_are_not_xml_cost_those_parts(tmp_path):
+    ns = (
+        'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+        'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+        'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:xlink="http://www.w3.org/1999/xlink"'
+    )
+    content = (
+        f"<office:document-content {ns}><office:body><office:text><text:p>Before the chart.</text:p>"
+        '<text:p><draw:frame><draw:object xlink:href="./Object 1"/></draw:frame></text:p>'
+        "<text:p>After the chart.</text:p></office:text></office:body></office:document-content>"
+    )
+    path = tmp_path / "report.odt"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", content)
+        z.writestr("styles.xml", "<office:document-styles")  # cut short
+        z.writestr("Object 1/content.xml", "<office:document-content><unclosed>")
+    document = load_document(path)
+    assert "Before the chart." in document.text and "After the chart." in document.text
+    styles, chart = document.warnings  # the styles are read first (the headers), then the body
+    assert styles.startswith("page headers and footers not read ('styles.xml' is not well-formed XML"), styles
+    assert chart.startswith("embedded object 'Object 1' not read ('Object 1/content.xml' is not well-formed"), chart
