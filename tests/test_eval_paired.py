@@ -161,3 +161,42 @@ def test_the_report_prints_the_paired_section():
         in text
     )
     assert "| d | adaptive-precise − rag | input tokens | 30 | −800 [−800, −800] |" in text
+
+
+def test_the_evidence_tables_pair_runs_of_the_same_items(tmp_path, capsys):
+    """bench/evidence_paired.py: the default of two runs (before, after) and rag, paired by item across runs."""
+    import json
+
+    from bench.evidence_paired import main
+
+    def write(folder: str, strategies: dict[str, list[bool]], tokens: dict[str, int]) -> str:
+        per_question = [
+            {
+                "strategy": s,
+                "dataset": "musique",
+                "id": f"q{i}",
+                "answer_in_evidence": hit,
+                "evidence_tokens": tokens[s],
+            }
+            for s, hits in strategies.items()
+            for i, hit in enumerate(hits)
+        ]
+        (tmp_path / folder).mkdir()
+        report = {"per_question": per_question, "datasets": {"musique": {"items": len(per_question)}}}
+        (tmp_path / folder / "report.json").write_text(json.dumps(report), "utf-8")
+        return str(tmp_path / folder)
+
+    before = write(
+        "b", {"adaptive-precise": [True, False] * 5, "rag": [True] * 10}, {"adaptive-precise": 900, "rag": 2500}
+    )
+    after = write("a", {"adaptive-precise": [True] * 10}, {"adaptive-precise": 1500})
+    main(
+        ["--run", f"before=c0ffee0=none={before}", "--run", f"after=c0ffee1=none={after}"]
+        + ["--pair", "before-rag", "--pair", "after-rag", "--pair", "after-before"]
+    )
+    out = capsys.readouterr().out
+    assert "| musique | default (before) | no model | c0ffee0 | 10 | 50.0 (10) | 900 |" in out
+    assert "| musique | rag | no model | c0ffee0 | 10 | 100.0 (10) | 2,500 |" in out
+    assert "| musique | before − rag | no model | before c0ffee0, after c0ffee1 | 10 | −50.0 [" in out
+    after_rag = "| musique | after − rag | no model | before c0ffee0, after c0ffee1 | 10 | +0.0 [+0.0, +0.0] |"
+    assert after_rag + " not behind | −1,000 [−1,000, −1,000] |" in out
