@@ -22,6 +22,7 @@ from longqa.retrieval.loaders import printable_name
 from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
 from longqa.retrieval.reading_only import is_reading_only
 
+from .scoped import scoped_update
 from .stores import library_for, store_for
 from .text_limits import texts_problem
 
@@ -207,9 +208,10 @@ MAX_ANCESTORS = 32  # folders above a given path looked at for a library that ho
 
 def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progress: Progress | None) -> Opened | None:
     """A question over a subfolder (or files) of a folder already indexed as a library, with the
-    same patterns: that library, brought up to date as a question over the whole folder would,
-    searched within the files given (a scope of its documents), rather than a new library. None
-    when no enclosing folder has a library, or the library does not hold every file given."""
+    same patterns: that library, searched within the files given (a scope of its documents), rather
+    than a new library. Only the files given are brought up to date (services/scoped.py); when one
+    of them is new to the library, the whole folder is, as a question over it would. None when no
+    enclosing folder has a library, or the library does not hold every file given."""
     paths = _paths(state)
     if not paths or _inline_texts(state.get("texts")):
         return None
@@ -217,10 +219,21 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     if folder is None:
         return None
     found, skipped = _files(state, settings)  # the given paths checked and walked as always
-    opened = index_library({**state, "documents": [folder]}, settings, [settings.primary_granularity], progress, True)
-    manifest = opened.library.manifest()
+    store = store_for(settings)
+    library = library_for(store, _input_name({**state, "documents": [folder]}, FileSet(), []))
+    members = file_members(
+        found.files, store.settings.max_words, lambda f: shown_name(str(f), settings), _file_reader(settings, True)
+    )
+    g = settings.primary_granularity
+    update = scoped_update(library, members, g, progress)
+    if update is None:  # a file given is new to the library: the folder brought up to date as a whole
+        opened = index_library({**state, "documents": [folder]}, settings, [g], progress, True)
+        library, update, tried = opened.library, opened.update, opened.skipped
+    else:
+        tried = [Skipped(shown_name(s.path, settings), s.reason) for s in update.skipped]
+    manifest = library.manifest()
     names = {shown_name(str(f), settings) for f in found.files}
-    unreadable = [s for s in opened.skipped if s.path in names]
+    unreadable = [s for s in tried if s.path in names]
     held = [manifest.documents[k] for k in map(file_key, found.files) if k in manifest.documents]
     if len(held) + len(unreadable) != len(found.files):  # the folder's patterns left some out
         return None
@@ -231,7 +244,9 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     if not held:
         raise InputError(f"no readable documents in {', '.join(map(printable_name, paths))}")
     doc_ids = list(dict.fromkeys(e.doc_id for e in held))
-    return _opened(opened.library, doc_ids, settings, skipped + unreadable, opened.update, manifest)
+    opened = _opened(library, doc_ids, settings, skipped + unreadable, update, manifest)
+    opened.files, opened.left_out = len(found.files), dict(found.left_out)
+    return opened
 
 
 def _indexed_ancestor(state: Mapping[str, Any], settings: Settings, given: list[str]) -> str | None:

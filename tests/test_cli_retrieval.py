@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from longqa.cli import main
+from longqa.commands import main as in_process
 from longqa.retrieval.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text
@@ -15,7 +17,8 @@ SUMMARY = re.compile(
     r"^library '(?P<library>[\w.-]+)' version (?P<version>\d+): (?P<added>\d+) added, (?P<changed>\d+) changed, "
     r"(?P<removed>\d+) removed, (?P<unchanged>\d+) unchanged(, (?P<skipped>\d+) skipped)?; "
     r"(?P<vectors>[\d,]+) vectors embedded; (?P<documents>\d+) document\(s\), (?P<words>[\d,]+) words; "
-    r"(?P<sizes>(g=\d+: [\d,]+ chunks(, )?)+); (?P<seconds>[\d.]+) s$"
+    r"(?P<sizes>(g=\d+: [\d,]+ chunks(, )?)+); (?P<seconds>[\d.]+) s; "
+    r"(?P<seen>[\d,]+) file\(s\) seen: (?P<indexed>[\d,]+) indexed(, (?P<why>.+))?$"
 )
 RESULT_LINE = re.compile(
     r"^#(?P<rank>\d+) score=(?P<score>[\d.]+) dense=(?P<dense>-|-?[\d.]+) "
@@ -60,6 +63,44 @@ def test_index_prints_what_changed_and_then_that_nothing_did(report, capsys, emb
     assert lines == [] and (cached["version"], cached["unchanged"], cached["vectors"]) == ("1", "1", "0")
     assert cached["library"] == built["library"] and chunks_at(cached) == chunks_at(built)
     assert embedder.calls == calls
+
+
+def test_quiet_index_prints_its_summary_alone(report, capsys):
+    assert main(["index", "-q", str(report)]) == 0
+    out = capsys.readouterr().out
+    lines, summary = index_output(out)
+    assert lines == [] and (summary["seen"], summary["indexed"], summary["why"]) == ("1", "1", None), out
+
+
+def _asked(capsys, *args: str) -> str:
+    """What an in-process `longqa ask` wrote to stderr (its progress and trace), its answer block checked."""
+    assert in_process(["ask", "--no-warm", *args]) == 0
+    captured = capsys.readouterr()
+    assert "Evidence:" in captured.out, captured.out
+    return captured.err
+
+
+def test_asking_one_file_of_an_indexed_folder_reads_and_searches_that_file_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LONGQA_MODEL", "")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(4):
+        (folder / f"other{i}.md").write_text(harbor_text(2) + f"\n\nOther file {i} mentions cargo too.\n", "utf-8")
+    cargo = folder / "cargo.md"
+    cargo.write_text("Cargo volumes rose by a fifth in the second quarter, led by grain.\n", "utf-8")
+    assert main(["index", "-q", str(folder)]) == 0
+    capsys.readouterr()
+    err = _asked(capsys, str(cargo), "How much did cargo volumes rise?")
+    assert "read " not in err and "1 document(s)" in err, err  # unchanged: stats only, no file read
+    (folder / "other0.md").write_text("Changed since it was indexed: more cargo.\n", "utf-8")
+    cargo.write_text("Cargo volumes rose by a third in the second quarter, led by grain.\n", "utf-8")
+    err = _asked(capsys, str(cargo), "How much did cargo volumes rise?")
+    assert "prepare: read 1/1 files" in err and "read 5/5" not in err, err  # the changed other file is not read
+    assert "1 document(s)" in err and "1 changed" in err, err
+    assert in_process(["ask", "--no-warm", "-q", "--json", str(cargo), "How much did cargo volumes rise?"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {c["source"] for c in result["evidence"]} == {str(cargo)}
+    assert any("a third" in c["text"] for c in result["evidence"])  # the file as it is now
 
 
 def test_index_several_granularities(report, capsys):
