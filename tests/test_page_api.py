@@ -145,6 +145,8 @@ def test_the_streamed_runs_refuse_what_ask_and_index_refuse(page: Page) -> None:
     assert r.status_code == 415
     r = page.client.post("/page/api/ask", json={"question": "x", "context": {"home": "/etc"}}, headers=page.acme)
     assert r.status_code == 422
+    r = page.client.post("/page/api/ask", json={"question": "x", "documents": {"a": 1}}, headers=page.acme)
+    assert r.status_code == 422 and "documents" in r.json()["error"]  # strict types, as /ask (longqa/requests.py)
 
 
 def test_a_streamed_question_shows_its_steps_then_the_result(page: Page) -> None:
