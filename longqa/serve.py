@@ -6,6 +6,7 @@ thread (README, "Deployment").
     GET  /health                 {"ok": true}
     POST /index  {documents?, texts?, collection?, include?, exclude?, granularities?, context?}
     POST /ask    {question, documents?, texts?, collection?, include?, exclude?, thread_id?, context?}
+    GET  /       the page for people, and its reads under /page/ (longqa/page_api.py, README "The page")
 
 Every POST names its caller by API key (longqa/access.py: 401 without one, 403 outside its grants;
 a thread another tenant started is 404) and sends `application/json` (415 otherwise: a browser
