@@ -5,11 +5,17 @@ and ceilings as `longqa serve` (longqa/access.py, longqa/keys.py, contracts/ceil
 - Every request names its caller by API key (401 without one); with no keys configured, only this
   machine's own callers are served (the `local` tenant).
 - Threads, and the runs on them, belong to the tenant that created them (`owner` in their
-  metadata): every read, search, update, delete and run is filtered by it, so another tenant's
-  thread is not found (404).
-- A run needs `ask` (question graph) or `index` (index graph) on the collection its input names and
-  on the files it names; its context must be valid and within the deployment's ceilings (422 naming
-  the field); its question no longer than LONGQA_MAX_QUESTION_CHARS.
+  metadata) and to the reading scope of the key that did (`scope`, `Caller.scope`): every read,
+  search, update, delete and run is filtered by them, so another tenant's thread, or one a key with
+  other grants started, is not found (404); a key that reads all ('*' documents and collections)
+  sees every thread of its tenant.
+- A run's input and its command's update are validated first (strict types, 422:
+  longqa/requests.py, longqa/run_inputs.py); then it needs `ask` (question graph) or `index` (index
+  graph) on the collection and files they name; its context must be valid and within the
+  deployment's ceilings (422 naming the field), its chunk sizes the deployment's, its question no
+  longer than LONGQA_MAX_QUESTION_CHARS; a webhook goes only to a host the operator allows (403).
+  A thread's state updates are checked the same way before LangGraph sees them
+  (longqa/state_guard.py), since its auth is shown only their thread's id.
 - Assistants (graph configurations, no user data) are readable by every caller; creating, changing
   or deleting one takes `admin`, and its context is checked as a run's. Crons and the store, which
   longqa does not use, are refused."""
@@ -23,10 +29,12 @@ from uuid import UUID, uuid5
 from langgraph_sdk import Auth
 
 from longqa.access import Caller, Denied, authorize, identify
-from longqa.contracts.ceilings import caller_context
+from longqa.contracts.ceilings import caller_context, deployment_ceilings
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import ServerLimits, question_problem
+from longqa.requests import RequestError, granularities_problem
+from longqa.run_inputs import run_payloads, webhook_refusal
 
 auth = Auth()
 _DEPLOYMENT = Settings()  # the deployment's settings, read once when the server loads this module
@@ -38,6 +46,10 @@ _ACTION_OF_ASSISTANT = {
     str(uuid5(_NAMESPACE_GRAPH, "longqa")): "ask",
     str(uuid5(_NAMESPACE_GRAPH, "longqa-index")): "index",
 }
+
+
+def _ceilings():
+    return deployment_ceilings(_DEPLOYMENT)
 
 
 def _refuse(status: int, detail: str) -> Auth.exceptions.HTTPException:
@@ -70,7 +82,15 @@ def _caller(ctx: Auth.types.AuthContext) -> Caller:
 
 
 def _owned(ctx: Auth.types.AuthContext) -> Auth.types.FilterType:
-    return {"owner": ctx.user.identity}
+    """The tenant's threads, and of those, for a key that does not read all, the ones of its own reading scope."""
+    caller = _caller(ctx)
+    return {"owner": caller.tenant} if caller.reads_all else {"owner": caller.tenant, "scope": caller.scope}
+
+
+def _mark(ctx: Auth.types.AuthContext, value: dict) -> None:
+    """A new thread's (or run's) owner and reading scope, whatever the caller sent."""
+    caller = _caller(ctx)
+    value.setdefault("metadata", {}).update(owner=caller.tenant, scope=caller.scope)  # in place: the server keeps it
 
 
 def _checked_context(context: Any, provided: bool = True) -> None:
@@ -98,7 +118,7 @@ async def own_new_thread(ctx: Auth.types.AuthContext, value: Auth.types.on.threa
     caller = _caller(ctx)
     if not (caller.can("ask") or caller.can("index")):
         raise _refuse(403, "this key may neither ask nor index")
-    value.setdefault("metadata", {})["owner"] = caller.tenant
+    _mark(ctx, value)
     return _owned(ctx)  # an existing thread of that id is another's: a conflict, never handed over
 
 
@@ -126,6 +146,8 @@ async def update_own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.ty
     metadata = value.get("metadata") or {}
     if "owner" in metadata and metadata["owner"] != ctx.user.identity:
         raise _refuse(403, "a thread's owner cannot be changed")
+    if "scope" in metadata and metadata["scope"] != _caller(ctx).scope:
+        raise _refuse(403, "a thread's reading scope cannot be changed")
     return _owned(ctx)
 
 
@@ -135,19 +157,26 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
     within the length limit and a valid context within the ceilings; it belongs to the caller's tenant."""
     caller = _caller(ctx)
     kwargs = value.get("kwargs") or {}
-    payload = kwargs.get("input") if isinstance(kwargs.get("input"), dict) else {}
-    problem = question_problem(payload, _limits.max_question_chars)
-    if problem:
-        raise _refuse(422, problem)
+    if kwargs.get("webhook") and (why := webhook_refusal(str(kwargs["webhook"]))):
+        raise _refuse(403, why)
     action = _ACTION_OF_ASSISTANT.get(str(value.get("assistant_id")))
+    try:  # strict types first (longqa/requests.py), then the grants; a command's state update as an input
+        payloads = run_payloads(action, kwargs.get("input"), kwargs.get("command"))
+    except RequestError as e:
+        raise _refuse(e.status, str(e)) from None
+    for payload in payloads:
+        problem = question_problem(payload, _limits.max_question_chars)
+        if problem := problem or granularities_problem(payload.get("granularities"), _ceilings()):
+            raise _refuse(422, problem)
     try:  # an assistant an admin made may run either graph: it takes both grants
         for needed in [action] if action else ["ask", "index"]:
-            await asyncio.to_thread(authorize, caller, needed, payload, _ROOT)
+            for payload in payloads:
+                await asyncio.to_thread(authorize, caller, needed, payload, _ROOT)
     except Denied as e:
         raise _refuse(e.status, str(e)) from None
     configurable = (kwargs.get("config") or {}).get("configurable") or {}
     _checked_context(kwargs.get("context"), provided=bool(configurable.get("__context_provided__", True)))
-    value.setdefault("metadata", {})["owner"] = caller.tenant  # a run's own thread (stateless runs) too
+    _mark(ctx, value)  # a run's own thread (stateless runs) too
     return _owned(ctx)
 
 

@@ -51,6 +51,8 @@ def allowed_path(path: str, settings: Settings) -> Path:
         raise InputError(f"{shown}: cannot be resolved ({'symlink loop' if 'loop' in str(e) else e})") from None
     except OSError as e:
         raise InputError(f"{shown}: cannot be resolved ({e.strerror or type(e).__name__})") from None
+    except InputError:
+        raise
     except ValueError:  # a NUL in the path: no file has that name
         raise InputError(f"{shown}: not a path (it holds a NUL character)") from None
     return p

@@ -22,6 +22,7 @@ from tests.openai_stub import OpenAIStub
 from tests.servers import free_port
 from tests.test_server_sdk import (
     ATLAS,
+    CODES,
     HOST,
     INDEXED,
     OBSERVATORY_Q,
@@ -42,8 +43,10 @@ LONGQA = str(Path(sys.executable).parent / "longqa")
 class KeyedServer:
     url: str
     log: Path
-    alice: str  # ask + index on alice-lib; reads atlas.md and ledger.md
+    alice: str  # ask + index on alice-lib; reads atlas.md, ledger.md and notes/ (where a link points at vault-1.md)
     bob: str  # ask only, on bob-lib; reads vault-1.md
+    reader: str  # tenant alice too, a narrower key: ask on alice-lib, reads atlas.md only
+    docs: Path
 
     def client(self, key: str | None):
         from langgraph_sdk import get_sync_client
@@ -64,13 +67,17 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
     tmp = tmp_path_factory.mktemp("langgraph-auth")
     docs, log, port = tmp / "docs", tmp / "server.log", free_port()
     write_documents(docs)
+    (docs / "notes").mkdir()
+    (docs / "notes" / "own.md").write_text("# Notes\n\nThe harbour crane was repainted green in May.\n", "utf-8")
+    (docs / "notes" / "link.md").symlink_to(f"../{vault_name(0)}")  # alice's folder, bob's file
     with OpenAIStub() as stub:
         env = _server_env(tmp / "home", docs, stub.base_url)
         env.update({"LONGQA_KEYS_FILE": str(tmp / "keys.json"), "LONGQA_MODELS": "scripted"})
         env.pop("LANGGRAPH_API_KEY", None)
         env.pop("LANGSMITH_API_KEY", None)
         alice = _key(env, "--tenant", "alice", "--grant", "ask,index", "--collections", "alice-lib", "--documents",
-                     f"{ATLAS},{INDEXED}")  # fmt: skip
+                     f"{ATLAS},{INDEXED},notes")  # fmt: skip
+        reader = _key(env, "--tenant", "alice", "--grant", "ask", "--collections", "alice-lib", "--documents", ATLAS)
         bob = _key(env, "--tenant", "bob", "--grant", "ask", "--collections", "bob-lib", "--documents", vault_name(0))
         command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
         with open(log, "wb") as out:
@@ -90,7 +97,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
                 if proc.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"langgraph dev did not start:\n{log.read_text('utf-8', errors='replace')[-4000:]}")
                 time.sleep(0.5)
-            yield KeyedServer(url, log, alice, bob)
+            yield KeyedServer(url, log, alice, bob, reader, docs)
         finally:
             _stop(proc)
 
@@ -212,6 +219,116 @@ def test_assistants_are_read_by_all_and_changed_by_admins_only(keyed: KeyedServe
     assert status == 403 and "only an admin key" in text, text
     status, _ = refused(lambda: bob.store.put_item(("bob",), "k", {"v": 1}))
     assert status == 403
+
+
+# -- issue 45: strict inputs, state updates, links, narrower keys, webhooks, meta routes -------------
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"documents": {vault_name(0): 1}}, "'documents' must be a list of strings (got dict)"),
+        ({"documents": [[vault_name(0)]]}, "documents[0] must be a string (got list)"),
+        ({"documents": [f"{ATLAS}\x00"]}, "documents[0] holds a NUL character"),
+        ({"collection": ["bob-lib"]}, "'collection' must be a name (got list)"),
+        ({"collection": {"bob-lib": 1}}, "'collection' must be a name (got dict)"),
+        ({"collection": 3}, "'collection' must be a name (got int)"),
+    ],
+)
+def test_a_run_input_of_the_wrong_shape_is_422(keyed: KeyedServer, fields: dict, says: str) -> None:
+    alice = keyed.client(keyed.alice)
+    question = {"question": OBSERVATORY_Q, **fields}
+    status, text = refused(lambda: alice.runs.wait(None, "longqa", input=question, context={"model": "scripted"}))
+    assert status == 422 and says in text, (status, text)
+    index = {"collection": "alice-lib", **fields}
+    status, text = refused(lambda: alice.runs.wait(None, "longqa-index", input=index))
+    assert status == 422 and (says in text or "'collection' must be a name" in text), (status, text)
+    assert CODES[0] not in text
+
+
+def test_a_thread_state_update_is_held_to_the_keys_grants(keyed: KeyedServer) -> None:
+    alice = keyed.client(keyed.alice)
+    thread = alice.threads.create()["thread_id"]
+    assert ask(alice, thread, [ATLAS])["status"] == "answered"
+    bobs = [vault_name(0)]
+    for call in [
+        lambda: alice.threads.update_state(thread, {"documents": bobs}),
+        lambda: alice.threads.update_state(thread, {"collection": "bob-lib"}),
+        lambda: alice.runs.wait(thread, "longqa", input=None, command={"update": {"documents": bobs}}),
+        lambda: alice.runs.wait(thread, "longqa", input=None, command={"update": [["documents", bobs]]}),
+        lambda: alice.threads.create(supersteps=[{"updates": [{"values": {"documents": bobs}, "as_node": "prepare"}]}]),
+    ]:
+        status, text = refused(call)
+        assert status == 403 and "may not" in text, (status, text)
+    for call, says in [
+        (lambda: alice.threads.update_state(thread, {"documents": {vault_name(0): 1}}), "must be a list of strings"),
+        (lambda: alice.runs.wait(thread, "longqa", input=None, command={"goto": "retrieve"}), "'command.goto'"),
+    ]:
+        status, text = refused(call)
+        assert status == 422 and says in text, (status, text)
+    out = alice.runs.wait(thread, "longqa", input=None, context={"model": "scripted"})  # the thread kept atlas.md
+    assert CODES[0] not in str(out) and out["status"] == "answered", out.get("error")
+    alice.threads.update_state(thread, {"documents": [INDEXED]})  # within its grants: accepted
+
+
+def test_a_link_in_a_keys_folder_to_another_tenants_file_is_skipped(keyed: KeyedServer) -> None:
+    alice = keyed.client(keyed.alice)
+    question = {"question": "What is the code word of the vault?", "documents": ["notes"]}
+    out = alice.runs.wait(None, "longqa", input=question, context={"model": "scripted"})
+    assert "notes/link.md: link leaves the key's folders (not read)" in out["skipped"], out["skipped"]
+    assert CODES[0] not in str(out)
+    indexed = alice.runs.wait(None, "longqa-index", input={"documents": ["notes"], "collection": "alice-lib"})
+    assert "notes/link.md: link leaves the key's folders (not read)" in indexed["skipped"], indexed
+    assert indexed["changes"]["added"] == ["notes/own.md"] and CODES[0] not in str(indexed)
+    for output in (out, indexed):  # no server path in any field, the trace included
+        assert str(keyed.docs) not in str(output) and os.path.realpath(keyed.docs) not in str(output)
+
+
+def test_a_narrower_key_does_not_see_a_wider_keys_thread(keyed: KeyedServer) -> None:
+    alice, reader = keyed.client(keyed.alice), keyed.client(keyed.reader)
+    thread = alice.threads.create()["thread_id"]
+    assert ask(alice, thread, [ATLAS])["status"] == "answered"
+    for call in [
+        lambda: reader.threads.get_state(thread),
+        lambda: reader.runs.wait(thread, "longqa", input={"question": "What did I ask?"}),
+        lambda: reader.threads.update(thread, metadata={"scope": "any"}),
+    ]:
+        status, text = refused(call)
+        assert status in (403, 404) and "Orla" not in text, (status, text)
+    assert thread not in {t["thread_id"] for t in reader.threads.search(limit=100)}
+    own = reader.threads.create()["thread_id"]  # its own threads are its own
+    assert ask(reader, own, [ATLAS])["status"] == "answered"
+    assert own not in {t["thread_id"] for t in alice.threads.search(limit=100)}
+
+
+def test_chunk_sizes_webhooks_and_long_names_are_bounded(keyed: KeyedServer) -> None:
+    alice = keyed.client(keyed.alice)
+    for sizes in ([8], [151]):
+        index = {"documents": [INDEXED], "collection": "alice-lib", "granularities": sizes}
+        status, text = refused(lambda index=index: alice.runs.wait(None, "longqa-index", input=index))
+        assert status == 422 and "is not offered" in text, (status, text)
+    question = {"question": OBSERVATORY_Q, "documents": [ATLAS]}
+    said = []
+    for hook in [
+        "https://10.1.2.3/hook",
+        "http://127.0.0.1:9/hook",
+        "https://hooks.example.com/x",
+        "https://8.8.8.8/x",
+    ]:
+        status, text = refused(lambda hook=hook: alice.runs.wait(None, "longqa", input=question, webhook=hook))
+        assert status in (403, 422) and ("webhooks are off" in text or "Webhook" in text), (status, text)
+        said.append(text)  # LangGraph's own checks (langgraph.json `webhooks`) may refuse first, with 422
+    assert any("webhooks are off on this server" in text for text in said), said  # a public host: the operator's
+    status, text = refused(lambda: ask(alice, None, [ATLAS], **{"x" * 100_000: 1}))
+    assert status == 422 and "unknown setting 'xxx" in text and len(text) < 1000, (status, len(text))
+
+
+@pytest.mark.parametrize("path", ["/docs", "/openapi.json", "/info", "/metrics"])
+def test_the_meta_routes_are_off(keyed: KeyedServer, path: str) -> None:
+    for headers in ({}, {"x-api-key": keyed.alice}):
+        r = httpx.get(keyed.url + path, headers=headers, timeout=30)
+        assert r.status_code in (401, 403, 404), (r.status_code, r.text[:300])
+        assert "openapi" not in r.text.lower() and "langgraph_api" not in r.text
 
 
 def test_the_log_shows_no_server_error(keyed: KeyedServer) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 
 from .openai_stub import OpenAIStub
@@ -761,15 +762,16 @@ def test_citations_name_documents_relative_to_the_root(client, new_thread):
 @pytest.mark.parametrize(
     "payload,error",
     [
-        ({"texts": [123]}, "input: texts[0] must be a string (got int)"),
-        ({"documents": ["atlas.md", 7]}, "input: 'documents' must hold paths as strings (got int)"),
+        ({"texts": [123]}, "texts[0] must be a string (got int)"),
+        ({"documents": ["atlas.md", 7]}, "documents[1] must be a string (got int)"),
+        ({"documents": {"atlas.md": 1}}, "'documents' must be a list of strings (got dict)"),
     ],
 )
-def test_bad_inline_input_is_a_named_error_over_the_wire(client, new_thread, payload, error):
-    out = client.runs.wait(
-        new_thread(), "longqa", input={"question": FERRY_Q, **payload}, context={"model": "scripted"}, raise_error=True
-    )
-    assert out["status"] == "error" and out["error"] == error
+def test_bad_inline_input_is_a_named_422_over_the_wire(client, new_thread, payload, error):
+    """A run input of the wrong shape is refused before the run (longqa/requests.py, issue 45)."""
+    with pytest.raises(httpx.HTTPStatusError) as refused:
+        client.runs.wait(new_thread(), "longqa", input={"question": FERRY_Q, **payload}, context={"model": "scripted"})
+    assert refused.value.response.status_code == 422 and error in refused.value.response.text
 
 
 def test_one_string_of_texts_is_one_document_over_the_wire(client, new_thread):

@@ -1,0 +1,94 @@
+"""ASGI middleware before the LangGraph server (langgraph.json `http.app`, longqa/server_app.py): a
+thread's state update (`POST /threads/{id}/state`) and a new thread's `supersteps` (`POST /threads`)
+are checked as a run's input is: strict types (422, longqa/requests.py), then the caller's grants on
+every file and collection they would put in the thread (403, longqa/access.py). LangGraph's custom
+auth is shown only the thread's id for these, not the values, so the check is here. Hand-written:
+plain ASGI, buffering only these bodies, within the server's body limit."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from longqa.access import Denied, authorize, identify
+from longqa.contracts.settings import Settings, SettingsError
+from longqa.keys import KeyStore, keys_file
+from longqa.limits import ServerLimits
+from longqa.requests import RequestError
+from longqa.run_inputs import state_payloads
+
+_STATE_PATH = re.compile(r"^/threads(?:/[^/]+/state)?/?$")  # POST /threads, POST /threads/{id}/state
+
+
+async def _answer(send: Send, status: int, detail: str) -> None:
+    payload = json.dumps({"detail": detail}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+class StateUpdateGuard:
+    """Refuses a state update that names what the caller's key may not read; passes everything else on."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+        deployment = Settings()
+        self.root = deployment.documents_root
+        self.keys = KeyStore(keys_file(deployment))
+        self.limit = ServerLimits().max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or not _STATE_PATH.match(scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        chunks, size, more = [], 0, True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            more = message.get("more_body", False)
+            if size > self.limit:
+                await _answer(send, 413, f"request body over {self.limit // 2**20} MiB")
+                return
+        raw = b"".join(chunks)
+        refusal = await asyncio.to_thread(self._refusal, scope, raw)  # the keys file and the paths are read
+        if refusal:
+            await _answer(send, *refusal)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": raw, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    def _refusal(self, scope: Scope, raw: bytes) -> tuple[int, str] | None:
+        """(status, why) for an update the caller may not make, else None (LangGraph answers the rest)."""
+        try:
+            body = json.loads(raw or b"{}")
+        except (ValueError, RecursionError):
+            return None  # not JSON, or too deep: LangGraph's own validation answers it
+        try:
+            payloads = state_payloads(scope["path"].rstrip("/") == "/threads", body)
+            if not payloads:
+                return None
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            client = scope.get("client")
+            caller = identify(self.keys, headers, client[0] if client else None)
+            action = "ask" if caller.can("ask") else "index"
+            for payload in payloads:
+                authorize(caller, action, payload, self.root)
+        except RequestError as e:
+            return e.status, str(e)
+        except Denied as e:
+            return e.status, str(e)
+        except SettingsError:
+            return 503, "the server's keys cannot be read; its log says why"
+        return None
