@@ -233,8 +233,39 @@ def _pptx(path: Path, t: _Text) -> Truth:
         notes = t.sentence()
         slide.notes_slide.notes_text_frame.text = notes
         parts.append(notes)
+    parts += [_chart_slide(presentation, t) for _ in range(2)]
     presentation.save(path)
+    _as_3d_bar_chart(path, "ppt/charts/chart2.xml")
     return Truth(text="\n".join(parts), tables=tables)
+
+
+def _chart_slide(presentation, t: _Text) -> str:
+    """A slide with a titled column chart of two series over three categories; returns its true text."""
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    slide = presentation.slides.add_slide(presentation.slide_layouts[5])
+    slide.shapes.title.text = (title := t.sentence(3))
+    data = CategoryChartData()
+    data.categories = categories = [w.capitalize() for w in t.rng.sample(VOCABULARY, 3)]
+    series = {w: [t.rng.randint(10, 999) for _ in categories] for w in t.rng.sample(VOCABULARY, 2)}
+    for name, values in series.items():
+        data.add_series(name, values)
+    chart = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(7), Inches(4), data)
+    chart.chart.has_title = True
+    chart.chart.chart_title.text_frame.text = (caption := t.sentence(4))
+    numbers = " ".join(" ".join(map(str, values)) for values in series.values())
+    return f"{title}\n{caption}\n{' '.join(categories)} {' '.join(series)} {numbers}"
+
+
+def _as_3d_bar_chart(path: Path, part: str) -> None:
+    """Make one chart a 3-D bar chart (PowerPoint's bar3DChart), as a real deck may hold."""
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as target:
+        for info, data in members:
+            target.writestr(info, data.replace(b"c:barChart>", b"c:bar3DChart>") if info.filename == part else data)
 
 
 # -- XLSX, CSV ----------------------------------------------------------------------------------------
