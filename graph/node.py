@@ -42,6 +42,9 @@ def failure(name: str, e: Exception) -> dict:
     if isinstance(e, SettingsError):
         log.warning("%s: invalid run settings: %s", name, e)
         message = f"settings: {e}"
+    elif getattr(e, "expected", False):  # an end the run expects (retrieval/cancel.py: its client left): no traceback
+        log.warning("%s: %s", name, e)
+        message = f"{name}: {e}"
     else:
         log.exception("%s failed", name, exc_info=e)
         message = f"{name}: {type(e).__name__}: {str(e)[:300]}"

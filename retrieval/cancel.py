@@ -18,6 +18,8 @@ _event: ContextVar[threading.Event | None] = ContextVar("longqa_cancelled", defa
 class Cancelled(Exception):
     """The caller of this run has gone: its work stopped where it was checked."""
 
+    expected = True  # the node wrapper (graph/node.py) ends the run with it and logs no traceback
+
 
 @contextlib.contextmanager
 def cancelled_by(event: threading.Event) -> Iterator[None]:

@@ -8,6 +8,7 @@ index jobs are counted; a waited LangGraph run is made to cancel on disconnect u
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -16,6 +17,7 @@ from longqa.graph.graph import graph as question_graph
 from longqa.graph.index_graph import graph as index_graph
 from longqa.job_slots import Busy, JobSlots
 from longqa.retrieval import DocumentError
+from longqa.retrieval.cancel import cancelled_by
 from longqa.retrieval.chunking import LONG_RUN_CHARS, MAX_ATOM_CHARS, MAX_CHUNK_CHARS, MAX_GAP_CHARS, chunk_document
 from longqa.retrieval.loaders import document_from_text, load_document
 from longqa.retrieval.tokens import BATCH_CHARS, batches
@@ -135,3 +137,17 @@ def test_a_waited_run_cancels_on_disconnect_unless_it_says():
     assert cancel_on_disconnect("/runs/wait", chosen, b"x") == b"x"  # the caller's own choice stays
     assert cancel_on_disconnect("/threads/t1/runs", body, raw) is raw  # a background run: no client to leave
     assert cancel_on_disconnect("/runs/wait", ["a batch"], raw) is raw
+
+
+def test_a_run_whose_client_has_gone_ends_at_its_next_check_without_a_traceback(tmp_path, caplog):
+    """`longqa serve` marks a run cancelled when its client leaves; the question graph's indexing step
+    stops at its next check and the run ends with the reason, logged as one line, not a traceback."""
+    gone = threading.Event()
+    gone.set()
+    with cancelled_by(gone), caplog.at_level("WARNING"):
+        out = question_graph.invoke(
+            {"question": "When?", "texts": ["The harbor opens at dawn."]},
+            context={"model": "scripted", "home": str(tmp_path / "home")},
+        )
+    assert out["status"] == "error" and out["error"] == "prepare: the client went away; the run was stopped"
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
