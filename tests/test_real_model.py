@@ -21,6 +21,7 @@ from longqa.graph.graph import graph
 pytestmark = [pytest.mark.real_model, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parent.parent
+SERVED: list[str] = []  # the script's line saying which server it started and why (tests/conftest.py prints them)
 SCRIPT = ROOT / "scripts" / "local_model.sh"
 MODEL_HOME = Path(os.environ.get("LONGQA_LOCAL_MODEL_HOME", Path.home() / ".cache" / "longqa" / "local-model"))
 GGUF = {
@@ -77,8 +78,13 @@ def _serve(model: str):
         "LONGQA_LOCAL_MODEL_TAG": "tests",
         "LONGQA_LOCAL_MODEL_CTX": "4096",
     }
-    started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, env=env, timeout=300)
+    # a fallback may build the portable server (~14 CPU-minutes) where the native one dies on this CPU
+    started = subprocess.run(["bash", str(SCRIPT), "start"], capture_output=True, text=True, env=env, timeout=3600)
     assert started.returncode == 0, started.stderr
+    # which server (native, --no-repack or the portable build) and why, shown in the run's summary
+    SERVED.extend(
+        f"{model}: {line.removeprefix('[local-model] ')}" for line in started.stderr.splitlines() if "] server:" in line
+    )
     exports = dict(re.findall(r"export (\w+)=(\S+)", started.stdout))
     try:
         yield exports["LONGQA_MODEL"], exports["LONGQA_BASE_URL"]
