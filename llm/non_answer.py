@@ -50,6 +50,7 @@ _LABEL = re.compile(
 _PLACEHOLDER = re.compile(r"^\W*<[^<>]*>\W*$")  # the reply form's "<the answer, in a few words>"
 _NUMBERING = re.compile(r"(?i)^\W*(?:(?:chapter|section|part|appendix|table|figure)\s+)?[\dIVXivx]+(?:\.\d+)*[.):]?\s+")
 _COMPARISON = re.compile(r"(?i)\b(?:and|or|vs|versus|between|both|than)\b")
+_ASKS_TITLE = re.compile(r"(?i)\b(?:title[sd]?|headings?|sections?|chapters?|parts?|appendix|called|named)\b")
 _YES_NO = re.compile(r"(?i)^\W*(?:yes|no)\b")
 _YES_NO_QUESTION = re.compile(
     r"(?i)^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b"
@@ -118,6 +119,8 @@ def non_answer(reply: str, question: str, passages: Sequence[Mapping[str, Any]] 
     if not reply:
         return None
     why = _label(reply, question, passages) or _heading(reply, question, passages)
+    if why and why.startswith("it copies a heading") and _ASKS_TITLE.search(question):
+        return None  # "Which section describes the built-in global variables?": a heading is the answer
     if why:
         return why
     new = adds(reply, question)

@@ -69,6 +69,7 @@ def test_a_reply_that_answers_nothing_is_named(reply: str, question: str, why: s
         ("Tom Hanks", "Between Tom Hanks and Jerry Lewis, who is older?"),
         ("1962", "In which year did the station open?"),
         ("E3 expo", "Which trade fair did the company attend?"),
+        ("1.2 Built-in global variables", "Which section describes the built-in global variables of DB2 for i?"),
     ],
 )
 def test_a_short_answer_is_an_answer(reply: str, question: str) -> None:
