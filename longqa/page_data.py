@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
 from longqa.keys import ANY
-from longqa.retrieval.chunking import is_heading
 from longqa.retrieval.manifest import valid_name
+from longqa.retrieval.ocr import page_at, page_span
+from longqa.retrieval.sections import section_of
 from longqa.threads import OWNERS_TABLE
 
 MAX_THREADS = 100  # the most recent ones listed
@@ -62,7 +63,8 @@ class Passage(BaseModel):
 
     source: str
     section: str | None
-    page: int | None = Field(description="the page, where the document's text marks pages (form feeds); else null")
+    page: str | None = Field(description="the page(s) of a paged document, '3' or '3-4' (form feeds); else null")
+    ocr: bool = Field(default=False, description="OCR read the text of one of those pages from a scan or photo")
     start: int
     end: int
     before: str
@@ -128,18 +130,6 @@ def _may_read_collection(caller: Caller, name: str) -> None:
         raise Denied(403, f"this key may not ask on collection {name[:60]!r}")
 
 
-def _section(text: str, paragraphs: list, start: int) -> str | None:
-    """The last heading before `start` (a markdown heading, or a short line that titles what follows)."""
-    found = None
-    for p in paragraphs:
-        if p.start > start:
-            break
-        line = text[p.start : p.end]
-        if not p.is_table and is_heading(line):
-            found = line.strip().lstrip("#").strip() or found
-    return found
-
-
 def passage(caller: Caller, settings: Settings, query: PassageQuery) -> Passage:
     """The text around a cited span of a document of `query.collection`: only when the key may ask on
     that collection and the collection's current version holds the document (404 otherwise)."""
@@ -154,11 +144,13 @@ def passage(caller: Caller, settings: Settings, query: PassageQuery) -> Passage:
     start = min(query.start, len(text))
     end = min(max(query.end, start), len(text), start + MAX_SPAN_CHARS)
     lo, hi = max(0, start - CONTEXT_CHARS), min(len(text), end + CONTEXT_CHARS)
-    page = text.count("\f", 0, start) + 1 if "\f" in text else None
+    pages = page_span(text, start, end)  # as the citation says it (nodes/process_context.py)
+    ocr = bool(pages) and bool(set(document.ocr_pages) & set(range(page_at(text, start), page_at(text, end) + 1)))
     return Passage(
         source=_shown(sources[query.doc_id], settings),
-        section=_section(text, document.paragraphs, start),
-        page=page,
+        section=section_of(document, start).get("section"),
+        page=pages or None,
+        ocr=ocr,
         start=start,
         end=end,
         before=text[lo:start],

@@ -197,3 +197,23 @@ def test_an_index_run_gives_its_job_slot_back_when_it_ends(page: Page) -> None:
     for _ in range(3):  # one job per key at once (LONGQA_MAX_INDEX_JOBS=1): each run ended frees it
         r = page.client.post("/page/api/index", json=body, headers=page.globex)
         assert r.status_code == 200 and _events(r)[-1]["result"]["error"] is None, r.text
+
+
+def test_a_passage_of_a_paged_document_says_its_pages(tmp_path: Path) -> None:
+    from longqa import page_data
+    from longqa.access import LOCAL
+    from longqa.contracts.settings import Settings
+    from longqa.retrieval.loaders import document_from_text
+    from longqa.retrieval.manifest import document_members
+    from longqa.services.stores import library_for, store_for
+
+    settings = Settings(home=tmp_path / "home", model=None)
+    pages = ["# Fleet\n\nThe tug Brisk Tern is moored at the pontoon.", "The dredger Marrowdeep works the fairway."]
+    document = document_from_text("\n\n\f\n\n".join(pages), source="fleet.pdf")
+    library_for(store_for(settings), "paged").update(document_members([document]), [settings.primary_granularity])
+    start = document.text.index("The dredger")
+    query = page_data.PassageQuery(collection="paged", doc_id=document.doc_id, start=start, end=start + 40)
+    shown = page_data.passage(LOCAL, settings, query)
+    assert (shown.page, shown.section, shown.ocr) == ("2", "Fleet", False) and shown.span.startswith("The dredger")
+    across = page_data.passage(LOCAL, settings, query.model_copy(update={"start": 10}))
+    assert across.page == "1-2"

@@ -324,7 +324,7 @@
       return;
     }
     const where = [passage.source];
-    if (passage.page) where.push("page " + passage.page);
+    if (passage.page) where.push((passage.page.includes("-") ? "pages " : "page ") + passage.page + (passage.ocr ? " (OCR)" : ""));
     if (passage.section) where.push("section: " + passage.section);
     where.push("characters " + passage.start + "–" + passage.end);
     $("doc-source").textContent = where.join(" · ");
