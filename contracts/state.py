@@ -353,8 +353,10 @@ def shown_by(reader: str, evidence: list[Evidence]) -> list[Shown]:
 def shown_hits(reader: str, hits: list[Hit], label: str) -> list[Shown]:
     """Retrieved chunks one model call read (the analyzer's primary chunks, a hop's chunks), as
     passages labelled `label`.1, `label`.2, ..."""
-    fields = [k for k in Evidence.__annotations__ if k != "id"]  # a hit holds every other field of a passage
-    return [Shown(id=f"{label}.{i}", **{k: h[k] for k in fields}, reader=reader) for i, h in enumerate(hits, 1)]
+    fields = [k for k in Evidence.__annotations__ if k != "id"]  # a hit holds every other required field of a passage
+    return [
+        Shown(id=f"{label}.{i}", **{k: h[k] for k in fields if k in h}, reader=reader) for i, h in enumerate(hits, 1)
+    ]
 
 
 def _empty(annotation: Any) -> Any:
