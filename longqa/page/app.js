@@ -297,7 +297,9 @@
     const list = el("ul", "citations");
     for (const c of citations) {
       const excerpt = c.text.length > 400 ? c.text.slice(0, 400) + "…" : c.text;
-      list.append(el("li", null, citationButton(c, collection), " " + c.source + ": ", el("q", null, excerpt)));
+      const where = [c.source, c.page ? "p. " + c.page + (c.ocr ? " (OCR)" : "") : "", c.section || ""];
+      const label = " " + where.filter(Boolean).join(" · ") + ": ";
+      list.append(el("li", null, citationButton(c, collection), label, el("q", null, excerpt)));
     }
     box.append(list);
   }
