@@ -31,9 +31,8 @@ KINDS: dict[str, str] = {
     "appendix": r"appendix",
     "algorithm": r"algorithm|alg\.",
     "equation": r"equation|eq\.",
-    "example": r"example",
     "exhibit": r"exhibit",
-}
+}  # not "example": "for example 3 ships" names no label
 _KIND = "|".join(f"(?P<{kind}>{alts})" for kind, alts in KINDS.items())
 _NUMBER = r"(?:[A-Z](?:\.\d+)*|\d+(?:\.\d+)*[a-z]?)"
 _ASKED = re.compile(rf"(?<!\w)(?i:{_KIND})\s*(?P<number>{_NUMBER})(?![\w]|\.\d)")

@@ -96,3 +96,20 @@ def test_the_graph_reads_the_labelled_passage_of_a_long_library(run_graph):
     assert sum(len(t.split()) for t in evidence()) < len(library.split())
     assert any(caption in t for t in evidence())
     assert evidence(label_links=False), "the setting is one the graph takes"
+
+
+def test_for_example_names_no_label():
+    assert labels_in("For example 3 ships docked; which one left first?") == []
+
+
+def test_in_a_library_of_many_documents_bm25_finds_the_labels_candidates(make_store):
+    from longqa.retrieval.search import LINK_SCOPE_DOCS
+
+    lists = "Lists, part 1 of {}: a list keeps its items in order; listing lists of lists helps list makers."
+    about = [document_from_text(lists.format(n), source=f"{n}.md") for n in range(LINK_SCOPE_DOCS + 5)]
+    caption = document_from_text("Listing 1: The scheduler's main loop.\n\nIt runs forever.", source="code.md")
+    searcher = Searcher(make_store(), [*about, caption])
+    plain = searcher.search("caption of Listing 1", k=3, granularity=G, mode="bm25", labels=False)
+    assert not plain[0].chunk.text.startswith("Listing 1:")
+    led = searcher.search("caption of Listing 1", k=3, granularity=G, mode="bm25")
+    assert led[0].chunk.text.startswith("Listing 1:") and led[0].source == "code.md"
