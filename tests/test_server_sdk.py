@@ -742,7 +742,7 @@ def test_indexing_progress_streams_to_an_sdk_client(client):
     for part in client.runs.stream(
         None,
         "longqa-index",
-        input={"documents": [ATLAS], "granularities": [96]},  # a chunk size nothing indexed yet
+        input={"documents": [vault_name(0)], "granularities": [512]},  # one of the server's sizes, not yet used here
         stream_mode=["custom", "values"],
     ):
         if part.event == "custom":
@@ -750,7 +750,7 @@ def test_indexing_progress_streams_to_an_sdk_client(client):
     embedding = [e for e in events if e.get("step") == "embedding"]
     assert embedding, events
     assert embedding[-1]["done"] == embedding[-1]["total"] > 0
-    assert re.fullmatch(r"index: embedding \d+/\d+ chunks of atlas\.md \(g=96\)", embedding[-1]["message"])
+    assert re.fullmatch(r"index: embedding \d+/\d+ chunks of vault-1\.md \(g=512\)", embedding[-1]["message"])
 
 
 def test_citations_name_documents_relative_to_the_root(client, new_thread):
