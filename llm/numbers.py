@@ -44,6 +44,7 @@ _FRACTION_WORDS = re.compile(
     rf"(?i)\b(?P<count>a|an|one|{_ALT(_UNITS[1:])}|\d{{1,2}})[\s-]+(?P<part>halves|half|"
     rf"{_ALT(d for d in _DENOMINATORS if d not in ('half', 'halves'))})s?\b|\bhalf\b"
 )
+_AND_A_HALF = re.compile(rf"(?i)\b(?P<whole>\d+|{_ALT(_UNITS + _TEENS + _TENS)})\s+and\s+a\s+half\b")
 _SCALE_WORDS = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _SCALE_SUFFIXES = {"bn": 10**9, "mn": 10**6, "mln": 10**6, "tn": 10**12, "trn": 10**12}
 _LETTERS = {"k": 10**3, "m": 10**6, "b": 10**9}  # "5m": 5 million, or 5 metres: ambiguous without a currency
@@ -109,6 +110,11 @@ def _fraction(match: re.Match) -> str:
     return canonical(Decimal(top) / Decimal(_DENOMINATORS[match["part"].lower().rstrip("s")]))
 
 
+def _and_a_half(match: re.Match) -> str:
+    whole = match["whole"].lower()
+    return canonical(Decimal(int(whole) if whole.isdigit() else _WORD_VALUE[whole]) + Decimal("0.5"))
+
+
 def _vulgar(text: str) -> str:
     """Unicode fractions as decimals: "2½" -> "2.5"."""
 
@@ -123,7 +129,7 @@ def _vulgar(text: str) -> str:
 def digits_for_words(text: str, threshold: int = SOURCE_THRESHOLD) -> str:
     """The text with its number words written as digits ("nine" -> "9", "nineteen sixty-two" -> "1962",
     "three quarters" -> "0.75"), a digit and its scale word kept together ("5million")."""
-    text = _vulgar(_YEAR.sub(_year, text))
+    text = _AND_A_HALF.sub(_and_a_half, _vulgar(_YEAR.sub(_year, text)))
     text = _DIGIT_SCALE.sub(r"\1\2", _FRACTION_WORDS.sub(_fraction, text))
     try:  # "five million" -> "5000000", "a million" -> "a 1000000"
         return alpha2digit(text, "en", threshold=threshold)

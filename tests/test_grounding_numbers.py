@@ -55,6 +55,8 @@ FORMS = [
     ("21st", "twenty-first"),
     ("7", "7.0"),
     ("1000", "1,000"),
+    ("1.5 million", "one and a half million"),
+    ("2.5", "two and a half"),
 ]
 
 
