@@ -314,6 +314,19 @@ def test_with_the_scripted_model_the_answer_is_labelled_and_its_source_opens(scr
     _shot(browser, "scripted-answer", 1366, 900)
 
 
+CONTRAST = """
+const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+const linear = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+const lum = ([r, g, b]) => [r, g, b].map(linear)
+  .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+const background = (e) => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+  if (c.length < 4 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
+return Array.from(document.querySelectorAll(arguments[0])).filter((e) => e.offsetParent && e.textContent.trim())
+  .map((e) => { const a = lum(rgb(getComputedStyle(e).color)), b = lum(background(e));
+    return [e.tagName + "." + e.className, (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)]; });
+"""
+
+
 def test_the_page_is_usable_by_keyboard(deployment: Deployment, browser) -> None:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
@@ -344,4 +357,8 @@ def test_the_page_is_usable_by_keyboard(deployment: Deployment, browser) -> None
     assert all(style != "none" for style in outlines), list(zip(order, outlines, strict=True))  # focus is visible
     browser.find_element(By.ID, "question").send_keys(QUESTION)
     ActionChains(browser).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()  # asks
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#turns .answer h3"))
+    texts = "label, button, .hint, .who, .step, .question, .answer p, .citations li, h1, h2, h3, summary"
+    ratios = browser.execute_script(CONTRAST, texts)
+    assert len(ratios) > 20 and all(ratio >= 4.5 for _, ratio in ratios), sorted(ratios, key=lambda r: r[1])[:5]
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#turns .answer h3"))
