@@ -165,3 +165,13 @@ def test_a_passage_is_located_by_the_form_feeds_before_it():
     assert page_span("no pages here", 0, 5) == ""
     image = Document(doc_id="x", source="a.png", text="words", paragraphs=[], ocr_pages=[1])
     assert location(image, 0, 5) == {"ocr": True}
+
+
+@needs_tesseract
+def test_a_page_past_its_time_fails_its_file_with_the_reason(scans):
+    configure(OcrLimits(page_timeout_s=0.01))
+    try:
+        with pytest.raises(DocumentError, match=r"OCR of page 1 took longer than 0.01 s \(LONGQA_OCR_PAGE_TIMEOUT_S\)"):
+            load_document(scans[0] / "letter.png")
+    finally:
+        configure(OcrLimits())
