@@ -1,6 +1,6 @@
 """What reading each file under a time and memory ceiling costs (issue 29, part 4): a folder of
 ordinary small files read, and indexed, with the isolation (`retrieval/bounded.py`: worker
-processes under `read_timeout_s` / `read_memory_mb`, plain text up to 1 MiB read in-process) and
+processes under `read_timeout_s` / `read_memory_mb`; since issue 45 every file, small text too) and
 without it (every file read in this process, no ceiling), side by side in one run, rounds
 interleaved.
 
