@@ -131,7 +131,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
-    return _answered(text, kept, shown, trace, state["question"], extracted_from(state))
+    return _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
 
 
 def extracted_from(state: State) -> list[Evidence]:
@@ -149,11 +149,16 @@ def _answered(
     trace: list[str],
     question: str,
     paragraphs: list[Evidence] | None = None,
+    grounded: bool = False,
 ) -> dict:
     """The reply read as an answer and the passages it cites (corrected where the reply named a passage
     that does not hold its words and another it read does, or where only a source paragraph the extractor
-    read holds them), or the run ended with the reason."""
+    read holds them), or the run ended with the reason. A reply of passage labels alone ("Sources: E1",
+    "[E2]") is the answer where the plan grounds it: the ground node declines it as no answer."""
     answer, cited, named = split_citations(text, kept)
+    if not answer and named and grounded:  # the labels as its answer, so that the ground node declines it
+        answer = "Sources: " + ", ".join(e["id"] for e in cited)
+        trace.append(f"generate: the reply names sources but gives no answer ({text[:80]!r})")
     if not answer:
         return _failed(f"generate: the reply names sources but gives no answer ({text[:80]!r})", kept, shown, trace)
     added: list[str] = []

@@ -131,3 +131,15 @@ def test_short_answers_are_not_declined(run_graph, scripted, question, reply):
     out = run_graph(question, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
     assert out["status"] == "answered" and out["answer"] == reply
     assert out["grounding"]["method"] != "non-answer"
+
+
+@pytest.mark.parametrize("reply", ["Sources: E1", "[E1]", "Answer: [E1]\nSources: E1"])
+def test_a_reply_of_passage_labels_alone_is_declined(run_graph, scripted, reply):
+    name, _ = scripted({"analyzer": _extractive(), "generator": reply})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "unanswerable" and out["grounding"]["method"] == "non-answer"
+    assert out["grounding"]["answer"] == "Sources: E1"
+    assert "ground: no answer: it names a passage's label, not an answer" in out["trace"]
+    # without the grounding check (a paper's baseline) the reply stays what it was: an error of the model's
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="rag")
+    assert out["status"] == "error" and "names sources but gives no answer" in out["error"]
