@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .catalog_postgres import PostgresCatalog
+from .catalog_postgres import SCHEMA_LOCK, PostgresCatalog
 
 LEASE_S = 30.0  # a claim not renewed this long is another worker's to take
 
@@ -28,6 +28,16 @@ SCHEMA = [
         library TEXT NOT NULL, build TEXT NOT NULL, published BOOLEAN NOT NULL DEFAULT false,
         PRIMARY KEY (library, build))""",
 ]
+
+
+def _create_tables(conn) -> None:
+    """The tables, made by one worker at a time (concurrent `CREATE TABLE IF NOT EXISTS` collide)."""
+    conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+    try:
+        for statement in SCHEMA:
+            conn.execute(statement)
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
 
 @dataclass(frozen=True, order=True)
@@ -43,7 +53,7 @@ class BuildQueue:
 
     def __init__(self, catalog: PostgresCatalog, library: str, build: str, owner: str, lease_s: float = LEASE_S):
         self.catalog, self.library, self.build, self.owner, self.lease_s = catalog, library, build, owner, lease_s
-        self.catalog._run(lambda conn: [conn.execute(s) for s in SCHEMA])
+        self.catalog._run(_create_tables)
 
     def join(self, items: list[Item]) -> None:
         """Add these members (those already listed stay as they are: done work is never redone)."""

@@ -11,7 +11,8 @@ itself, deterministically. Knobs (attributes; change them between requests):
   (a second model behind one name);
 - `fail_next=[429, 500, ...]`: the next requests get these statuses (with `retry-after-ms: 1`), one each;
 - `fail_after=n`: every request after the n-th answered one gets 500 (an endpoint gone down midway);
-- `latency_s`: sleep per request (a fixed cost per batch);
+- `latency_s`: sleep per request (a fixed cost per batch); `capacity=n`: at most n requests served at once
+  (the rest wait: a server of fixed throughput);
 - `model_salt`: mixed into the hash (a different model under the same name).
 `requests` records each request's input count; `in_flight_max` the most requests served at once.
 """
@@ -40,8 +41,9 @@ def stub_vector(text: str, dimension: int, salt: str = "") -> list[float]:
 class EmbeddingsStub:
     """The server; use as a context manager."""
 
-    def __init__(self, dimension: int = 64, latency_s: float = 0.0):
+    def __init__(self, dimension: int = 64, latency_s: float = 0.0, capacity: int | None = None):
         self.dimension, self.latency_s = dimension, latency_s
+        self._capacity = threading.BoundedSemaphore(capacity) if capacity else None
         self.dimension_after: tuple[int, int] | None = None
         self.fail_next: list[int] = []
         self.fail_after: int | None = None
@@ -95,8 +97,14 @@ class EmbeddingsStub:
                     stub.in_flight += 1
                     stub.in_flight_max = max(stub.in_flight_max, stub.in_flight)
                 try:
-                    time.sleep(stub.latency_s)
-                    status, reply = stub._answer(body) if self.path.endswith("/embeddings") else (404, {})
+                    if stub._capacity is not None:
+                        stub._capacity.acquire()
+                    try:
+                        time.sleep(stub.latency_s)
+                        status, reply = stub._answer(body) if self.path.endswith("/embeddings") else (404, {})
+                    finally:
+                        if stub._capacity is not None:
+                            stub._capacity.release()
                 finally:
                     with stub._lock:
                         stub.in_flight -= 1

@@ -19,6 +19,7 @@ import pytest
 
 from longqa.retrieval import Searcher
 from longqa.retrieval.config import EndpointSpec, IndexSettings
+from longqa.retrieval.embedder_errors import EmbedderMismatch
 from longqa.retrieval.library import Library
 from longqa.retrieval.loaders import load_document
 from longqa.retrieval.store import IndexStore
@@ -169,7 +170,7 @@ def run_workers(engines, tmp_path, urls: str, folder: Path, name: str, n: int, k
     return survivors
 
 
-def test_three_workers_through_llama_cpp_one_killed_mid_batch(engines, llama, tmp_path):
+def test_three_workers_through_llama_cpp_one_killed_mid_batch(engines, llama, tmp_path, embedder):
     folder = corpus(tmp_path, 24)
     run_workers(engines, tmp_path, llama, folder, "through-llama", 3, kill=True)
     library = check_whole(engines, tmp_path / "reader", llama, folder, "through-llama")
@@ -177,6 +178,11 @@ def test_three_workers_through_llama_cpp_one_killed_mid_batch(engines, llama, tm
     own = document.text.split("\n\n")[0]
     hits = Searcher(library.store, library=library).search(own, k=1, granularity=G, mode="hybrid")
     assert hits[0].chunk.doc_id == document.doc_id
+    host, port, uri = engines  # a replica with the bundled embedder refuses the library llama.cpp embedded
+    settings = IndexSettings(home=tmp_path / "bundled", chroma_host=host, chroma_port=port, postgres_uri=uri)
+    bundled = IndexStore(settings, embedder=embedder)
+    with pytest.raises(EmbedderMismatch, match="openai:local .896-d.*longqa reembed through-llama"):
+        Searcher(bundled, library=Library(bundled, "through-llama")).search(own, granularity=G, mode="dense")
 
 
 def test_two_workers_through_a_fleet_whose_endpoint_fails_for_a_while(engines, tmp_path):
