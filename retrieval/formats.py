@@ -299,15 +299,23 @@ def read_epub(path: Path, max_words: int, notes: list[str] | None = None) -> str
         _refuse_drm(path, archive, budget, {name for name, _ in chapters})
         texts: list[str] = []
         words = 0
+        failed: list[str] = []
         for name, _media_type in chapters:
-            text = html_to_text(_decode_chapter(path, name, budget.read(archive, name)))
+            data = budget.read(archive, name)  # a bomb or a broken zip stops the whole book
+            try:
+                text = html_to_text(_decode_chapter(path, name, data))
+            except DocumentError as e:  # a chapter that is not text costs that chapter
+                failed.append(f"{e.reason.removeprefix('EPUB ')}: not read")
+                continue
             words += len(text.split())
             if words > max_words:
                 raise _too_long(path, max_words)
             if text.strip():
                 texts.append(text)
+    if notes is not None:
+        notes.extend(failed)
     if not texts:
-        raise DocumentError(path, "EPUB has no text in its chapters")
+        raise DocumentError(path, f"EPUB has no text in its chapters{f' ({failed[0]})' if failed else ''}")
     return "\n\n".join(texts)
 
 

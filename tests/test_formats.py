@@ -254,9 +254,14 @@ def test_epub_with_drm(tmp_path):
 
 
 def test_epub_chapter_that_is_ciphertext(tmp_path):
-    # DRM that does not declare itself: the chapter's bytes are not markup
-    path = make_epub(tmp_path / "cipher.epub", {"OEBPS/text/two.xhtml": bytes(range(256)) * 8})
-    refused(path, "EPUB chapter 'OEBPS/text/two.xhtml' is not text (encrypted or binary)")
+    # DRM that does not declare itself: the chapter's bytes are not markup. It costs that chapter (issue 47:
+    # degrade by part), named in a warning; a book whose every chapter is so is refused with the reason
+    cipher = bytes(range(256)) * 8
+    document = load_document(make_epub(tmp_path / "cipher.epub", {"OEBPS/text/two.xhtml": cipher}))
+    assert "The pilot boarded at dawn." in document.text and "The tide turned at noon." in document.text
+    assert document.warnings == ["chapter 'OEBPS/text/two.xhtml' is not text (encrypted or binary): not read"]
+    every = {name: cipher for name in CHAPTERS}
+    refused(make_epub(tmp_path / "all.epub", every), "EPUB has no text in its chapters", "is not text (encrypted")
 
 
 def test_epub_that_is_not_a_zip(tmp_path):
