@@ -76,14 +76,16 @@ def answer_fields(final: dict[str, Any]) -> dict[str, Any]:
 
 def render(
     result: dict[str, Any],
-    out: TextIO = sys.stdout,
+    out: TextIO | None = None,
     question: str = "",
     new_skipped: Sequence[str] | None = None,
     quiet: bool = False,
 ) -> None:
     """The answer block: the answer, the files newly skipped (`new_skipped`; None: all of them), each passage
     around the sentence that answers (else the one that best matches `question`) with where it is, and the usage
-    table. `quiet`: the answer (or the evidence, without a model) and its passages only."""
+    table. `quiet`: the answer (or the evidence, without a model) and its passages only. `out`: default, the
+    stdout of the moment (not of the import: a test's capture, a warm worker's redirected stream)."""
+    out = out or sys.stdout
     status = result.get("status")
     if not quiet:
         print(file=out)
@@ -164,7 +166,9 @@ def _render_skipped(skipped: list[str], new: Sequence[str] | None, out: TextIO) 
         print(f"({len(skipped) - len(new)} file(s) skipped as before; --json lists all)", file=out)
 
 
-def print_json(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
-    """Write the whole question output as indented JSON (what `longqa ask --json` prints)."""
+def print_json(result: dict[str, Any], out: TextIO | None = None) -> None:
+    """Write the whole question output as indented JSON (what `longqa ask --json` prints) to `out` (default: the
+    stdout of the moment)."""
+    out = out or sys.stdout
     json.dump(result, out, indent=1, default=str)
     print(file=out)
