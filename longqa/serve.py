@@ -48,6 +48,7 @@ from longqa.keys import KeyStore, keys_file
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
 from longqa.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
 from longqa.retrieval.cancel import Cancelled, cancelled_by
+from longqa.scrub import PathScrubber as _Scrubber  # page_api.py names it here too
 from longqa.services.text_limits import texts_problem
 
 log = logging.getLogger(__name__)
@@ -179,41 +180,6 @@ def _index(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> 
     from longqa.graph.index_graph import graph
 
     return _final(graph, _payload(body, INDEX_KEYS - {"context"}), {}, body["context"], cancelled)
-
-
-class _Scrubber:
-    """Errors name documents relative to the documents root and never show the server's paths."""
-
-    def __init__(self, settings: Settings):
-        self.paths: list[tuple[str, str]] = []
-        for path, shown in ((settings.documents_root, ""), (settings.home, "<index home>/")):
-            if path is not None:
-                for form in {str(Path(path).expanduser()), str(Path(path).expanduser().resolve())}:
-                    self.paths.append((form.rstrip("/") + "/", shown))
-                    self.paths.append((form.rstrip("/"), shown.rstrip("/") or "."))
-
-    def __call__(self, text: str) -> str:
-        for path, shown in self.paths:
-            text = text.replace(path, shown)
-        return text
-
-    def result(self, result: Any) -> Any:
-        """Every string of a response (`trace`, `error`, `skipped`, keys too), scrubbed; walked without recursion."""
-        top: list[Any] = [result]
-        stack: list[tuple[Any, Any]] = [(top, 0)]
-        while stack:
-            holder, key = stack.pop()
-            value = holder[key]
-            if isinstance(value, str):
-                holder[key] = self(value)
-            elif isinstance(value, dict):
-                renamed = {self(k) if isinstance(k, str) else k: v for k, v in value.items()}
-                value.clear()
-                value.update(renamed)
-                stack.extend((value, k) for k in value)
-            elif isinstance(value, list):
-                stack.extend((value, i) for i in range(len(value)))
-        return top[0]
 
 
 def _stopped(path: str, work: asyncio.Future) -> None:

@@ -282,6 +282,14 @@ def test_a_link_in_a_keys_folder_to_another_tenants_file_is_skipped(keyed: Keyed
     assert indexed["changes"]["added"] == ["notes/own.md"] and CODES[0] not in str(indexed)
     for output in (out, indexed):  # no server path in any field, the trace included
         assert str(keyed.docs) not in str(output) and os.path.realpath(keyed.docs) not in str(output)
+    # named by its absolute path (allowed: it is under the root, in alice's folder), the folder is shown
+    # relative to the root in every response, the thread's state included (longqa/scrub.py)
+    thread = alice.threads.create()["thread_id"]
+    absolute = {"question": "When was the crane repainted?", "documents": [str(keyed.docs / "notes")]}
+    out = alice.runs.wait(thread, "longqa", input=absolute, context={"model": "scripted"})
+    state = alice.threads.get_state(thread)
+    assert out["status"] == "answered" and state["values"]["documents"] == ["notes"], (out.get("error"), state)
+    assert str(keyed.docs) not in str(out) + str(state) + str(alice.threads.get_history(thread))
 
 
 def test_a_narrower_key_does_not_see_a_wider_keys_thread(keyed: KeyedServer) -> None:
