@@ -110,9 +110,9 @@ def read_image(path: Path, max_words: int, notes: list[str] | None = None) -> st
     limits, progress = configured()
     if reason := unavailable(limits):
         raise DocumentError(path, f"an image: its text needs OCR, and {reason}")
-    texts, words = [], 0
+    texts, words, failed = [], 0, []
     for number, (total, frame) in enumerate(_frames(path, limits), 1):
-        text = read_page(frame, limits, path, number)
+        text = page_or_skip(frame, limits, path, number, failed)
         words += len(text.split())
         if words > max_words:
             raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
@@ -120,8 +120,19 @@ def read_image(path: Path, max_words: int, notes: list[str] | None = None) -> st
         if progress is not None:
             progress(number, total)
     if not any(t.strip() for t in texts):
-        raise DocumentError(path, "an image with no text that OCR could read")
+        raise DocumentError(path, failed[0] if failed else "an image with no text that OCR could read")
+    if notes is not None:
+        notes.extend(failed)
     return f"\n\n{PAGE_BREAK}\n\n".join(texts)
+
+
+def page_or_skip(image: object, limits: OcrLimits, path: Path, page: int, failed: list[str]) -> str:
+    """One page's text; a page whose OCR fails or runs past its time costs that page (its reason in `failed`)."""
+    try:
+        return read_page(image, limits, path, page)
+    except DocumentError as e:
+        failed.append(e.reason)
+        return ""
 
 
 def _frames(path: Path, limits: OcrLimits) -> Iterator[tuple[int, object]]:
@@ -146,10 +157,15 @@ def _too_many(pages: int, limits: OcrLimits) -> str:
 
 
 def ocr_pdf_pages(
-    path: Path, pages: list[int], limits: OcrLimits, progress: PageProgress | None = None
+    path: Path,
+    pages: list[int],
+    limits: OcrLimits,
+    progress: PageProgress | None = None,
+    failed: list[str] | None = None,
 ) -> dict[int, str]:
     """The text of the PDF's pages `pages` (0-based, the ones without a text layer), rendered with
-    pypdfium2 and read by OCR. Refused when more than `max_pages` need it."""
+    pypdfium2 and read by OCR; a page that fails costs that page, its reason added to `failed`.
+    Refused when more than `max_pages` need it."""
     if len(pages) > limits.max_pages:
         raise DocumentError(path, _too_many(len(pages), limits))
     import pypdfium2
@@ -159,13 +175,14 @@ def ocr_pdf_pages(
     except pypdfium2.PdfiumError as e:
         raise DocumentError(path, f"unreadable PDF for OCR ({e})") from None
     texts: dict[int, str] = {}
+    failed = [] if failed is None else failed
     try:
         for done, index in enumerate(pages, 1):
             page = pdf[index]
             width, height = page.get_size()
             scale = min(limits.dpi / 72, (MAX_PIXELS / max(1.0, width * height)) ** 0.5)
             image = page.render(scale=scale, grayscale=True).to_pil()
-            texts[index] = read_page(image, limits, path, index + 1)
+            texts[index] = page_or_skip(image, limits, path, index + 1, failed)
             if progress is not None:
                 progress(done, len(pages))
     finally:
@@ -198,7 +215,7 @@ def fill_scanned_pages(path: Path, pages: list[str], notes: list[str]) -> list[i
         if len(blank) < len(pages):
             notes.append(f"page(s) {_numbers(blank)} are scans with no text layer, not read: {reason}")
         return []
-    for index, text in ocr_pdf_pages(path, blank, limits, progress).items():
+    for index, text in ocr_pdf_pages(path, blank, limits, progress, notes).items():
         pages[index] = text
     return [i + 1 for i in blank]
 

@@ -175,3 +175,14 @@ def test_a_page_past_its_time_fails_its_file_with_the_reason(scans):
             load_document(scans[0] / "letter.png")
     finally:
         configure(OcrLimits())
+
+
+@needs_tesseract
+def test_a_scanned_page_past_its_time_costs_that_page_and_the_text_page_is_kept(scans):
+    configure(OcrLimits(page_timeout_s=0.01))
+    try:
+        document = load_document(scans[0] / "mixed.pdf")
+    finally:
+        configure(OcrLimits())
+    assert "deliberately" in document.text and "incredulity" not in document.text
+    assert document.warnings == ["OCR of page 2 took longer than 0.01 s (LONGQA_OCR_PAGE_TIMEOUT_S)"]
