@@ -107,7 +107,7 @@ class DeploymentSettings(BaseModel):
         default_factory=env_float("LONGQA_OCR_PAGE_TIMEOUT_S", DEFAULT_PAGE_TIMEOUT_S),
         gt=0,
         le=3_600,
-        description="a page whose OCR takes longer fails its file with the reason (LONGQA_OCR_PAGE_TIMEOUT_S)",
+        description="a page whose OCR takes longer is left out, named in a warning (LONGQA_OCR_PAGE_TIMEOUT_S)",
     )
     ocr_max_pages: int = Field(
         default_factory=env_int("LONGQA_OCR_MAX_PAGES", DEFAULT_MAX_PAGES),
