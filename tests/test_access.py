@@ -195,3 +195,28 @@ def test_settings_of_applies_the_ceilings_to_any_context(server_env) -> None:
         settings_of(Runtime())  # type: ignore[arg-type]
     Runtime.context = {"question_budget": 500}
     assert settings_of(Runtime()).question_budget == 500  # type: ignore[arg-type]
+
+
+def test_a_thread_is_shared_only_by_keys_that_read_the_same() -> None:
+    """A narrower key of a tenant never finds a wider key's thread; a key that reads all finds every
+    thread of its tenant, and none of another tenant's (issue 45)."""
+    wide = Caller("acme", frozenset({"ask"}), frozenset({"*"}), ("*",))
+    reports = Caller("acme", frozenset({"ask"}), frozenset({"lib"}), ("reports",))
+    same = Caller("acme", frozenset({"ask", "index"}), frozenset({"lib"}), ("reports",))
+    narrower = Caller("acme", frozenset({"ask"}), frozenset({"lib"}), ())
+    other = Caller("globex", frozenset({"ask"}), frozenset({"*"}), ("*",))
+    assert wide.thread_owner == "acme" and reports.thread_owner.startswith("acme/")
+    assert same.owns(reports.thread_owner) and reports.owns(same.thread_owner)  # grants to act differ, not to read
+    assert not narrower.owns(reports.thread_owner) and not reports.owns(narrower.thread_owner)
+    assert not reports.owns(wide.thread_owner) and not narrower.owns(wide.thread_owner)
+    assert wide.owns(reports.thread_owner) and wide.owns(narrower.thread_owner) and wide.owns("acme")
+    assert not other.owns(wide.thread_owner) and not other.owns(reports.thread_owner)
+
+
+def test_authorize_refuses_documents_of_the_wrong_shape(tmp_path: Path) -> None:
+    from longqa.requests import RequestError
+
+    caller = Caller("acme", frozenset({"ask"}), frozenset({"lib"}), ("a",))
+    for payload in [{"documents": {"b/secret.md": 1}}, {"documents": [["b"]]}, {"collection": ["lib"]}]:
+        with pytest.raises(RequestError):
+            authorize(caller, "ask", payload, tmp_path)
