@@ -192,6 +192,9 @@ def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deploymen
         except SettingsError as e:
             log.error("%s: %s", request.url.path, e)
             return _refused("the server's configuration cannot be read; its log says why", 503)
+        except Exception as e:  # the replica's own failure before the run (a database down), as /ask says it
+            log.exception("%s failed", request.url.path)
+            return _refused(scrub(f"{type(e).__name__}: {str(e)[:300]}"), 500)
         headers = page_headers({"X-Accel-Buffering": "no"})
         return StreamingResponse(
             _stream(run, body["context"], scrub, slot),
