@@ -29,6 +29,7 @@ from longqa.contracts.ceilings import caller_context
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
 from longqa.disconnect import cancel_on_disconnect
 from longqa.limits import MAX_JSON_DEPTH, ServerLimits
+from longqa.meta_guard import MetaRoutesGuard
 from longqa.scrub import PathScrubMiddleware
 from longqa.services.text_limits import run_texts_problem
 from longqa.state_guard import StateUpdateGuard
@@ -149,3 +150,4 @@ app = Starlette(lifespan=node_thread_pool)
 app.add_middleware(RunContextGuard)
 app.add_middleware(StateUpdateGuard)  # a thread's state updates meet the caller's grants (longqa/state_guard.py)
 app.add_middleware(PathScrubMiddleware)  # no server path in any response (longqa/scrub.py)
+app.add_middleware(MetaRoutesGuard)  # /info, /docs, /openapi.json, /metrics behind a key (longqa/meta_guard.py)

@@ -332,11 +332,14 @@ def test_chunk_sizes_webhooks_and_long_names_are_bounded(keyed: KeyedServer) -> 
 
 
 @pytest.mark.parametrize("path", ["/docs", "/openapi.json", "/info", "/metrics"])
-def test_the_meta_routes_are_off(keyed: KeyedServer, path: str) -> None:
-    for headers in ({}, {"x-api-key": keyed.alice}):
+def test_the_meta_routes_are_behind_a_key(keyed: KeyedServer, path: str) -> None:
+    for headers in ({}, {"x-api-key": "lqa_000000000000_" + "x" * 43}):
         r = httpx.get(keyed.url + path, headers=headers, timeout=30)
-        assert r.status_code in (401, 403, 404), (r.status_code, r.text[:300])
-        assert "openapi" not in r.text.lower() and "langgraph_api" not in r.text
+        assert r.status_code == 401, (r.status_code, r.text[:300])
+        assert "openapi" not in r.text.lower() and "version" not in r.text
+    r = httpx.get(keyed.url + path, headers={"x-api-key": keyed.alice}, timeout=30)  # a key, not an admin's
+    assert r.status_code == (403 if path == "/metrics" else 200), (r.status_code, r.text[:300])
+    assert httpx.get(keyed.url + "/ok", timeout=30).status_code == 200  # the health check stays open
 
 
 def test_the_log_shows_no_server_error(keyed: KeyedServer) -> None:
