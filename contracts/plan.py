@@ -116,6 +116,14 @@ ONE_READING = (
 )
 
 
+# Measured without a model (evals/README, "Evidence per hop", issue #48): beside the extractor a multi-bridge route's
+# generator was shown the answer for 80.0% of 30 MuSiQue items (~1,070 tokens); read once, 86.7% (~1,490 tokens).
+BRIDGED_READING = (
+    "the evidence is read once, no extractor: its share of the question budget goes to the evidence, which then "
+    "holds more of the hops (measured without a model)"
+)
+
+
 def weights_toward(pattern: str, settings: Settings) -> tuple[float, float]:
     """(dense, bm25): 3:2 toward the preferred pattern, 1:1 for 'same'."""
     hi, lo = settings.preferred_weight, settings.other_weight
@@ -212,15 +220,14 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
 
 
 def read_once(analysis: Analysis, settings: Settings) -> bool:
-    """An extractive question a model answers under an evidence budget (extractive_reading='once'): no CoT filter,
-    and the evidence is what the budget affords one reading (a contextual question's budget, cut to the question
-    budget)."""
-    return (
-        analysis.question_type == "extractive"
-        and settings.extractive_reading == "once"
-        and settings.selection == "budget"
-        and settings.has_llm
-    )
+    """An extractive question a model answers under an evidence budget (extractive_reading='once'), or a multi-bridge
+    one answered by bridge expansion (bridge_reading='once', with or without a model): no CoT filter and no
+    extractor, and the evidence is what the budget affords one reading (a contextual question's budget, cut to the
+    question budget)."""
+    qtype = analysis.question_type
+    extractive = qtype == "extractive" and settings.extractive_reading == "once" and settings.has_llm
+    bridged = qtype == "multi-bridge" and settings.multi_bridge == "bridges" and settings.bridge_reading == "once"
+    return settings.selection == "budget" and (extractive or bridged)
 
 
 def _evidence_size(
@@ -233,7 +240,7 @@ def _evidence_size(
     k = settings.contextual_k if contextual else settings.factoid_k
     wide = contextual or once
     budget = (settings.contextual_budget if wide else settings.evidence_budget) if by_budget else None
-    kind = "contextual" if contextual else "extractive, read once" if wide else "factoid"
+    kind = "contextual" if contextual else f"{analysis.question_type}, read once" if wide else "factoid"
     reasons.append(f"{kind} question: " + (f"the best chunks within {budget} tokens" if by_budget else f"k={k}"))
     if analysis.evidence == "no" and not by_budget:
         granularity = settings.absent_contextual_granularity if contextual else settings.absent_factoid_granularity
@@ -276,7 +283,7 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
     reasons.append(f"fusion dense:bm25 = {weights[0]:g}:{weights[1]:g} ({pattern})")
     extract, filter_, why = PERSPECTIVES[qtype]
     if once:
-        filter_, why = False, ONE_READING
+        extract, filter_, why = False, False, ONE_READING if qtype == "extractive" else BRIDGED_READING
     reasons.append(f"extract={'on' if extract else 'off'}, filter={'on' if filter_ else 'off'}: {why}")
     fallback = strategy == "adaptive-precise"
     if fallback:

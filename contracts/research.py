@@ -65,6 +65,13 @@ class ResearchSettings(BaseModel):
         "measured with Qwen2.5-Coder-0.5B, evals/README.md; or 'filtered': OkraLong's factoid budget and LongRAG's "
         "CoT filter",
     )
+    bridge_reading: Literal["once", "extracted"] = Field(
+        default="once",
+        description="multi-bridge questions answered by bridge expansion: read once, no extractor, the evidence what "
+        "one reading of the question budget affords (contextual_budget, cut to it), with or without a model: the "
+        "default, measured without a model (evals/README.md, issue #48); or 'extracted': the factoid budget beside "
+        "LongRAG's extractor, which reads the evidence's source paragraphs again",
+    )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",

@@ -112,9 +112,11 @@ def test_plans_are_sized_by_the_reads_of_their_route():
     assert sized["extractive"].budget == sized["arithmetic"].budget and not sized["extractive"].filter
     # without a model no call is made: the evidence is sized as one reading, up to evidence_budget
     no_model = Settings(model=None, question_budget=1900)
-    for qtype in ("extractive", "multi-bridge"):
-        p = sized_plan(plan(Analysis(question_type=qtype), no_model), o, no_model)
-        assert p.budget == min(no_model.evidence_budget, sized["arithmetic"].budget)
+    p = sized_plan(plan(Analysis(question_type="extractive"), no_model), o, no_model)
+    assert p.budget == min(no_model.evidence_budget, sized["arithmetic"].budget)
+    # a multi-bridge question is read once with or without a model (bridge_reading="once"): the same evidence
+    p = sized_plan(plan(Analysis(question_type="multi-bridge"), no_model), o, no_model)
+    assert p.budget == sized["multi-bridge"].budget > no_model.evidence_budget and not p.extract
     with pytest.raises(OverBudget, match="question_budget=200"):
         sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=200)), o, no_model)
 
@@ -127,7 +129,9 @@ def test_a_step_wise_plan_under_a_budget_drops_the_extractor_and_says_why():
     assert not sized.extract and any("no extractor after step-wise" in r for r in sized.reasons)
     assert sized.budget // sized.max_hops >= sized.granularity  # each hop still gets a chunk
     unbounded = sized_plan(
-        plan(Analysis(question_type="multi-bridge"), Settings(question_budget=0)), overheads(BRIDGE_Q), settings
+        plan(Analysis(question_type="multi-bridge"), Settings(question_budget=0, multi_bridge="stepwise")),
+        overheads(BRIDGE_Q),
+        settings,
     )
     assert unbounded.extract and unbounded.overheads is None
 
@@ -329,7 +333,8 @@ def test_the_extractor_leaves_the_generator_its_passages(tmp_path):
     doc = tmp_path / "yearbook.md"
     doc.write_text(document_text(list(FACTS.values())), "utf-8")
     question = "How many passengers does the night ferry Gullwing carry?"
-    settings = Settings(model="scripted", home=tmp_path / "home", question_budget=1900)
+    # the extractor reads beside the generator where a multi-bridge question keeps it (not read once)
+    settings = Settings(model="scripted", home=tmp_path / "home", question_budget=1900, bridge_reading="extracted")
     out = graph.invoke({"question": question, "documents": [str(doc)]}, context=settings.model_dump())
     assert out["plan"]["extract"] and out["status"] == "answered", out["trace"]
     extracted = next(line for line in out["trace"] if line.startswith("extract:"))

@@ -224,7 +224,7 @@ BUDGET_CASES = [
     ("arithmetic", (SETTINGS.evidence_budget, 2)),
     ("summarizing", (SETTINGS.contextual_budget, 2)),
     ("multi-source", (SETTINGS.evidence_budget, 0)),
-    ("multi-bridge", (SETTINGS.evidence_budget, 2)),  # one retrieval with bridge expansion (multi_bridge=bridges)
+    ("multi-bridge", (SETTINGS.contextual_budget, 2)),  # one retrieval with bridge expansion, read once
 ]
 
 
@@ -260,9 +260,17 @@ def test_organize_with_llm_keeps_the_workflow():
 def test_multi_bridge_by_bridge_expansion_is_one_direct_retrieval(evidence):
     bridged = SETTINGS.model_copy(update={"multi_bridge": "bridges"})
     p = plan(analysis("multi-bridge", evidence), bridged, "adaptive-precise")
-    assert (p.workflow, p.budget, p.bridge_seeds) == ("direct", bridged.evidence_budget, bridged.bridge_seeds)
-    assert p.extract and not p.filter and p.fallback  # the multi-bridge perspectives and the precise fallback stay
+    assert (p.workflow, p.budget, p.bridge_seeds) == ("direct", bridged.contextual_budget, bridged.bridge_seeds)
+    # read once (bridge_reading="once"): the extractor's share goes to the evidence; the precise fallback stays
+    assert not p.extract and not p.filter and p.fallback
     assert any("bridge expansion standing in for the hops" in r for r in p.reasons)
+    assert any("multi-bridge, read once" in r for r in p.reasons) and any("no extractor" in r for r in p.reasons)
+    # without a model the same reading is planned, so the evidence measured without one is what a model reads
+    assert plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"model": None}), "adaptive") == plan(
+        analysis("multi-bridge", evidence), bridged, "adaptive"
+    )
+    extracted = plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"bridge_reading": "extracted"}))
+    assert (extracted.budget, extracted.extract, extracted.bridge_seeds) == (bridged.evidence_budget, True, 2)
     hops = plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"multi_bridge": "stepwise"}), "adaptive")
     assert hops.workflow == "stepwise" and hops.bridge_seeds == 0
     for strategy in ("rag", "self-route", "longrag"):  # presets never read it
@@ -280,7 +288,7 @@ def test_extractive_read_once():
     assert once.model_copy(update={"filter": True, "budget": filtered.budget, "reasons": filtered.reasons}) == filtered
     assert plan(analysis("extractive"), NO_LLM, "adaptive").budget == NO_LLM.evidence_budget
     assert plan(analysis("extractive"), OKRALONG, "adaptive").filter
-    for qtype in ("arithmetic", "multi-source", "multi-bridge"):  # only extractive questions are read once
+    for qtype in ("arithmetic", "multi-source"):  # and multi-bridge ones (bridge_reading, tested above)
         assert plan(analysis(qtype), SETTINGS, "adaptive").budget == SETTINGS.evidence_budget
 
 
