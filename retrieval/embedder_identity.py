@@ -79,6 +79,14 @@ def refuse(library: str, recorded: EmbedderRecord, ours: EmbedderRecord) -> Embe
     )
 
 
+def to_check(manifest: Any, name: str, dense: bool) -> bool:
+    """Whether an update must compare embedders: the library has vectors, and this update embeds, or
+    this process's embedder has another name (a BM25-only update would otherwise rebuild them with it)."""
+    recorded = manifest.embedder
+    has_vectors = any(p.dense for p in manifest.parts.values())
+    return recorded is not None and has_vectors and (dense or recorded.name != name)
+
+
 def check(library: str, recorded: EmbedderRecord | None, embedder: Any, shared: bool) -> bool:
     """Whether `embedder` made `recorded`'s vectors (nothing recorded: yes). A different name on one
     host is False (the caller's update re-embeds into a new version); anywhere else a mismatch

@@ -264,7 +264,7 @@ class Library:
 
     def _update(self, members, granularities, dense, remove_missing, progress, reembed=False) -> Update:
         old = self._read_under_lock()
-        if dense and not reembed and any(p.dense for p in old.parts.values()):  # raises where it may not re-embed
+        if not reembed and identity.to_check(old, self.store.signature()["embedder"], dense):  # raises where it may not
             reembed = not identity.check(self.name, old.embedder, self.store.embedder, self.catalog.shared)
         if old.version == 0:  # new, or deleted by another replica since: no handle from before is valid
             self.forget_caches()

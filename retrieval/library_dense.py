@@ -76,7 +76,7 @@ class VectorCache:
 
     def matrix(self, collection: Any, hashes: list[str]) -> tuple[list[str], np.ndarray]:
         """(the hashes found, their unit vectors as rows), fetching the ones not held."""
-        name = collection.name
+        name = str(collection.id)  # not its name: a library deleted and made again reuses the names
         with self._lock:
             missing = [h for h in hashes if (name, h) not in self._vectors]
         for i in range(0, len(missing), FETCH_BATCH):

@@ -115,6 +115,8 @@ def test_a_replica_with_another_embedder_refuses_and_reembed_publishes_once(shar
     assert "longqa reembed shared" in message
     with pytest.raises(EmbedderMismatch):  # an index run refuses too: it never rebuilds a shared library unasked
         Library(new, "shared").update(members(), [G])
+    with pytest.raises(EmbedderMismatch):  # nor does a BM25-only one (it would rebuild the vectors with its embedder)
+        Library(new, "shared").update(members(), [G], dense=False)
     assert Library(old, "shared").manifest().version == 1
 
     answered = []
