@@ -97,6 +97,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "TRANSFORMERS_OFFLINE": "1",
             "LONGQA_BODY_TIMEOUT_S": "2",
             "LONGQA_HEADER_TIMEOUT_S": "2",
+            # a caller may raise its question budget to this (the disconnect test's LongRAG run needs its calls)
+            "LONGQA_CEILINGS": '{"question_budget": 20000}',
         }
     )
     keys = Keys(
@@ -196,8 +198,8 @@ def test_a_thread_is_its_tenants_alone(server: Server) -> None:
 @pytest.mark.parametrize(
     ("context", "says"),
     [
-        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 1900"),
-        ({"question_budget": 10_000_000}, "question_budget: at most 1900 on this server"),
+        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 20000"),
+        ({"question_budget": 10_000_000}, "question_budget: at most 20000 on this server"),
         ({"context_window": 10_000_000}, "context_window: at most 32768 on this server"),
         ({"deadline_s": 86_400}, "deadline_s: at most 900 on this server"),
         ({"timeout_s": 3600}, "timeout_s: at most 60 on this server"),
@@ -311,11 +313,13 @@ def test_slow_headers_are_cut_at_the_header_timeout(server: Server) -> None:
 
 def test_a_run_stops_when_its_client_leaves(server: Server) -> None:
     """The LongRAG route makes several model calls, one step after another; the client gives up
-    during the first: the run ends after the step under way instead of making the rest."""
+    during the first: the run ends after the step under way instead of making the rest. (On a server the
+    question budget binds the preset: at the deployment's 1,900 tokens LongRAG turns its perspectives off and
+    makes one call, so the caller raises its budget within the ceiling.)"""
     ask = {
         "question": OBSERVATORY_Q,
         "collection": "acme-lib",
-        "context": {"model": "openai:stub-model", "strategy": "longrag"},
+        "context": {"model": "openai:stub-model", "strategy": "longrag", "question_budget": 20000},
     }
     server.stub.reset()
     assert server.post("/ask", ask, server.keys.acme).json()["status"] == "answered"

@@ -262,6 +262,8 @@ def _server_env(home: Path, docs: Path, model_url: str) -> dict[str, str]:
             "OPENAI_API_KEY": "stub-key",
             # the models a run's context may name (the scripted one and the stub's: offline test models)
             "LONGQA_MODELS": "scripted,openai:stub-model",
+            # a caller may raise its question budget to this (a LongRAG run with all its perspectives)
+            "LONGQA_CEILINGS": '{"question_budget": 20000}',
         }
     )
     return env
@@ -503,7 +505,16 @@ def test_a_model_over_the_wire_is_awaited_by_the_server(client, new_thread, mode
     OpenAI-compatible endpoint on the event loop, under the server's blocking-call detection (a
     blocking call would fail the run, and show in the log test below)."""
     model_stub.reset()
-    out = ask(client, new_thread(), OBSERVATORY_Q, [ATLAS], model="openai:stub-model", strategy="longrag")
+    # the question budget binds the preset on a server: raised within the ceiling so every perspective runs
+    out = ask(
+        client,
+        new_thread(),
+        OBSERVATORY_Q,
+        [ATLAS],
+        model="openai:stub-model",
+        strategy="longrag",
+        question_budget=20000,
+    )
     assert out["status"] == "answered", out.get("error")
     nodes = Counter(r["node"] for r in out["usage"])
     assert {"cot", "extract", "filter", "generate"} <= set(nodes), nodes
