@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .catalog_postgres import SCHEMA_LOCK, PostgresCatalog
+from .embedder_errors import EmbedderMismatch
 
 LEASE_S = 30.0  # a claim not renewed this long is another worker's to take
 
@@ -27,6 +28,7 @@ SCHEMA = [
     """CREATE TABLE IF NOT EXISTS longqa_builds (
         library TEXT NOT NULL, build TEXT NOT NULL, published BOOLEAN NOT NULL DEFAULT false,
         PRIMARY KEY (library, build))""",
+    "ALTER TABLE longqa_builds ADD COLUMN IF NOT EXISTS embedder TEXT",
 ]
 
 
@@ -55,16 +57,25 @@ class BuildQueue:
         self.catalog, self.library, self.build, self.owner, self.lease_s = catalog, library, build, owner, lease_s
         self.catalog._run(_create_tables)
 
-    def join(self, items: list[Item]) -> None:
-        """Add these members (those already listed stay as they are: done work is never redone)."""
+    def join(self, items: list[Item], embedder: str) -> None:
+        """Add these members (those already listed stay as they are: done work is never redone); a
+        worker whose embedder is not the build's (the first worker's) is refused: `EmbedderMismatch`."""
         rows = [(self.library, self.build, i.key, i.source) for i in items]
 
         def add(conn) -> None:
             with conn.transaction():
                 conn.execute(
-                    "INSERT INTO longqa_builds (library, build) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-                    (self.library, self.build),
+                    "INSERT INTO longqa_builds (library, build, embedder) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                    (self.library, self.build, embedder),
                 )
+                (theirs,) = conn.execute(
+                    "SELECT embedder FROM longqa_builds WHERE library = %s AND build = %s", (self.library, self.build)
+                ).fetchone()
+                if theirs != embedder:
+                    raise EmbedderMismatch(
+                        f"library {self.library}: build {self.build} embeds with {theirs}, this worker with "
+                        f"{embedder}; give every worker the same embedder settings (LONGQA_EMBEDDINGS_URL, ...)"
+                    )
                 with conn.cursor() as cur:
                     cur.executemany(
                         "INSERT INTO longqa_build_items (library, build, key, source) VALUES (%s, %s, %s, %s) "

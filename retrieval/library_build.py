@@ -72,7 +72,7 @@ def build_together(
     report = WorkerReport(worker_name(), version)
     queue = BuildQueue(store.catalog, name, f"v{version}", report.owner, lease_s)
     t0 = time.perf_counter()
-    queue.join([Item(m.key, m.source) for m in members])
+    queue.join([Item(m.key, m.source) for m in members], store.signature()["embedder"])
     by_key = {m.key: m for m in members}
     collections = {g: library.collection(g, library.collection_name(g, version)) for g in granularities}
     report.coordination_s += time.perf_counter() - t0

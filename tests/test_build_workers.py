@@ -194,3 +194,15 @@ def test_two_workers_through_a_fleet_whose_endpoint_fails_for_a_while(engines, t
         check_whole(engines, tmp_path / "reader", urls, folder, "through-fleet")
     assert flaky.statuses.count(429) == 6 and flaky.statuses.count(500) == 6  # every failure was met and retried
     assert sum(steady.requests) > 0 and sum(flaky.requests) > 0
+
+
+def test_a_worker_with_another_embedder_is_refused(engines, tmp_path):
+    from longqa.retrieval.build_queue import BuildQueue, Item
+
+    host, port, uri = engines
+    store = IndexStore(IndexSettings(home=tmp_path, chroma_host=host, chroma_port=port, postgres_uri=uri))
+    items = [Item("/data/a.txt", "a.txt")]
+    BuildQueue(store.catalog, "mixed", "v1", "first").join(items, "openai:local")
+    BuildQueue(store.catalog, "mixed", "v1", "second").join(items, "openai:local")  # the same: joins
+    with pytest.raises(EmbedderMismatch, match="build v1 embeds with openai:local, this worker with model"):
+        BuildQueue(store.catalog, "mixed", "v1", "third").join(items, "model")
