@@ -1,11 +1,13 @@
 """Paired answer-in-evidence of the default against `rag`, before and after a plan change, from `longqa eval` runs
 (their report.json): the tables of evals/README's "Evidence per hop" section, printed by the code that reads the runs.
 
-Each run is named NAME=COMMIT=MODEL=DIR: DIR holds a report.json (one set, any strategies); NAME labels its default
-(adaptive-precise) in the tables, its `rag` rows keep the name rag. Rows say the model ("no model" for
-`--model none`; "scripted" when the offline test model drove the route: its replies are not answers, only the
-evidence it was shown is scored), the commit the run's code was at, and n. Differences are paired by item with the
-bootstrap 95% interval of evals/paired.py; answer in evidence in points, evidence tokens per question.
+Each run is named NAME=COMMIT=MODEL=DIR[=SET]: DIR holds a report.json (one set, any strategies); NAME labels its
+default (adaptive-precise) in the tables, its `rag` rows keep the name rag; SET names the items (default: the
+report's dataset), so runs of the same items are paired and disjoint item sets (design, confirmation) are kept
+apart. Rows say the model ("no model" for `--model none`; "scripted" when the offline test model drove the route:
+its replies are not answers, only the evidence it was shown is scored), the commit the run's code was at, and n.
+Differences are paired by item with the bootstrap 95% interval of evals/paired.py; answer in evidence in points,
+evidence tokens per question.
 
     python bench/evidence_paired.py --run before=f1e3943=none=evals/runs/b48_before_none_musique_d50 \\
         --run after=abc1234=none=evals/runs/b48_after_none_musique_d50 --pair after-rag --pair after-before
@@ -29,10 +31,13 @@ MODELS = {"none": "no model", "scripted": "scripted (route only)"}
 
 def load(spec: str) -> tuple[dict[str, str], list[dict[str, Any]]]:
     """A run spec's labels and its per-question scores, the default renamed to the run's name."""
-    name, commit, model, folder = spec.split("=", 3)
+    name, commit, model, folder, *label = spec.split("=")
     report = json.loads((Path(folder) / "report.json").read_text("utf-8"))
-    scores = [q | {"strategy": name if q["strategy"] == DEFAULT else q["strategy"]} for q in report["per_question"]]
-    dataset = next(iter(report["datasets"]), "?")
+    dataset = label[0] if label else next(iter(report["datasets"]), "?")
+    scores = [
+        q | {"strategy": name if q["strategy"] == DEFAULT else q["strategy"], "dataset": dataset}
+        for q in report["per_question"]
+    ]
     return {"name": name, "commit": commit, "model": MODELS.get(model, model), "dataset": dataset}, scores
 
 
@@ -42,18 +47,23 @@ def _pct(values: list[Any]) -> tuple[float | None, int]:
 
 
 def summary_rows(runs: list[tuple[dict[str, str], list[dict[str, Any]]]]) -> list[list[str]]:
-    """One row per run x strategy: set, strategy, model, commit, n, answer in evidence % (scored), evidence tokens."""
-    rows = []
+    """One row per set x model x strategy (runs of one set pooled): model, commit, n, answer in evidence % (scored),
+    evidence tokens."""
+    groups: dict[tuple[str, str, str], tuple[list[dict[str, Any]], dict[str, None]]] = {}
     for labels, scores in runs:
-        for strategy in dict.fromkeys(s["strategy"] for s in scores):
-            mine = [s for s in scores if s["strategy"] == strategy]
-            pct, scored = _pct([s["answer_in_evidence"] for s in mine])
-            tokens = sum(s["evidence_tokens"] for s in mine) / len(mine)
-            name = f"default ({strategy})" if strategy == labels["name"] else strategy
-            rows.append(
-                [labels["dataset"], name, labels["model"], labels["commit"], str(len(mine))]
-                + ["–" if pct is None else f"{pct:.1f} ({scored})", f"{tokens:,.0f}"]
-            )
+        for s in scores:
+            name = f"default ({s['strategy']})" if s["strategy"] == labels["name"] else s["strategy"]
+            found, commits = groups.setdefault((labels["dataset"], name, labels["model"]), ([], {}))
+            found.append(s)
+            commits[labels["commit"]] = None
+    rows = []
+    for (dataset, name, model), (mine, commits) in groups.items():
+        pct, scored = _pct([s["answer_in_evidence"] for s in mine])
+        tokens = sum(s["evidence_tokens"] for s in mine) / len(mine)
+        rows.append(
+            [dataset, name, model, ", ".join(commits), str(len(mine))]
+            + ["–" if pct is None else f"{pct:.1f} ({scored})", f"{tokens:,.0f}"]
+        )
     return rows
 
 
@@ -64,11 +74,11 @@ def _signed(x: float, digits: int) -> str:
 def pair_rows(runs: list[tuple[dict[str, str], list[dict[str, Any]]]], pairs: list[str]) -> list[list[str]]:
     """One row per set x model x pair a-b: the paired difference of answer in evidence and of evidence tokens."""
     by_key: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    commits: dict[tuple[str, str], list[str]] = {}
+    commits: dict[tuple[str, str], dict[str, None]] = {}
     for labels, scores in runs:
         key = (labels["dataset"], labels["model"])
         by_key.setdefault(key, []).extend(scores)
-        commits.setdefault(key, []).append(f"{labels['name']} {labels['commit']}")
+        commits.setdefault(key, {})[f"{labels['name']} {labels['commit']}"] = None
     rows = []
     for (dataset, model), scores in by_key.items():
         for pair in pairs:
@@ -88,7 +98,7 @@ def pair_rows(runs: list[tuple[dict[str, str], list[dict[str, Any]]]], pairs: li
 def main(argv: list[str] | None = None) -> None:
     """Print the two tables: each run's rows, then the paired differences asked for."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--run", action="append", required=True, metavar="NAME=COMMIT=MODEL=DIR")
+    p.add_argument("--run", action="append", required=True, metavar="NAME=COMMIT=MODEL=DIR[=SET]")
     p.add_argument("--pair", action="append", default=[], metavar="A-B", help="e.g. after-rag (a run name or rag)")
     args = p.parse_args(argv)
     runs = [load(spec) for spec in args.run]
