@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval import Searcher
+from longqa.retrieval import Searcher, library_dense
 from longqa.retrieval.config import EndpointSpec, IndexSettings
 from longqa.retrieval.embedder_errors import EmbedderMismatch
 from longqa.retrieval.library import Library
@@ -140,6 +140,7 @@ def check_whole(engines, home: Path, urls: str, folder: Path, name: str) -> Libr
     stored = library.collection(G, part.collection, create=False).get(include=[])["ids"]
     assert len(stored) == len(set(stored)) == part.n_vectors == len(units.keys)  # one vector per distinct text
     assert set(stored) == set(units.keys)  # nothing missing, nothing extra
+    assert library_dense.unfindable(library, G) == []  # a sample of chunks find themselves through the graph
     return library
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from longqa.contracts.settings import Settings
+from longqa.retrieval import library_dense
 from longqa.retrieval.config import IndexSettings
 from longqa.retrieval.embedder import get_embedder
 from longqa.retrieval.search import Searcher
@@ -223,6 +224,7 @@ def test_index_search_and_reuse_on_server(chroma_server: ChromaServer, tmp_path:
     distinct_texts = len({h for _, h in store.unit_hashes(doc.doc_id, GRANULARITY)})  # one vector per text
     assert remote.count() == distinct_texts > 0 and distinct_texts <= manifest_units
     assert {m["doc_id"] for m in remote.get(include=["metadatas"])["metadatas"]} == {doc.doc_id}
+    assert library_dense.unfindable(Searcher(store, [doc]).library, GRANULARITY) == []  # every vector findable
 
     # a second store on the same settings opens the index from disk + server: nothing re-embedded
     calls = embedder.calls
