@@ -5,7 +5,7 @@ Each run is named NAME=COMMIT=MODEL=DIR[=SET]: DIR holds a report.json (one set,
 default (adaptive-precise) in the tables, its `rag` rows keep the name rag; SET names the items (default: the
 report's dataset), so runs of the same items are paired and disjoint item sets (design, confirmation) are kept
 apart. Rows say the model ("no model" for `--model none`; "scripted" when the offline test model drove the route:
-its replies are not answers, only the evidence it was shown is scored), the commit the run's code was at, and n.
+its replies are not answers, only the passages its calls read are scored), the commit the run's code was at, and n.
 Differences are paired by item with the bootstrap 95% interval of evals/paired.py; answer in evidence in points,
 evidence tokens per question.
 
