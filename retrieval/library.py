@@ -319,12 +319,11 @@ class Library:
 
     def _read_under_lock(self) -> Manifest:
         text = self.catalog.read(self.name)
-        if text is None:
-            return Manifest(name=self.name)
-        manifest = Manifest.model_validate_json(text)
-        if manifest.format != LIBRARY_FORMAT:
+        manifest = Manifest.model_validate_json(text) if text is not None else Manifest(name=self.name)
+        if manifest.format != LIBRARY_FORMAT:  # rebuilt into new collections: the publish retires the old ones
             log.info("library %s has format %s; rebuilding", self.name, manifest.format)
-            return Manifest(name=self.name, version=manifest.version)
+            old = {g: p.model_copy(update={"signature": {}, "dense": False}) for g, p in manifest.parts.items()}
+            return Manifest(name=self.name, version=manifest.version, documents=manifest.documents, parts=old)
         return manifest
 
     def _members(self, old: Manifest, members, remove_missing, update: Update, progress):

@@ -91,3 +91,16 @@ def test_the_findability_check_passes_and_sees_a_lost_vector(library, exact):
     collection.delete(ids=library.units(part).hashes([control]))
     library._vector_cache = library_dense.VectorCache()  # what this process fetched before is gone too
     assert library_dense.unfindable(library, G, exact=exact) == [(control, 0)]
+
+
+def test_a_library_of_the_previous_format_is_rebuilt_and_its_collection_retired(library):
+    """Format 1 stored a vector per unit: such a library is rebuilt (one vector per text) on its next use,
+    keeping its members, and the publish retires its old collection (deleted after the grace period)."""
+    old = library.manifest()
+    manifest_file = library.dir / "manifest.json"
+    manifest_file.write_text(manifest_file.read_text("utf-8").replace('"format": 2', '"format": 1'), "utf-8")
+    library.update(None, [G])
+    new = library.manifest()
+    assert new.version == old.version + 1 and new.doc_ids() == old.doc_ids()
+    assert new.parts[G].collection != old.parts[G].collection and new.parts[G].n_vectors == 2
+    assert library.catalog.retired(library.name, 0.0) == [old.parts[G].collection]
