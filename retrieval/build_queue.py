@@ -141,7 +141,9 @@ class BuildQueue:
         return bool(row and row[0])
 
     def mark_published(self, conn) -> None:
-        """Record the publish (on the lock's connection, right after the compare-and-set)."""
-        conn.execute(
-            "UPDATE longqa_builds SET published = true WHERE library = %s AND build = %s", (self.library, self.build)
-        )
+        """Record the publish (on the lock's connection, right after the compare-and-set) and drop the
+        build's work list (its one row in `longqa_builds` stays: the others stop when they read it)."""
+        key = (self.library, self.build)
+        with conn.transaction():
+            conn.execute("UPDATE longqa_builds SET published = true WHERE library = %s AND build = %s", key)
+            conn.execute("DELETE FROM longqa_build_items WHERE library = %s AND build = %s", key)

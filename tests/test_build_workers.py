@@ -126,6 +126,14 @@ def claimed_by(engines, name: str) -> list[str]:
     return [r[0] for r in rows]
 
 
+def work_list(engines, name: str) -> int:
+    """How many rows the library's build work list still holds."""
+    import psycopg
+
+    with psycopg.connect(engines[2], autocommit=True) as conn:
+        return conn.execute("SELECT count(*) FROM longqa_build_items WHERE library = %s", (name,)).fetchone()[0]
+
+
 def check_whole(engines, home: Path, urls: str, folder: Path, name: str) -> Library:
     """The published library holds every document exactly once."""
     host, port, uri = engines
@@ -193,6 +201,7 @@ def test_two_workers_through_a_fleet_whose_endpoint_fails_for_a_while(engines, t
         urls = f"{flaky.base_url},{steady.base_url}"
         run_workers(engines, tmp_path, urls, folder, "through-fleet", 2, kill=False)
         check_whole(engines, tmp_path / "reader", urls, folder, "through-fleet")
+    assert claimed_by(engines, "through-fleet") == [] and work_list(engines, "through-fleet") == 0  # dropped
     assert flaky.statuses.count(429) == 6 and flaky.statuses.count(500) == 6  # every failure was met and retried
     assert sum(steady.requests) > 0 and sum(flaky.requests) > 0
 
