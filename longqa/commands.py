@@ -22,11 +22,11 @@ from longqa.arguments import (
     query,
     weights,
 )
+from longqa.build_cli import add_index_together_parser
 from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging, excerpt
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
-from longqa.build_cli import add_index_together_parser
 from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable

@@ -57,7 +57,13 @@ def test_files_are_under_longqa_home(isolated_longqa_home, embedder, harbor_doc)
     index = store.index(harbor_doc, G)
     gdir = isolated_longqa_home / "index" / harbor_doc.doc_id / f"g{G}"
     vectors = f"vectors-{index.build_id}.npz"
-    assert sorted(p.name for p in gdir.iterdir()) == ["bm25.json", "chunks.json", "manifest.json", "units.json", vectors]
+    assert sorted(p.name for p in gdir.iterdir()) == [
+        "bm25.json",
+        "chunks.json",
+        "manifest.json",
+        "units.json",
+        vectors,
+    ]
     assert (isolated_longqa_home / "index" / harbor_doc.doc_id / "document.json").exists()
     Searcher(store, [harbor_doc]).search("storm", granularity=G)  # a library of one: Chroma + its files
     assert (isolated_longqa_home / "chroma").is_dir()
