@@ -149,7 +149,8 @@ def _frames(path: Path, limits: OcrLimits) -> Iterator[tuple[int, object]]:
     except DocumentError:
         raise
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError, SyntaxError) as e:
-        raise DocumentError(path, f"not a readable image ({type(e).__name__}: {str(e)[:200]})") from None
+        said = str(e).replace(f" '{path}'", "").replace(str(path), "the file")  # no path in a reason
+        raise DocumentError(path, f"not a readable image ({type(e).__name__}: {said[:200]})") from None
 
 
 def _too_many(pages: int, limits: OcrLimits) -> str:

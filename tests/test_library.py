@@ -44,7 +44,7 @@ def docs(tmp_path) -> Path:
     write(root / "report.md", harbor_text(12))
     write(root / "shops" / "bakery.txt", BAKERY)
     write(root / "shops" / "deeper" / "lighthouse.md", LIGHTHOUSE)
-    write(root / "shops" / "logo.png", b"\x89PNG\r\n\x1a\n" + bytes(range(64)))
+    write(root / "shops" / "logo.psd", b"8BPS" + bytes(range(64)))
     write(root / "shops" / "deeper" / "dump.txt", b"\x00\x01\x02binary")
     write(root / "drafts" / "draft.md", "A draft about the ferry timetable that nobody approved.")
     write(root / ".git" / "config.txt", "hidden folder: never indexed")
@@ -76,7 +76,7 @@ def test_a_folder_is_walked_recursively_and_each_file_left_out_says_why(docs):
     else:
         expected.append("shops/locked.md")
     assert names == sorted(expected)
-    assert {Path(s.path).name: s.reason for s in found.skipped}["logo.png"] == "unsupported type (.png)"
+    assert {Path(s.path).name: s.reason for s in found.skipped}["logo.psd"] == "unsupported type (.psd)"
     assert "skipped (" in found.summary() and "1 unsupported type" in found.summary()
 
 
@@ -90,7 +90,7 @@ def test_include_and_exclude_patterns(docs):
 def test_a_folder_is_one_library_and_what_cannot_be_read_is_skipped_with_its_reason(docs, settings):
     opened = index_library({"documents": [str(docs)]}, settings, [G])
     reasons = {Path(s.path).name: s.reason for s in opened.skipped}
-    assert reasons["logo.png"] == "unsupported type (.png)"
+    assert reasons["logo.psd"] == "unsupported type (.psd)"
     assert "binary" in reasons["dump.txt"]  # found by the loader: skipped, not raised
     assert len(opened.doc_ids) == 4 + (os.geteuid() == 0)
     manifest = opened.library.manifest()
@@ -380,7 +380,7 @@ def test_the_graph_reads_a_folder_streams_its_progress_and_says_what_it_skipped(
     assert any(e["message"].startswith("prepare: read ") for e in events)
     assert final["status"] == "evidence-only", final.get("error")
     skipped = {Path(line.split(": ")[0]).name: line for line in final["skipped"]}
-    assert "logo.png" in skipped and "dump.txt" in skipped and "draft.md" not in skipped
+    assert "logo.psd" in skipped and "dump.txt" in skipped and "draft.md" not in skipped
     assert any("skipped (" in line for line in final["trace"])
     cited = {Path(c["source"]).name for c in final["citations"]}
     assert "lighthouse.md" in cited and "draft.md" not in cited
