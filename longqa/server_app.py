@@ -23,8 +23,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from longqa.asgi_body import read_body, refuse, replaying
 from longqa.contracts.ceilings import caller_context
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
 from longqa.disconnect import cancel_on_disconnect
@@ -61,13 +62,6 @@ def context_problem(body: Any) -> str | None:
     return None
 
 
-async def _refuse(send: Send, status: int, detail: str) -> None:
-    payload = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": payload})
-
-
 class RunContextGuard:
     """ASGI middleware before LangGraph's server: a run-creating POST is buffered (413 over the body limit, 400
     nested too deep) and refused with 422 when its context is not usable; the rest passes through."""
@@ -79,41 +73,26 @@ class RunContextGuard:
         if scope["type"] != "http" or scope["method"] != "POST" or not _RUN_PATH.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-            if size > MAX_BODY:
-                await _refuse(send, 413, f"request body over {MAX_BODY // 2**20} MiB")
-                return
-        raw = b"".join(chunks)
+        raw = await read_body(receive, MAX_BODY)
+        if raw is None:
+            await refuse(send, 413, f"request body over {MAX_BODY // 2**20} MiB")
+            return
         try:
             body = json.loads(raw or b"{}")
             problem = context_problem(body)
         except RecursionError:
-            await _refuse(send, 400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+            await refuse(send, 400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
             return
         except (ValueError, UnicodeDecodeError):
             body, problem = None, None  # not JSON: the server's own validation answers it
         if problem:
-            await _refuse(send, 422, f"invalid run context: {problem}")
+            await refuse(send, 422, f"invalid run context: {problem}")
             return
         if texts := run_texts_problem(body):  # inline texts over the deployment's limits: 413 or 422
-            await _refuse(send, texts.status, texts.message)
+            await refuse(send, texts.status, texts.message)
             return
         raw, scope = _waited_runs_cancel(scope, body, raw)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(raw, receive), send)
 
 
 def _waited_runs_cancel(scope: Scope, body: Any, raw: bytes) -> tuple[bytes, Scope]:

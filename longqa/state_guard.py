@@ -11,9 +11,10 @@ import asyncio
 import json
 import re
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from longqa.access import Denied, authorize, identify
+from longqa.asgi_body import read_body, refuse, replaying
 from longqa.contracts.settings import Settings, SettingsError
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import ServerLimits
@@ -21,13 +22,6 @@ from longqa.requests import RequestError
 from longqa.run_inputs import state_payloads
 
 _STATE_PATH = re.compile(r"^/threads(?:/[^/]+/state)?/?$")  # POST /threads, POST /threads/{id}/state
-
-
-async def _answer(send: Send, status: int, detail: str) -> None:
-    payload = json.dumps({"detail": detail}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    await send({"type": "http.response.start", "status": status, "headers": [*headers, (b"connection", b"close")]})
-    await send({"type": "http.response.body", "body": payload})
 
 
 class StateUpdateGuard:
@@ -44,30 +38,15 @@ class StateUpdateGuard:
         if scope["type"] != "http" or scope["method"] != "POST" or not _STATE_PATH.match(scope["path"]):
             await self.app(scope, receive, send)
             return
-        chunks, size, more = [], 0, True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            more = message.get("more_body", False)
-            if size > self.limit:
-                await _answer(send, 413, f"request body over {self.limit // 2**20} MiB")
-                return
-        raw = b"".join(chunks)
+        raw = await read_body(receive, self.limit)
+        if raw is None:
+            await refuse(send, 413, f"request body over {self.limit // 2**20} MiB")
+            return
         refusal = await asyncio.to_thread(self._refusal, scope, raw)  # the keys file and the paths are read
         if refusal:
-            await _answer(send, *refusal)
+            await refuse(send, *refusal)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": raw, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(raw, receive), send)
 
     def _refusal(self, scope: Scope, raw: bytes) -> tuple[int, str] | None:
         """(status, why) for an update the caller may not make, else None (LangGraph answers the rest)."""

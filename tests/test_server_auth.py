@@ -75,6 +75,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
         env.update({"LONGQA_KEYS_FILE": str(tmp / "keys.json"), "LONGQA_MODELS": "scripted"})
         env.pop("LANGGRAPH_API_KEY", None)
         env.pop("LANGSMITH_API_KEY", None)
+        env.pop("LONGQA_CEILINGS", None)  # the deployment's own ceilings (the SDK tier raises the question budget's)
         alice = _key(env, "--tenant", "alice", "--grant", "ask,index", "--collections", "alice-lib", "--documents",
                      f"{ATLAS},{INDEXED},notes")  # fmt: skip
         reader = _key(env, "--tenant", "alice", "--grant", "ask", "--collections", "alice-lib", "--documents", ATLAS)
