@@ -13,7 +13,8 @@ and ceilings as `longqa serve` (longqa/access.py, longqa/keys.py, contracts/ceil
   longqa/requests.py, longqa/run_inputs.py); then it needs `ask` (question graph) or `index` (index
   graph) on the collection and files they name; its context must be valid and within the
   deployment's ceilings (422 naming the field), its chunk sizes the deployment's, its question no
-  longer than LONGQA_MAX_QUESTION_CHARS; a webhook goes only to a host the operator allows (403).
+  longer than LONGQA_MAX_QUESTION_CHARS; a webhook goes only to a host the operator allows (403);
+  a key's index runs under way are at most LONGQA_MAX_INDEX_JOBS (429, longqa/index_runs.py).
   A thread's state updates are checked the same way before LangGraph sees them
   (longqa/state_guard.py), since its auth is shown only their thread's id.
 - Assistants (graph configurations, no user data) are readable by every caller; creating, changing
@@ -31,6 +32,7 @@ from langgraph_sdk import Auth
 from longqa.access import Caller, Denied, authorize, identify
 from longqa.contracts.ceilings import caller_context, deployment_ceilings
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
+from longqa.index_runs import KEY_FIELD, IndexRuns, index_key
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import ServerLimits, question_problem
 from longqa.requests import RequestError, granularities_problem
@@ -40,6 +42,7 @@ auth = Auth()
 _DEPLOYMENT = Settings()  # the deployment's settings, read once when the server loads this module
 _keys = KeyStore(keys_file(_DEPLOYMENT))
 _limits = ServerLimits()
+_index_runs = IndexRuns(_limits.max_index_jobs_per_key)  # each key's index runs under way (longqa/index_runs.py)
 _ROOT = _DEPLOYMENT.documents_root
 _NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # LangGraph's ids of a graph's own assistant
 _ACTION_OF_ASSISTANT = {
@@ -177,6 +180,11 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
     configurable = (kwargs.get("config") or {}).get("configurable") or {}
     _checked_context(kwargs.get("context"), provided=bool(configurable.get("__context_provided__", True)))
     _mark(ctx, value)  # a run's own thread (stateless runs) too
+    if action == "index":  # at most LONGQA_MAX_INDEX_JOBS under way per key, then 429 (longqa/index_runs.py)
+        key = index_key(caller)
+        if busy := _index_runs.claim(key, value.get("run_id")):
+            raise _refuse(429, busy)
+        value["metadata"][KEY_FIELD] = key
     return _owned(ctx)
 
 
