@@ -4,7 +4,7 @@ when the caller disconnects, unless the caller asked otherwise. LangGraph's own 
 The run guard (longqa/server_app.py) fills in `"cancel"` where the body does not say; a caller that
 wants a run to outlive its connection sends `"continue"`, or creates a background run (`runs`, which
 no disconnect ends). LangGraph then cancels the run's task; a node's own thread stops at its next
-file or embedding batch (graph/cancellable.py, retrieval/cancel.py)."""
+file or embedding batch (graph/node.py `stoppable`, nodes/index_documents.py, retrieval/cancel.py)."""
 
 from __future__ import annotations
 

@@ -206,8 +206,9 @@ MODEL_NODES = {
 
 def test_every_node_runs_sync_or_awaits_only_the_model():
     """Under ainvoke, a plain node runs in LangGraph's executor (a worker thread); a model node
-    (llm/model_node.py) runs its own work in worker threads and awaits only its model calls. So
-    none blocks the event loop, and none is an `async def` of its own."""
+    (llm/model_node.py) runs its own work in worker threads and awaits only its model calls, and
+    `prepare` runs in a worker thread that stops when its run is cancelled. So none blocks the
+    event loop, and none is an `async def` of its own."""
     nodes = build_graph().nodes
     assert {"prepare", "retrieve", "filter", "generate", "long_context", "respond"} <= set(nodes)
     for name, spec in nodes.items():
@@ -220,6 +221,12 @@ def test_every_node_runs_sync_or_awaits_only_the_model():
             assert driver.__module__ == "longqa.llm.model_node", name
             steps = inspect.getclosurevars(driver).nonlocals["node"]  # the node's own code
             assert inspect.isgeneratorfunction(steps) and steps.__module__.startswith("longqa.nodes."), name
+            continue
+        if name == "prepare":  # the turn's first step: awaited, in a worker thread it can stop (graph/node.py)
+            assert isinstance(runnable, RunnableLambda) and inspect.iscoroutinefunction(runnable.afunc), name
+            plain = inspect.getclosurevars(runnable.afunc).nonlocals["plain"]
+            assert "to_thread" in inspect.getsource(runnable.afunc), name
+            assert plain.__wrapped__.__module__ == "longqa.nodes.prepare", name
             continue
         func = runnable.func
         assert inspect.isfunction(func) and not inspect.iscoroutinefunction(func), name

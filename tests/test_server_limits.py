@@ -98,3 +98,25 @@ def test_a_waited_run_is_cancelled_when_its_client_leaves(server):
         time.sleep(0.5)  # the node's thread reaches its next embedding batch
     assert "index_documents: its run was cancelled; stopped within the step" in server.log.read_text("utf-8")
     assert server.inline_texts_kept() == kept, "the cancelled run's texts were kept: its thread ran to its end"
+
+
+def test_a_waited_question_stops_within_prepare_when_its_client_leaves(server):
+    """The question graph's first step (its library update over inline texts) stops at its next
+    embedding batch once the run is cancelled (graph/node.py `stoppable`), not at the next node."""
+    thread = server.post("/threads", {}).json()["thread_id"]
+    kept, sent = server.inline_texts_kept(), texts(256, 600, seed=4)
+    job = {"assistant_id": "longqa", "input": {"question": "What do the reports say?", "texts": sent}}
+    with pytest.raises(httpx.ReadTimeout):
+        server.post(f"/threads/{thread}/runs/wait", job, timeout=3)
+    deadline, runs = time.monotonic() + STOP_WAIT_S, []
+    while time.monotonic() < deadline:
+        runs = httpx.get(f"{server.url}/threads/{thread}/runs", timeout=10).json()
+        if runs and runs[0]["status"] not in ("pending", "running"):
+            break
+        time.sleep(0.5)
+    assert runs and runs[0]["status"] == "interrupted", runs
+    stopped = "prepare: the client went away; the run was stopped"
+    while time.monotonic() < deadline and stopped not in server.log.read_text("utf-8", "replace"):
+        time.sleep(0.5)  # prepare's thread reaches its next embedding batch
+    assert stopped in server.log.read_text("utf-8")
+    assert server.inline_texts_kept() - kept < len(sent), "every text was stored: prepare ran to its end"
