@@ -212,8 +212,9 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     """A question over a subfolder (or files) of a folder already indexed as a library, with the
     same patterns: that library, searched within the files given (a scope of its documents), rather
     than a new library. Only the files given are brought up to date (services/scoped.py); when one
-    of them is new to the library, the whole folder is, as a question over it would. None when no
-    enclosing folder has a library, or the library does not hold every file given."""
+    of them is new to the library, the whole folder is, as a question over it would (not on a
+    server: there a key reads only what it named, so the paths given get a library of their own).
+    None when no enclosing folder has a library, or the library does not hold every file given."""
     paths = _paths(state)
     if not paths or _inline_texts(state.get("texts")):
         return None
@@ -228,6 +229,10 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     )
     g = settings.primary_granularity
     update = scoped_update(library, members, g, progress)
+    if update is None and settings.server:
+        # on a server, the whole folder would be walked for a caller whose grant (and link check, `_files`)
+        # covers only what it named: a link or another's file in the folder would be read; a library of its own
+        return None
     if update is None:  # a file given is new to the library: the folder brought up to date as a whole
         opened = index_library({**state, "documents": [folder]}, settings, [g], progress, True)
         library, update, tried = opened.library, opened.update, opened.skipped
