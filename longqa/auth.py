@@ -32,7 +32,7 @@ from langgraph_sdk import Auth
 from longqa.access import Caller, Denied, authorize, identify
 from longqa.contracts.ceilings import caller_context, deployment_ceilings
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
-from longqa.index_runs import KEY_FIELD, IndexRuns, index_key
+from longqa.index_runs import KEY_FIELD, IndexRuns, index_key, runs_index_graph
 from longqa.keys import KeyStore, keys_file
 from longqa.limits import ServerLimits, question_problem
 from longqa.requests import RequestError, granularities_problem
@@ -180,7 +180,8 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
     configurable = (kwargs.get("config") or {}).get("configurable") or {}
     _checked_context(kwargs.get("context"), provided=bool(configurable.get("__context_provided__", True)))
     _mark(ctx, value)  # a run's own thread (stateless runs) too
-    if action == "index":  # at most LONGQA_MAX_INDEX_JOBS under way per key, then 429 (longqa/index_runs.py)
+    indexes = action == "index" or (action is None and runs_index_graph(value.get("assistant_id")))
+    if indexes:  # at most LONGQA_MAX_INDEX_JOBS under way per key, then 429 (longqa/index_runs.py)
         key = index_key(caller)
         if busy := _index_runs.claim(key, value.get("run_id")):
             raise _refuse(429, busy)

@@ -31,12 +31,24 @@ def index_key(caller: Caller) -> str:
     return hashlib.sha256(named.encode()).hexdigest()[:16]
 
 
-def _stored_runs() -> list[dict[str, Any]]:
+def _stored(kind: str) -> list[dict[str, Any]]:
     try:
         from langgraph_runtime_inmem.database import GLOBAL_STORE  # noqa: PLC0415 (only on the server)
     except ImportError:  # another runtime: only this process's own claims count
         return []
-    return list(GLOBAL_STORE.get("runs") or [])
+    return list(GLOBAL_STORE.get(kind) or [])
+
+
+def _stored_runs() -> list[dict[str, Any]]:
+    return _stored("runs")
+
+
+def runs_index_graph(assistant_id: object) -> bool:
+    """Whether an assistant (one an admin made: the graphs' own are known by their ids) runs the index graph."""
+    return any(
+        str(a.get("assistant_id")) == str(assistant_id) and a.get("graph_id") == "longqa-index"
+        for a in _stored("assistants")
+    )
 
 
 class IndexRuns:

@@ -1,8 +1,9 @@
 """The LangGraph server (`langgraph dev` serving langgraph.json, keys made by `longqa keys add`, on a
 free port of 127.0.0.1) lets one key have at most LONGQA_MAX_INDEX_JOBS (1) index runs under way
 (issue 45, longqa/index_runs.py): while tenant A's background index run works, A's next index run is
-429 whether background or waited, tenant B's index run is served, and once A's run is cancelled A may
-index again. Runs use no model: the index graph only reads and embeds."""
+429 whether background or waited, or on an assistant an admin made of that graph; tenant B's index
+run is served, and once A's run is cancelled A may index again. Runs use no model: the index graph
+only reads and embeds."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ class Keyed:
 
 
 def _key(env: dict[str, str], tenant: str) -> str:
-    args = ["keys", "add", "--tenant", tenant, "--grant", "index", "--collections", "*"]
+    grants = "index,admin" if tenant == "a" else "index"  # an admin key makes assistants too
+    args = ["keys", "add", "--tenant", tenant, "--grant", grants, "--collections", "*"]
     done = subprocess.run([LONGQA, *args], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
@@ -87,6 +89,7 @@ def _refused(call) -> tuple[int, str]:
 
 def test_one_index_run_per_key_at_once(keyed):
     a, b = keyed.client(keyed.a), keyed.client(keyed.b)
+    made = a.assistants.create("longqa-index", name="nightly")
     first = a.threads.create()["thread_id"]
     job = a.runs.create(first, "longqa-index", input={"texts": texts(256, 1500, seed=5)})  # background
     other = a.threads.create()["thread_id"]
@@ -95,6 +98,7 @@ def test_one_index_run_per_key_at_once(keyed):
         lambda: a.runs.create(other, "longqa-index", input=small),
         lambda: a.runs.wait(other, "longqa-index", input=small),
         lambda: a.runs.wait(None, "longqa-index", input=small),
+        lambda: a.runs.create(other, made["assistant_id"], input=small),  # an assistant of the index graph
     ):
         status, text = _refused(call)
         assert status == 429 and BUSY in text, (status, text[:300])
