@@ -10,17 +10,15 @@ only its own update:
 - the turn's first node (`starts_turn`) also resets every working field of the state, derived from
   its schema (contracts/state.py `turn_start`): a thread's turn starts clean, and a new field is
   reset without being listed; and it starts the run's clock (`deadline_at`, `deadline_s` from now),
-  which the model-node driver gives every call; on the LangGraph server it runs in a thread that
-  stops within its step when the run is cancelled (`stoppable`).
+  which the model-node driver gives every call; it updates the library, so on the LangGraph server
+  it runs in a thread that stops within its step when the run is cancelled (nodes/stoppable.py).
 An invalid run setting (the caller's or the environment's mistake) is one line, without a traceback;
 any other failure is logged in full."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +30,7 @@ from langgraph.types import Overwrite
 from longqa.contracts.budget import counted_by
 from longqa.contracts.failure import ended, fail
 from longqa.contracts.settings import Settings, SettingsError, settings_of
-from longqa.retrieval.cancel import cancelled_by
+from longqa.nodes.stoppable import stoppable
 
 __all__ = ["as_node", "ended", "failure"]
 
@@ -98,28 +96,3 @@ def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) ->
             return done(failure(name, e))
 
     return plain if starts_turn is None else stoppable(name, plain)
-
-
-def stoppable(name: str, plain: Callable[[Any, Runtime[Settings]], dict]) -> RunnableLambda:
-    """A sync node (the turn's first, which updates the library: up to 4 MiB of inline text) that,
-    awaited (the LangGraph server), runs in a worker thread and stops within its step once the run
-    is cancelled (its waiting client left: longqa/disconnect.py), at its next file or embedding batch
-    (retrieval/cancel.py), instead of indexing on for nobody; under `invoke` it runs as it is."""
-
-    def run(state: Any) -> dict:
-        return plain(state, get_runtime())
-
-    async def arun(state: Any) -> dict:
-        runtime, cancelled = get_runtime(), threading.Event()
-
-        def work() -> dict:
-            with cancelled_by(cancelled):
-                return plain(state, runtime)
-
-        try:
-            return await asyncio.to_thread(work)
-        except asyncio.CancelledError:
-            cancelled.set()  # the thread's work raises `Cancelled` at its next check, and the thread ends
-            raise
-
-    return RunnableLambda(run, afunc=arun, name=name)

@@ -222,9 +222,9 @@ def test_every_node_runs_sync_or_awaits_only_the_model():
             steps = inspect.getclosurevars(driver).nonlocals["node"]  # the node's own code
             assert inspect.isgeneratorfunction(steps) and steps.__module__.startswith("longqa.nodes."), name
             continue
-        if name == "prepare":  # the turn's first step: awaited, in a worker thread it can stop (graph/node.py)
+        if name == "prepare":  # the turn's first step: awaited, in a worker thread it can stop (nodes/stoppable.py)
             assert isinstance(runnable, RunnableLambda) and inspect.iscoroutinefunction(runnable.afunc), name
-            plain = inspect.getclosurevars(runnable.afunc).nonlocals["plain"]
+            plain = inspect.getclosurevars(runnable.afunc).nonlocals["step"]
             assert "to_thread" in inspect.getsource(runnable.afunc), name
             assert plain.__wrapped__.__module__ == "longqa.nodes.prepare", name
             continue
