@@ -1,8 +1,10 @@
 """What an OpenAI-compatible server can tell about itself beyond the chat API: its own token count
 (llama.cpp's `POST /tokenize`), the prompt its chat template makes of a call's messages (`POST
-/apply-template`) and its context size (`GET /props`). Other servers do not have these routes; a
-route that fails once is not asked again for that server. Hand-written because no client library
-wraps llama.cpp's extra routes."""
+/apply-template`) and its context size (`GET /props`). Other servers do not have these routes: a
+route the server says it lacks (404, 405, 501, a reply that is not a JSON object) is not asked again. A
+route that timed out or failed on the way (a busy machine, a restart) is left alone for BACKOFF_S and then
+asked again, and meanwhile `count_uncertain` says so, so that prompts are sized with a margin
+(llm/budget.py). Hand-written because no client library wraps llama.cpp's extra routes."""
 
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = 2.0  # llama.cpp answers these in milliseconds; a server that does not is not asked again
+TIMEOUT_S = 5.0  # llama.cpp answers these in milliseconds; a loaded machine may take a few seconds
+BACKOFF_S = 30.0  # a route that failed on the way is asked again after this long
 MAX_BODY = 8 << 20  # a token list of a long prompt is well under this
-_MISSING: set[tuple[str, str]] = set()  # (server root, route) that failed: not asked again
+ABSENT = (404, 405, 501)  # the server has no such route
+_MISSING: set[tuple[str, str]] = set()  # (server root, route) the server lacks: not asked again
+_FAILED: dict[tuple[str, str], float] = {}  # (server root, route) -> when it last failed on the way
 _LOCK = threading.Lock()
 
 
@@ -32,17 +37,40 @@ def server_root(base_url: str) -> str:
 def _request(base_url: str, method: str, route: str, **kwargs) -> dict | None:
     root = server_root(base_url)
     with _LOCK:
-        if (root, route) in _MISSING:
+        if (root, route) in _MISSING or time.monotonic() - _FAILED.get((root, route), -BACKOFF_S) < BACKOFF_S:
             return None
     try:
         data = json.loads(_bounded_body(method, root + route, **kwargs))
+    except httpx.HTTPStatusError as e:
+        absent = e.response.status_code in ABSENT
+        log.info("%s%s answered %s: using our own count", root, route, e.response.status_code)
+    except ValueError:
+        absent, data = True, None
+        log.info("%s%s did not answer JSON: using our own count", root, route)
+    except (httpx.HTTPError, TimeoutError) as e:
+        absent = False
+        log.info("%s%s unavailable for now (%s): using our own count, with a margin", root, route, type(e).__name__)
+    else:
         if isinstance(data, dict):
+            with _LOCK:
+                _FAILED.pop((root, route), None)
             return data
-    except (httpx.HTTPError, ValueError, TimeoutError) as e:
-        log.info("%s%s unavailable (%s): using our own count", root, route, type(e).__name__)
+        absent = True
     with _LOCK:
-        _MISSING.add((root, route))
+        if absent:
+            _MISSING.add((root, route))
+        else:
+            _FAILED[(root, route)] = time.monotonic()
     return None
+
+
+def count_uncertain(base_url: str) -> bool:
+    """Whether the server's own count is missing only for now (a counting route failed on the way within
+    BACKOFF_S): a prompt sized by our count then needs a margin, since our tokenizer is not the model's."""
+    root = server_root(base_url)
+    now = time.monotonic()
+    with _LOCK:
+        return any(r == root and now - at < BACKOFF_S for (r, _), at in _FAILED.items())
 
 
 def _bounded_body(method: str, url: str, **kwargs) -> bytes:
