@@ -31,6 +31,14 @@ STARTUP_DEADLINE_S = 90.0
 STOP_TIMEOUT_S = 10.0
 
 
+def add_key(env: dict[str, str], *args: str) -> str:
+    """A new API key from `longqa keys add ARGS` in `env` (its keys file): the key's text."""
+    longqa = str(Path(sys.executable).parent / "longqa")
+    done = subprocess.run([longqa, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))

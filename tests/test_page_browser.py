@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,14 +19,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import Replica
+from tests.servers import Replica, add_key
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 ARTIFACTS = Path(os.environ.get("LONGQA_ARTIFACTS_DIR", "/tmp/longqa-artifacts/page"))
-LONGQA = str(Path(sys.executable).parent / "longqa")
 QUESTION = "Which shipyard built the dredger Marrowdeep?"
 HOSTILE_Q = 'What does the <img src=x onerror="window.__pwned=4"> checklist say about <b>Quillfeather</b>?'
 HOSTILE_DOC = """Quillfeather checklist (a plain text file: its reader keeps markup as the characters it is)
@@ -73,12 +70,6 @@ class Deployment:
     root: Path
 
 
-def _key(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([LONGQA, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
     base = tmp_path_factory.mktemp("page")
@@ -98,8 +89,8 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
             "LONGQA_WARM": "0",
         }
     )  # no LONGQA_MODEL: evidence only
-    acme = _key(env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib", "--documents", "acme")
-    globex = _key(
+    acme = add_key(env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib", "--documents", "acme")
+    globex = add_key(
         env, "--tenant", "globex", "--grant", "ask,index", "--collections", "globex-lib", "--documents", "globex"
     )
     replica = Replica("page", base / "home", env).start()
@@ -289,8 +280,8 @@ def scripted(deployment: Deployment, tmp_path_factory: pytest.TempPathFactory) -
             "LONGQA_MODEL": "scripted",
         }
     )
-    acme = _key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib", "--documents", "acme")
-    admin = _key(env, "--tenant", "ops", "--grant", "admin", "--collections", "*", "--documents", "*")
+    acme = add_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib", "--documents", "acme")
+    admin = add_key(env, "--tenant", "ops", "--grant", "admin", "--collections", "*", "--documents", "*")
     replica = Replica("page-scripted", base / "home", env).start()
     try:
         body = {"collection": "acme-lib", "documents": ["acme/harbor_annual_report.md"]}

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from tests.openai_stub import OpenAIStub
-from tests.servers import HOST, Replica, free_port, log_text
+from tests.servers import HOST, Replica, add_key, free_port, log_text
 from tests.test_agent_embedding import CARTOGRAPHER_Q, FACTS, OBSERVATORY_Q, document_text
 
 pytestmark = pytest.mark.integration
@@ -66,12 +66,6 @@ class Server:
         return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1]) / 1024
 
 
-def _key(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([LONGQA, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("serve-access")
@@ -102,11 +96,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         }
     )
     keys = Keys(
-        acme=_key(env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib", "--documents", "acme"),
-        globex=_key(
+        acme=add_key(
+            env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib", "--documents", "acme"
+        ),
+        globex=add_key(
             env, "--tenant", "globex", "--grant", "ask,index", "--collections", "globex-lib", "--documents", "globex"
         ),
-        reader=_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib"),
+        reader=add_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib"),
     )
     replica = Replica("keyed", base / "home", env).start()
     try:

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,11 +21,10 @@ import httpx
 import pytest
 
 from longqa.retrieval.store import INLINE_MARK
-from tests.servers import Replica, log_text
+from tests.servers import Replica, add_key, log_text
 
 pytestmark = pytest.mark.integration
 
-LONGQA = str(Path(sys.executable).parent / "longqa")
 RSS_BOUND_MB = 200  # a refused 14.3 MB text may grow the server by at most this (body, JSON, the check)
 STOP_WAIT_S = 120  # a generous wait for a left run's thread to reach its next document: not a speed bound
 WORDS = "harbor ledger cargo pilot vessel grain tide beacon crane dock freight lantern quay rope sail".split()
@@ -57,12 +54,6 @@ class Server:
         return len(list((self.replica.home / "index").glob(f"*/{INLINE_MARK}")))
 
 
-def _key(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([LONGQA, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("serve-limits")
@@ -77,8 +68,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             "TRANSFORMERS_OFFLINE": "1",
         }
     )
-    acme = _key(env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib")
-    globex = _key(env, "--tenant", "globex", "--grant", "ask,index", "--collections", "globex-lib")
+    acme = add_key(env, "--tenant", "acme", "--grant", "ask,index", "--collections", "acme-lib")
+    globex = add_key(env, "--tenant", "globex", "--grant", "ask,index", "--collections", "globex-lib")
     replica = Replica("limits", base / "home", env).start()
     try:
         yield Server(replica, acme, globex)

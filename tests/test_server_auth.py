@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.openai_stub import OpenAIStub
-from tests.servers import free_port
+from tests.servers import add_key, free_port
 from tests.test_server_sdk import (
     ATLAS,
     CODES,
@@ -36,7 +36,6 @@ from tests.test_server_sdk import (
 )
 
 pytestmark = pytest.mark.integration
-LONGQA = str(Path(sys.executable).parent / "longqa")
 
 
 @dataclass
@@ -52,12 +51,6 @@ class KeyedServer:
         from langgraph_sdk import get_sync_client
 
         return get_sync_client(url=self.url, api_key=key, timeout=120)
-
-
-def _key(env: dict[str, str], *args: str) -> str:
-    done = subprocess.run([LONGQA, "keys", "add", *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="module")
@@ -76,10 +69,12 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
         env.pop("LANGGRAPH_API_KEY", None)
         env.pop("LANGSMITH_API_KEY", None)
         env.pop("LONGQA_CEILINGS", None)  # the deployment's own ceilings (the SDK tier raises the question budget's)
-        alice = _key(env, "--tenant", "alice", "--grant", "ask,index", "--collections", "alice-lib", "--documents",
+        alice = add_key(env, "--tenant", "alice", "--grant", "ask,index", "--collections", "alice-lib", "--documents",
                      f"{ATLAS},{INDEXED},notes")  # fmt: skip
-        reader = _key(env, "--tenant", "alice", "--grant", "ask", "--collections", "alice-lib", "--documents", ATLAS)
-        bob = _key(env, "--tenant", "bob", "--grant", "ask", "--collections", "bob-lib", "--documents", vault_name(0))
+        reader = add_key(env, "--tenant", "alice", "--grant", "ask", "--collections", "alice-lib", "--documents", ATLAS)
+        bob = add_key(
+            env, "--tenant", "bob", "--grant", "ask", "--collections", "bob-lib", "--documents", vault_name(0)
+        )
         command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
         with open(log, "wb") as out:
             proc = subprocess.Popen(

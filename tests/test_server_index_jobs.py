@@ -17,12 +17,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import free_port
+from tests.servers import add_key, free_port
 from tests.test_serve_limits import STOP_WAIT_S, texts
 from tests.test_server_sdk import HOST, REPO, STARTUP_DEADLINE_S, _ok, _server_env, _stop
 
 pytestmark = pytest.mark.integration
-LONGQA = str(Path(sys.executable).parent / "longqa")
 BUSY = "this key already has 1 index job under way (LONGQA_MAX_INDEX_JOBS)"
 
 
@@ -40,10 +39,7 @@ class Keyed:
 
 def _key(env: dict[str, str], tenant: str) -> str:
     grants = "index,admin" if tenant == "a" else "index"  # an admin key makes assistants too
-    args = ["keys", "add", "--tenant", tenant, "--grant", grants, "--collections", "*"]
-    done = subprocess.run([LONGQA, *args], env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return add_key(env, "--tenant", tenant, "--grant", grants, "--collections", "*")
 
 
 @pytest.fixture(scope="module")
