@@ -15,9 +15,9 @@ import httpx
 import pytest
 
 from tests.openai_stub import OpenAIStub
-from tests.servers import Replica, log_text
+from tests.servers import Replica, add_key, log_text
 from tests.test_agent_embedding import FACTS, OBSERVATORY_Q, document_text
-from tests.test_serve_access import SECRET, Keys, Server, _key, clean_4xx
+from tests.test_serve_access import SECRET, Keys, Server, clean_4xx
 
 pytestmark = pytest.mark.integration
 
@@ -47,11 +47,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     )
     grants = ["--grant", "ask,index"]
     keys = Keys(
-        acme=_key(env, "--tenant", "acme", *grants, "--collections", "acme-lib", "--documents", "acme"),
-        globex=_key(env, "--tenant", "globex", *grants, "--collections", "globex-lib", "--documents", "globex"),
-        reader=_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib"),
+        acme=add_key(env, "--tenant", "acme", *grants, "--collections", "acme-lib", "--documents", "acme"),
+        globex=add_key(env, "--tenant", "globex", *grants, "--collections", "globex-lib", "--documents", "globex"),
+        reader=add_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "acme-lib"),
     )
-    wide = _key(env, "--tenant", "acme", "--grant", "ask", "--collections", "*", "--documents", "*")
+    wide = add_key(env, "--tenant", "acme", "--grant", "ask", "--collections", "*", "--documents", "*")
     replica = Replica("strict", base / "home", env).start()
     try:
         running = Server(replica, keys, root, stub)
