@@ -48,6 +48,7 @@ from longqa.services.stores import store_for
 
 from .longbench import EvalItem
 from .oracle import is_oracle, oracle_settings
+from .provenance import code_commit
 
 log = logging.getLogger(__name__)
 
@@ -198,6 +199,7 @@ def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str,
         "retrieval_only": not settings.has_llm,
         "scripted": settings.is_scripted,
         "oracle": is_oracle(settings),
+        "commit": code_commit(),
     }
 
 
@@ -237,6 +239,9 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
         # what the answer cites (its grounding is scored against these, evals/scoring.py)
         "cited": [_passage(e, whole=e["text"] == item.context) for e in final.get("citations") or []],
         "grounding": (final.get("grounding") or {}).get("verdict"),
+        # how it was judged and what was (a declined reply's words stay readable: issue #52's measurement)
+        "grounding_method": (final.get("grounding") or {}).get("method"),
+        "judged_answer": (final.get("grounding") or {}).get("answer"),
         "evidence_tokens": tokens,
         "evidence_words": words,
     }

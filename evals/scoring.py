@@ -62,6 +62,8 @@ def score(record: dict[str, Any], item: EvalItem, with_llm: bool, checkable: boo
         "id": item.id,
         "dataset": item.dataset,
         "strategy": record["strategy"],
+        "model": record.get("model"),
+        "commit": record.get("commit"),
         "status": record.get("status"),
         "f1": f1_score(prediction, item.answers) if with_llm else None,
         "em": exact_match(prediction, item.answers) if with_llm else None,
@@ -169,6 +171,14 @@ def _route_stats(strategy: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _provenance(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The models and commits a row's runs were made with (records from before commits were stamped: "unrecorded")."""
+    return {
+        "models": list(dict.fromkeys(r.get("model") or "none" for r in runs)),
+        "commits": list(dict.fromkeys(r.get("commit") or "unrecorded" for r in runs)),
+    }
+
+
 def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[dict[str, Any]]:
     """One row per dataset x strategy (and per strategy over all datasets when there are several)."""
     datasets = list(dict.fromkeys(s["dataset"] for s in scores))
@@ -188,6 +198,7 @@ def summarize(scores: list[dict[str, Any]], strategies: Sequence[str]) -> list[d
             both = [(r, lc[(r["dataset"], r["id"])]) for r in runs if (r["dataset"], r["id"]) in lc]
             rows.append(
                 {"dataset": dataset, "strategy": strategy, "n": len(runs)}
+                | _provenance(runs)
                 | _answer_stats(runs, both)
                 | _evidence_stats(runs, both)
                 | _route_stats(strategy, runs)

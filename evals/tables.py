@@ -118,12 +118,14 @@ def _rows_table(rows: list[dict[str, Any]], multi: bool, headers: list[str], cel
 
 def _answers(rows: list[dict[str, Any]], multi: bool) -> list[str]:
     """The answer-quality and cost table, for runs that called a model."""
-    headers = ["strategy", "n", "F1", "EM", "LLM calls", "input tok", "output tok", "cost (in+4·out)"]
-    headers += ["tokens % of lc", "p50 s", "p95 s", "errors"]
+    headers = ["strategy", "model", "commit", "n", "F1", "EM", "LLM calls", "input tok", "output tok"]
+    headers += ["cost (in+4·out)", "tokens % of lc", "p50 s", "p95 s", "errors"]
 
     def cells(r: dict[str, Any]) -> list[str]:
         return [
             r["strategy"],
+            ", ".join(r.get("models") or ["?"]),
+            ", ".join(r.get("commits") or ["?"]),
             str(r["n"]),
             _f(r["f1"], scale=100),
             _f(r["em"], scale=100),

@@ -10,6 +10,7 @@ import pytest
 
 from longqa.cli import main
 from longqa.evals.plot import draw, pareto_front, plot
+from longqa.evals.provenance import code_commit
 from longqa.evals.report import write_report
 from longqa.evals.scoring import percentile, summarize
 from longqa.evals.titles import RETRIEVAL_TITLE, SCRIPTED_TITLE
@@ -37,7 +38,10 @@ def test_scripted_run_report_json_and_plot(tmp_path, eval_home, capsys):
     assert report_md.splitlines()[0] == f"# longqa evaluation — {SCRIPTED_TITLE}"
     assert stdout.strip() == report_md.strip()  # the table goes to stdout too
     assert "NOT a quality measurement" in report_md
-    assert "| rag | 2 |" in report_md and "| lc | 2 |" in report_md and "## Retrieval-only scores" in report_md
+    # each answers row names the model and the commit its runs were made at (every record is stamped with it)
+    commit = code_commit()
+    assert f"| rag | scripted | {commit} | 2 |" in report_md and f"| lc | scripted | {commit} | 2 |" in report_md
+    assert "## Retrieval-only scores" in report_md
     report = json.loads((out / "report.json").read_text("utf-8"))
     assert report["scripted"] is True and report["quality_measurement"] is False
     assert report["retrieval_only"] is False
@@ -46,6 +50,7 @@ def test_scripted_run_report_json_and_plot(tmp_path, eval_home, capsys):
     assert rows["rag"]["calls"] == 1.0 and rows["rag"]["cost"] > 0 and rows["rag"]["p95_s"] >= rows["rag"]["p50_s"]
     assert rows["lc"]["answer_in_evidence_pct"] == 100.0 and rows["lc"]["all_supporting_pct"] == 100.0
     assert len(report["per_question"]) == 4
+    assert {q["commit"] for q in report["per_question"]} == {commit} and rows["rag"]["commits"] == [commit]
     # the paired differences of rag - lc on the same 2 items, F1, EM and input tokens, printed with their intervals
     assert {(p["a"], p["b"], p["metric"], p["n"]) for p in report["paired"]} == {
         ("rag", "lc", metric, 2) for metric in ("F1", "EM", "input tokens")
