@@ -218,7 +218,11 @@ def _within_indexed_folder(state: Mapping[str, Any], settings: Settings, progres
     paths = _paths(state)
     if not paths or _inline_texts(state.get("texts")):
         return None
-    folder = _indexed_ancestor(state, settings, [os.path.realpath(Path(p).expanduser()) for p in paths])
+    try:  # as `_files` resolves them: a relative path is under the documents root, not the working folder
+        given = [os.path.realpath(allowed_path(p, settings)) for p in paths]
+    except InputError:
+        return None  # `_files` reports it where the input is read as a library of its own
+    folder = _indexed_ancestor(state, settings, given)
     if folder is None:
         return None
     found, skipped = _files(state, settings)  # the given paths checked and walked as always

@@ -50,3 +50,17 @@ def test_off_a_server_the_ancestors_library_is_still_brought_up_to_date(root, is
     (root / "a" / "new.md").write_text("# Ferry\n\nThe ferry Alba sails at nine from pier four.\n", "utf-8")
     asked = open_library({"documents": [str(root / "a")]}, operator)  # the CLI: the operator's own files
     assert asked.library.name == ancestor.library.name and ancestor.library.manifest().version > version
+
+
+def test_a_relative_path_on_a_server_is_found_in_the_roots_library_whatever_the_working_folder(
+    root, isolated_longqa_home, tmp_path, monkeypatch
+):
+    operator = Settings(home=isolated_longqa_home, documents_root=root)
+    ancestor = index_library({"documents": [str(root)]}, operator, [G])
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "a").mkdir(parents=True)  # a folder of the same name under the server's working folder
+    monkeypatch.chdir(elsewhere)
+    server = Settings(home=isolated_longqa_home, documents_root=root, server=True)
+    asked = open_library({"documents": ["a/own.md"]}, server)  # as a client names it: relative to the root
+    assert asked.library.name == ancestor.library.name  # searched within the root's library, not indexed again
+    assert len(asked.doc_ids) == 1
