@@ -1,0 +1,131 @@
+"""Answerable questions kept and planted unanswerable ones declined by the default, before and after a change to the
+grounding check, from `longqa eval` runs of the same items with a real model (issue #52: numbers by value).
+
+Each run is named NAME=DIR: DIR holds a results.jsonl of the default (adaptive-precise) and a report.json naming the
+data file; an item is planted unanswerable where the data file says so (`longqa convert ... --unanswerable`). Rows say
+the model and the commit(s) the runs' records were made at (evals/provenance.py), n, answerable kept (not declined) and
+unanswerable declined; then every item whose outcome differs between the runs, with the reply the check judged and
+how (`grounding_method`), so a reader sees which replies the change kept or lost.
+
+    python bench/grounding_kept.py --run before=evals/runs/r7_0.5b_tatqa30_n30_before \\
+        --run after=evals/runs/r7_0.5b_tatqa30_n30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import md_table  # noqa: E402
+
+DEFAULT = "adaptive-precise"
+
+
+def _gold(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(dataset, id) -> the data file's item (its answers and whether it was planted unanswerable)."""
+    items = {}
+    for name, info in report["datasets"].items():
+        for file in info["files"]:
+            for line in Path(file).read_text("utf-8").splitlines():
+                if line.strip():
+                    item = json.loads(line)
+                    items[(name, str(item.get("_id") or item.get("id")))] = item
+    return items
+
+
+def load(spec: str) -> tuple[str, list[dict[str, Any]]]:
+    """A run's name and its default's records (the last per item), each with `planted` and `question`."""
+    name, folder = spec.split("=", 1)
+    report = json.loads((Path(folder) / "report.json").read_text("utf-8"))
+    gold = _gold(report)
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for line in (Path(folder) / "results.jsonl").read_text("utf-8").splitlines():
+        record = json.loads(line)
+        if record.get("strategy") == DEFAULT:
+            latest[(record["dataset"], record["id"])] = record
+    wanted = {(q["dataset"], q["id"]) for q in report["per_question"] if q["strategy"] == DEFAULT}
+    out = []
+    for key, record in latest.items():
+        if key in wanted and key in gold:
+            item = gold[key]
+            out.append(record | {"planted": bool(item.get("unanswerable")), "question": item.get("input", "")})
+    return name, out
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f} ({part}/{whole})" if whole else "–"
+
+
+def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
+    """One row per run and set: model, commits, n, answerable kept %, unanswerable declined %."""
+    rows = []
+    for name, records in runs.items():
+        for dataset in dict.fromkeys(r["dataset"] for r in records):
+            mine = [r for r in records if r["dataset"] == dataset]
+            answerable = [r for r in mine if not r["planted"]]
+            planted = [r for r in mine if r["planted"]]
+            kept = sum(r["status"] != "unanswerable" for r in answerable)
+            declined = sum(r["status"] == "unanswerable" for r in planted)
+            models = ", ".join(dict.fromkeys(str(r.get("model")) for r in mine))
+            commits = ", ".join(dict.fromkeys(str(r.get("commit") or "unrecorded") for r in mine))
+            rows.append(
+                [dataset, name, models, commits, len(mine), _pct(kept, len(answerable)), _pct(declined, len(planted))]
+            )
+    return rows
+
+
+def _outcome(record: dict[str, Any]) -> str:
+    verdict = record.get("grounding") or "not checked"
+    method = record.get("grounding_method")
+    return f"{record['status']}: {verdict}" + (f" ({method})" if method else "")
+
+
+def changed_rows(runs: dict[str, list[dict[str, Any]]], a: str, b: str) -> list[list[Any]]:
+    """The items whose status differs between runs a and b: the question, the reply judged in each and how."""
+    before = {(r["dataset"], r["id"]): r for r in runs[a]}
+    rows = []
+    for r in runs[b]:
+        other = before.get((r["dataset"], r["id"]))
+        if other is None or other["status"] == r["status"]:
+            continue
+        planted = "planted unanswerable" if r["planted"] else "answerable"
+        question = r["question"] if len(r["question"]) <= 90 else r["question"][:87] + "..."
+        rows.append(
+            [
+                r["dataset"],
+                planted,
+                question.replace("|", "/"),
+                str(other.get("judged_answer") or other.get("answer") or "").replace("|", "/")[:60],
+                _outcome(other),
+                str(r.get("judged_answer") or r.get("answer") or "").replace("|", "/")[:60],
+                _outcome(r),
+            ]
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", action="append", required=True, help="NAME=DIR, a longqa eval output folder")
+    parser.add_argument("--pair", action="append", default=[], help="A-B: list the items whose outcome differs")
+    args = parser.parse_args(argv)
+    runs = dict(load(spec) for spec in args.run)
+    head = ["set", "run", "model", "commit", "n", "answerable kept % (n)", "unanswerable declined % (n)"]
+    print(md_table(head, summary_rows(runs)))
+    for pair in args.pair:
+        a, b = pair.split("-", 1)
+        rows = changed_rows(runs, a, b)
+        print(f"\nItems whose outcome differs, {a} → {b}: {len(rows)}\n")
+        if rows:
+            head = ["set", "item", "question", f"reply judged ({a})", f"outcome ({a})", f"reply judged ({b})"]
+            print(md_table([*head, f"outcome ({b})"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""bench/grounding_kept.py on known runs: answerable kept and planted unanswerable declined per run and set, the
+model and commit the records name, and each item whose outcome differs listed with the reply judged and how."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.grounding_kept import main
+
+
+def _run(tmp_path: Path, name: str, data: Path, outcomes: list[tuple[str, str, str | None]]) -> str:
+    """A longqa eval folder: one default record per item (status, judged reply, grounding method)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    records = [
+        {
+            "id": f"q{i}",
+            "dataset": "tatqa",
+            "strategy": "adaptive-precise",
+            "model": "qwen-1.5b",
+            "commit": f"c0ffee{name[0]}",
+            "status": status,
+            "answer": reply if status == "answered" else "unanswerable",
+            "judged_answer": reply,
+            "grounding": "supported" if status == "answered" else "unsupported",
+            "grounding_method": method,
+        }
+        for i, (status, reply, method) in enumerate(outcomes)
+    ]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    per_question = [{"dataset": "tatqa", "id": r["id"], "strategy": r["strategy"]} for r in records]
+    report = {"datasets": {"tatqa": {"items": len(records), "files": [str(data)]}}, "per_question": per_question}
+    (folder / "report.json").write_text(json.dumps(report), "utf-8")
+    return str(folder)
+
+
+def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, capsys) -> None:
+    data = tmp_path / "items.jsonl"
+    items = [
+        {"_id": "q0", "input": "How many global variables does DB2 support?", "answers": ["9"]},
+        {"_id": "q1", "input": "What was the revenue in 2019?", "answers": ["5 million"]},
+        {"_id": "q2", "input": "Who founded the observatory?", "answers": ["unanswerable"], "unanswerable": True},
+        {"_id": "q3", "input": "When did the ferry sail?", "answers": ["unanswerable"], "unanswerable": True},
+    ]
+    data.write_text("".join(json.dumps(i) + "\n" for i in items), "utf-8")
+    before = _run(
+        tmp_path,
+        "before",
+        data,
+        [("unanswerable", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
+        + [("unanswerable", "1903", "lexical")],
+    )
+    after = _run(
+        tmp_path,
+        "after",
+        data,
+        [("answered", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
+        + [("answered", "1903", "lexical")],
+    )
+    assert main(["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after"]) == 0
+    out = capsys.readouterr().out
+    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 4 | 50.0 (1/2) | 100.0 (2/2) |" in out
+    assert "| tatqa | after | qwen-1.5b | c0ffeea | 4 | 100.0 (2/2) | 50.0 (1/2) |" in out
+    assert "Items whose outcome differs, before → after: 2" in out
+    assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
+    assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
+    assert "Who founded the observatory?" not in out  # declined by both: not a change
