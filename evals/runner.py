@@ -206,6 +206,7 @@ def _base_record(item: EvalItem, strategy: str, settings: Settings) -> dict[str,
 def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]:
     """One question with one strategy: the answer, usage, route, plan and the passages the model
     was shown (without the cache key, which the caller adds)."""
+    code_commit()  # taken before the graph's code is first imported, so the stamp names the code that runs
     from longqa.graph.graph import graph
 
     run_settings = settings.model_copy(update={"strategy": strategy})
