@@ -1,5 +1,5 @@
 """One document's index at one chunk size (`ChunkIndex`), what a build did (`Built`), and how a
-chunk is cut into the units the embedder reads (`dense_units`, the rule in retrieval/store.py)."""
+chunk is cut into the units the embedder reads (`dense_units`, the rule in retrieval/index/store.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .documents import Chunk, Document
-from .tokens import word_windows, wordpiece_counter
+from ..documents import Chunk, Document
+from ..tokens import word_windows, wordpiece_counter
 
 
 class ChunkIndex:

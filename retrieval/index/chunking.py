@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Literal
 
-from .documents import Chunk, Document
-from .tokens import TokenCounter, default_counter, word_windows
+from ..documents import Chunk, Document
+from ..tokens import TokenCounter, default_counter, word_windows
 
 # a sentence ends at . ! ? (optionally followed by closing quotes/brackets) before whitespace;
 # line breaks inside a paragraph (list items, headings, table rows) always end an atom

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .environment import EMBED_BATCH_SIZE, default_home
-from .loaders import DEFAULT_MAX_WORDS
+from ..environment import EMBED_BATCH_SIZE, default_home
+from ..read.loaders import DEFAULT_MAX_WORDS
 
 
 class EndpointSpec(BaseModel):
@@ -44,7 +44,9 @@ class IndexSettings(BaseModel):
     chroma_host: str | None = Field(default=None, description="Chroma server host; unset = embedded store")
     chroma_port: int = Field(default=8000, description="Chroma server port")
     postgres_uri: str | None = Field(
-        default=None, repr=False, description="with a Chroma server: the catalog in PostgreSQL (retrieval/catalog.py)"
+        default=None,
+        repr=False,
+        description="with a Chroma server: the catalog in PostgreSQL (retrieval/index/library/catalog.py)",
     )
     embed_batch_size: int = Field(default=EMBED_BATCH_SIZE, description="texts per embedding batch")
     max_words: int = Field(default=DEFAULT_MAX_WORDS, description="refuse documents longer than this")

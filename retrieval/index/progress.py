@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from langgraph.config import get_stream_writer
 
-from .cancel import check_cancelled
-from .manifest import Event
+from ..cancel import check_cancelled
+from .library.manifest import Event
 
 EVERY_S = 0.5  # at most two events a second per step, plus the first and the last
 

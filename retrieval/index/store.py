@@ -1,5 +1,5 @@
 """One document's index parts, keyed by its content hash: chunks, BM25 tokens and unit vectors.
-They are what a library (retrieval/library.py: one Chroma collection and one BM25 per chunk size)
+They are what a library (retrieval/index/library/library.py: one Chroma collection and one BM25 per chunk size)
 is assembled from, so a document in two libraries, or re-added after a rename, is embedded once.
 
 Layout under `IndexSettings.home`:
@@ -7,9 +7,9 @@ Layout under `IndexSettings.home`:
     index/<doc_id>/document.json        the loaded document (text + paragraphs)
     index/<doc_id>/g<granularity>/      chunks.json, bm25.json, manifest.json (manifest written last),
                                         vectors-<build>.npz (the units' vectors, written atomically)
-    libraries/<name>/                   a library's manifest and BM25 versions (retrieval/library.py)
+    libraries/<name>/                   a library's manifest and BM25 versions (retrieval/index/library/library.py)
 
-With a Chroma server (replicas), the shared catalog (retrieval/catalog.py: PostgreSQL, or the Chroma
+With a Chroma server (replicas), the shared catalog (retrieval/index/library/catalog.py: PostgreSQL, or the Chroma
 server's records) holds every document and its chunkings too: a replica that lacks one copies it
 into the layout above, which is then a cache.
 
@@ -42,17 +42,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .bm25 import bm25_tokens
-from .catalog import TextCatalog, chunks_id, make_catalog
+from ..bm25 import bm25_tokens
+from ..documents import Chunk, Document
+from ..read.loaders import DocumentError, load_document, printable_name
+from ..tokens import TokenCounter, default_counter, embedder_model_path
 from .chroma import make_chroma_client
 from .chunk_index import Built, ChunkIndex, dense_units, embed_units, unit_hash
 from .chunking import chunk_document
 from .config import IndexSettings
-from .documents import Chunk, Document
-from .embedder import Embedder, describe, get_embedder
+from .embed.embedder import Embedder, describe, get_embedder
 from .files import atomic_write, file_lock
-from .loaders import DocumentError, load_document, printable_name
-from .tokens import TokenCounter, default_counter, embedder_model_path
+from .library.catalog import TextCatalog, chunks_id, make_catalog
 
 log = logging.getLogger(__name__)
 
@@ -288,7 +288,7 @@ class IndexStore:
         }
 
     def unit_hashes(self, doc_id: str, granularity: int) -> list[tuple[int, str]]:
-        """(chunk, its text's hash) per unit of a chunking, in vector order (retrieval/library_dense.py)."""
+        """(chunk, its text's hash) per unit of a chunking, in vector order (index/library/library_dense.py)."""
         self._copy_shared_chunking(doc_id, granularity)
         rows = json.loads((self.doc_dir(doc_id) / f"g{granularity}" / "units.json").read_text("utf-8"))
         return [(int(c), str(h)) for c, h in rows]

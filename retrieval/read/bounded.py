@@ -6,7 +6,7 @@ had when it started plus `memory_mb`, and a read that takes longer than `timeout
 killed and replaced. Workers are kept between files, so the common case pays one round trip on a
 socket per file. Hand-written: `concurrent.futures.ProcessPoolExecutor` cannot kill one stuck task
 without breaking the whole pool, and `multiprocessing` re-imports the parent's `__main__` (a
-server, a script on stdin) in each worker; a worker here is `python -m longqa.retrieval.bounded`.
+server, a script on stdin) in each worker; a worker here is `python -m longqa.retrieval.read.bounded`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from .documents import Document, Paragraph
+from ..documents import Document, Paragraph
 from .folders import DEFAULT_MAX_FILE_BYTES, too_large
 from .loaders import DEFAULT_MAX_TEXT_CHARS, DocumentError, load_document, printable_name
 from .ocr import OcrLimits, show_page
@@ -40,10 +40,10 @@ PAGE_SLACK_S = 10.0  # past a page's own OCR limit: rendering it, and the worker
 WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
 # imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
-    "longqa.retrieval.formats",
-    "longqa.retrieval.word",
-    "longqa.retrieval.office",
-    "longqa.retrieval.sheets",
+    "longqa.retrieval.read.formats",
+    "longqa.retrieval.read.office.word",
+    "longqa.retrieval.read.office.office",
+    "longqa.retrieval.read.office.sheets",
     "bs4",
     "docx",
     "pypdf",
@@ -331,6 +331,6 @@ def _document(wire: tuple) -> Document:
     )
 
 
-if __name__ == "__main__":  # a worker: python -m longqa.retrieval.bounded FD MEMORY_MB
+if __name__ == "__main__":  # a worker: python -m longqa.retrieval.read.bounded FD MEMORY_MB
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     _serve(Connection(int(sys.argv[1])), int(sys.argv[2]), OcrLimits(**json.loads(sys.argv[3])))

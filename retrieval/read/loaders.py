@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from contextvars import ContextVar
 from pathlib import Path
 
-from .documents import Document, Paragraph, content_hash
+from ..documents import Document, Paragraph, content_hash
 from .html_text import html_to_text, strip_markdown_html
-from .pdf_columns import reading_order
-from .pdf_text import clean_pdf_pages
-from .pdf_words import repair_words
+from .pdf.pdf_columns import reading_order
+from .pdf.pdf_text import clean_pdf_pages
+from .pdf.pdf_words import repair_words
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
         elif kind == "markdown":
             text = strip_markdown_html(text)
         elif kind in ("csv", "tsv"):
-            from .sheets import csv_to_text
+            from .office.sheets import csv_to_text
 
             text = csv_to_text(path, text, max_words, tab=kind == "tsv")
     document = document_from_text(text, printable_name(path), encoding, max_words, max_chars)
@@ -163,14 +163,14 @@ def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
 
 # the formats read by a module of their own: kind -> (module, reader(path, max_words, notes) -> text)
 _ARCHIVE_READERS = {
-    "docx": (".word", "read_docx"),
+    "docx": (".office.word", "read_docx"),
     "epub": (".formats", "read_epub"),
-    "pptx": (".office", "read_pptx"),
-    "doc": (".ole_office", "read_doc"),
-    "ppt": (".ole_office", "read_ppt"),
-    "odt": (".office", "read_odt"),
-    "xlsx": (".sheets", "read_xlsx"),
-    "xls": (".sheets", "read_xls"),
+    "pptx": (".office.office", "read_pptx"),
+    "doc": (".office.ole_office", "read_doc"),
+    "ppt": (".office.ole_office", "read_ppt"),
+    "odt": (".office.office", "read_odt"),
+    "xlsx": (".office.sheets", "read_xlsx"),
+    "xls": (".office.sheets", "read_xls"),
     "image": (".ocr", "read_image"),
 }
 

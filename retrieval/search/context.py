@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
-from .documents import Document, ScoredChunk
-from .tokens import TokenCounter, default_counter
+from ..documents import Document, ScoredChunk
+from ..tokens import TokenCounter, default_counter
 
 
 class Passage(BaseModel):

@@ -18,8 +18,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .chunking import is_heading
-from .documents import Chunk, Document
+from ..documents import Chunk, Document
+from ..index.chunking import is_heading
 
 # kind -> how a text may write it (a lower-case regex, matched case-insensitively)
 KINDS: dict[str, str] = {

@@ -18,7 +18,7 @@ and a heading is also named by its short forms ("Rank Organisation" for "The Ran
 names nothing. Hand-written: no library indexes a document's own titles for lookup in free text.
 
 `names_in` reads the proper names a text says (capitalised runs): a bridge search asks for the names
-its seed adds to the question (retrieval/selection.py).
+its seed adds to the question (retrieval/search/selection.py).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .chunking import is_heading
-from .documents import Chunk, Document
+from ..documents import Chunk, Document
+from ..index.chunking import is_heading
 
 _WORD = re.compile(r"\w+")
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")

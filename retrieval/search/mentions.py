@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from .bm25 import STOP_WORDS, bm25_tokens
+from ..bm25 import STOP_WORDS, bm25_tokens
 from .links import names_in
 
 MIN_FUZZY_LENGTH = 5  # shorter words within one edit of a vocabulary word are too often other words

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .bm25 import bm25_tokens
-from .documents import ScoredChunk
+from ..bm25 import bm25_tokens
+from ..documents import ScoredChunk
 
 OPERATORS = ("boilerplate", "redundant", "gap", "sentences")
 _LEADER = re.compile(r"(?:\.\s?){4,}|(?:_\s?){4,}|(?:-\s?){6,}")

@@ -16,14 +16,14 @@ from typing import Literal
 
 import numpy as np
 
-from .documents import Document, ScoredChunk
+from ..documents import Document, ScoredChunk
+from ..index.library.library import Library
+from ..index.library.manifest import Event, Manifest, Progress, document_members
+from ..index.store import IndexStore
 from .labels import label_query, labels_in, leading
-from .library import Library
 from .links import DocumentLinks, words
-from .manifest import Event, Manifest, Progress, document_members
 from .mentions import unmentioned
 from .selection import key_of
-from .store import IndexStore
 
 SearchMode = Literal["hybrid", "dense", "bm25"]
 Key = tuple[str, int]  # (doc_id, chunk index)
@@ -123,7 +123,7 @@ class Searcher:
         """Make the library searchable at `granularity` (built where missing); embedding progress goes
         to `progress(done, total)`, or every event of the update to `events`."""
         manifest = self.library.manifest()
-        if dense:  # another embedder's vectors: refused (retrieval/embedder_identity.py)
+        if dense:  # another embedder's vectors: refused (retrieval/index/embed/embedder_identity.py)
             self.library.check_embedder(manifest)
         part = manifest.parts.get(granularity)
         if part is not None and part.signature == self.store.signature():
@@ -149,7 +149,7 @@ class Searcher:
     ) -> list[ScoredChunk]:
         """The k best chunks for a query at one chunk size: dense and BM25 top-`depth` lists fused with `weights` (or
         one retriever by `mode`), led by the chunks that hold a label the query names ("Table 2": `labels`, not in
-        dense mode; retrieval/labels.py); indexes first when needed. A blank query or k, depth below 1 is a
+        dense mode; retrieval/search/labels.py); indexes first when needed. A blank query or k, depth below 1 is a
         ValueError."""
         if not query.strip():
             raise ValueError("empty query")
@@ -188,7 +188,7 @@ class Searcher:
     def _labelled_first(
         self, query: str, ranked: list[tuple[Key, float]], manifest: Manifest, granularity: int
     ) -> list[tuple[Key, float]]:
-        """`ranked` led by the chunks that hold a label the query names, each scored as the best (retrieval/labels.py).
+        """`ranked` led by the chunks that hold a label the query names, each scored as the best (labels.py).
         Over the searched documents; above LINK_SCOPE_DOCS of them, over the documents BM25 finds for the labels."""
         asked = labels_in(query)
         if not asked:
@@ -206,7 +206,7 @@ class Searcher:
         return [(key, max(scores.get(key, 0.0), best)) for key in lead] + [kv for kv in ranked if kv[0] not in lead]
 
     def unmentioned(self, question: str, granularity: int = 150) -> list[str]:
-        """The question's names that the library never says (retrieval/mentions.py). The whole
+        """The question's names that the library never says (retrieval/search/mentions.py). The whole
         library's words: a subset is searched for less, never declined for more."""
         manifest = self.indexes(granularity, dense=False)
         return unmentioned(question, self.library.bm25(manifest.parts[granularity], manifest).vocabulary())
@@ -214,7 +214,7 @@ class Searcher:
     def named_in(
         self, granularity: int, text: str | ScoredChunk, near: Sequence[ScoredChunk] = ()
     ) -> list[ScoredChunk]:
-        """Heading links (retrieval/links.py): for each heading that `text` names (or, for a chunk, that
+        """Heading links (retrieval/search/links.py): for each heading that `text` names (or, for a chunk, that
         its text names, its own headings aside), the chunks of the passage it titles. Over the searched documents;
         above LINK_SCOPE_DOCS of them, over the documents of `near` (a ranking) only."""
         if isinstance(text, ScoredChunk):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .chunking import is_heading
-from .documents import Document
+from ..documents import Document
+from ..index.chunking import is_heading
 
 MAX_LOOKBACK = 400  # paragraphs looked at before a passage for its heading: a document without any stops there
 MAX_SECTION_CHARS = 80  # a longer heading is shown cut, with "…"

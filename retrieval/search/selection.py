@@ -11,7 +11,7 @@ plus the names each of those chunks says (Y among them) finds the second hop ("Y
 without a model. The names, not the chunk's whole text: its other words find passages like the seed
 rather than the next hop (bench/README.md, "Bridge queries").
 
-Heading links (retrieval/links.py), when given: the chunks whose heading the question names lead the
+Heading links (retrieval/search/links.py), when given: the chunks whose heading the question names lead the
 first ranking, and the chunks whose heading a seed names lead its bridge search ("X is directed by
 Y" links to the passage titled Y, however little else it shares with the question).
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .documents import ScoredChunk
+from ..documents import ScoredChunk
 from .links import names_in, words
 
 

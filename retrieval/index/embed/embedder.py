@@ -1,8 +1,8 @@
 """The dense embedder: the bundled all-MiniLM-L6-v2, CPU, offline (or another sentence-transformers
-model directory, LONGQA_EMBEDDER_PATH). By default through ONNX Runtime (retrieval/onnx_embedder.py:
+model directory, LONGQA_EMBEDDER_PATH). By default through ONNX Runtime (retrieval/index/embed/onnx_embedder.py:
 no torch import, the same vectors), else through sentence-transformers (`LONGQA_EMBEDDER_BACKEND=torch`,
 or where the ONNX export cannot be made). A deployment may name an OpenAI-compatible endpoint instead
-(retrieval/endpoint_embedder.py, `get_embedder(endpoint=...)`)."""
+(retrieval/index/embed/endpoint_embedder.py, `get_embedder(endpoint=...)`)."""
 
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import EndpointSpec
+from ...environment import EMBED_BATCH_SIZE, embedder_backend
+from ...tokens import embedder_model_path
+from ..config import EndpointSpec
 from .endpoint_embedder import EndpointEmbedder
-from .environment import EMBED_BATCH_SIZE, embedder_backend
 from .onnx_embedder import OnnxEmbedder
-from .tokens import embedder_model_path
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ def get_embedder(
     backend: str | None = None,
     endpoint: EndpointSpec | None = None,
 ) -> Embedder | OnnxEmbedder | EndpointEmbedder:
-    """The process-wide embedder: the `endpoint`'s where one is given (retrieval/endpoint_embedder.py),
+    """The process-wide embedder: the `endpoint`'s where one is given (retrieval/index/embed/endpoint_embedder.py),
     else the model directory's (default: the bundled one, or LONGQA_EMBEDDER_PATH) through `backend`
     (default: LONGQA_EMBEDDER_BACKEND, else ONNX Runtime, exporting the model on first use); one per
     process and choice, shared by every index."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 class EmbedderMismatch(RuntimeError):
     """A library's vectors were made by another embedder than this process's: searching them with its
-    vectors would rank noise. The message names both and how to re-embed (retrieval/embedder_identity.py)."""
+    vectors would rank noise. The message names both and how to re-embed (embedder_identity.py)."""
 
 
 class EmbedderUnavailable(RuntimeError):

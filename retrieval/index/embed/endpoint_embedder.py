@@ -15,9 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .config import EndpointSpec
+from ...environment import secret
+from ..config import EndpointSpec
 from .embedder_errors import EmbedderUnavailable
-from .environment import secret
 
 
 class EndpointEmbedder:

@@ -1,5 +1,5 @@
 """The dense embedder through ONNX Runtime: the same all-MiniLM-L6-v2 vectors as sentence-transformers
-(retrieval/onnx_export.py verifies that), with no torch import, so a fresh `longqa ask` starts in
+(retrieval/index/embed/onnx_export.py verifies that), with no torch import, so a fresh `longqa ask` starts in
 about a second instead of loading torch and transformers."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .environment import EMBED_BATCH_SIZE
+from ...environment import EMBED_BATCH_SIZE
 
 SMALL_BATCH = 8  # at most this many texts (a query, a few sub-questions) run on one thread
 

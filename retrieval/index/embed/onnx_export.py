@@ -1,6 +1,6 @@
 """The bundled all-MiniLM-L6-v2 as an ONNX file, so a question is embedded without importing torch.
 
-The export runs once per model and machine (on first use, or `python -m longqa.retrieval.onnx_export`,
+The export runs once per model and machine (on first use, or `python -m longqa.retrieval.index.embed.onnx_export`,
 which `scripts/dev.sh` runs at set-up), from the bundled weights, offline, into the user's cache:
 `LONGQA_ONNX_DIR`, else `$XDG_CACHE_HOME/longqa/onnx`, else `~/.cache/longqa/onnx`. The graph is the
 whole sentence-transformers pipeline (BERT, mean pooling over the attention mask, L2 normalisation),
@@ -23,8 +23,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from .environment import onnx_dir
-from .files import atomic_write, file_lock
+from ...environment import onnx_dir
+from ..files import atomic_write, file_lock
 
 log = logging.getLogger(__name__)
 
@@ -160,7 +160,7 @@ def _largest_difference(model_path: Path, onnx_file: Path) -> float:
 
 
 if __name__ == "__main__":  # scripts/dev.sh setup: export now rather than on the first question
-    from .tokens import embedder_model_path
+    from ...tokens import embedder_model_path
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     try:

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .chunk_index import ChunkIndex, dense_units, embed_distinct
-from .documents import Document
+from ...documents import Document
+from ..chunk_index import ChunkIndex, dense_units, embed_distinct
+from ..store import IndexStore
 from .manifest import Event, Update
-from .store import IndexStore
 
 NAMED = 3  # documents a progress message names (the rest are counted)
 GROUP = 1024  # units per embedder call (each call sorts its texts by length and batches them)

@@ -9,14 +9,14 @@ every host: a shared volume), then claims batches of pending items with `FOR UPD
 (two workers never take the same row; no scheduler of our own), renews its claims while it works,
 and marks each item done with the document it became. A claim not renewed for `LEASE_S` (its worker
 was killed or froze) is taken by the next worker that asks. The catalog's compare-and-set publishes
-the build once (retrieval/library_build.py)."""
+the build once (retrieval/index/library/library_build.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..embed.embedder_errors import EmbedderMismatch
 from .catalog_postgres import SCHEMA_LOCK, PostgresCatalog
-from .embedder_errors import EmbedderMismatch
 
 LEASE_S = 30.0  # a claim not renewed this long is another worker's to take
 

@@ -3,7 +3,7 @@ texts live, behind one interface (`Catalog`, a Protocol), so that any replica ca
 
 - `LocalCatalog`: one host, no server. `libraries/<name>/manifest.json` (replaced with one rename),
   `pending.json`, `retired.json`, `removed.json`, `used-at` and an flock on `.lock`.
-- `PostgresCatalog` (retrieval/catalog_postgres.py): whenever `LONGQA_POSTGRES_URI` is set with a
+- `PostgresCatalog` (retrieval/index/library/catalog_postgres.py): whenever `LONGQA_POSTGRES_URI` is set with a
   Chroma server. Tables, an advisory lock, a compare-and-set publish; Chroma holds vectors only.
 - `SharedCatalog` (below): a Chroma server without PostgreSQL, as before. Its lease is a record
   renewed by a thread and compared with this host's clock; a deployment of several replicas should
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .documents import Document
-from .files import atomic_write, file_lock
+from ...documents import Document
+from ..files import atomic_write, file_lock
 
 if TYPE_CHECKING:
-    from .config import IndexSettings
+    from ..config import IndexSettings
 
 log = logging.getLogger(__name__)
 

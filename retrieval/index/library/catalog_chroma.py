@@ -25,9 +25,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from ...documents import Document
+from ..files import file_lock
 from .catalog import Held, LocalCatalog, LockLost, Publication, chunks_id
-from .documents import Document
-from .files import file_lock
 
 log = logging.getLogger(__name__)
 

@@ -41,8 +41,8 @@ from typing import TypeVar
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from ...documents import Document
 from .catalog import Held, LocalCatalog, LockLost, Publication, StalePublish
-from .documents import Document
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

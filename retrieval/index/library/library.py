@@ -13,12 +13,12 @@ catalog's update lock, so two processes (or replicas) updating one library queue
   2. the new members' vectors (named as pending first) are added, a new BM25 written beside the old;
   3. the new manifest is published, a compare-and-set on the version it started from: this is the
      moment the version moves (a writer that lost its lock, or found a newer version, publishes
-     nothing and removes what it added: retrieval/library_gc.py);
+     nothing and removes what it added: library_gc.py);
   4. removed documents' vectors and replaced collections are kept for a grace period (a reader may
      hold the manifest listing them); the index path deletes them later (library_gc.py), never a question.
 A reader reads the manifest once per search and keeps to the documents it lists: one complete version
 (an update killed before step 3 leaves the previous one). A question over unchanged files is a reader.
-The manifest, the lock and the pending marks live in the store's catalog (retrieval/catalog.py); a
+The manifest, the lock and the pending marks live in the store's catalog (catalog.py); a
 replica checks a shared manifest's stamp at most once per `SHARED_RECHECK_S` and builds the BM25 of a
 version it has not seen from the members' chunkings (its cache, named by the version and a nonce).
 """
@@ -35,20 +35,20 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from . import embedder_identity as identity
+from ...documents import Document
+from ...read.loaders import DocumentError
+from ..embed import embedder_identity as identity
+from ..store import IndexStore
 from . import library_dense
 from . import manifest as manifests
 from .batch_embed import prepare_part
 from .catalog import Held, LockLost, Publication, StalePublish
-from .documents import Document
 from .library_bm25 import LibraryBM25
 from .library_dense import save_version
 from .library_gc import Writes, abandon, clear_after_publish, clear_leftovers, collect_expired, delete_library
 from .library_vectors import VectorBatch
-from .loaders import DocumentError
 from .manifest import LIBRARY_FORMAT, Entry, Event, Manifest, Member, Part, Progress, Skipped, Update, valid_name
 from .reading_only import refuse_writes
-from .store import IndexStore
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class Library:
         if not valid_name(name):
             raise ValueError(f"library name {name!r}: use letters, digits, '-', '_' or '.' (at most 128)")
         self.store, self.name = store, name
-        self.catalog = store.catalog  # a Catalog (retrieval/catalog.py)
+        self.catalog = store.catalog  # a Catalog (catalog.py)
         self.dir = self.catalog.dir(name)  # this host's caches (and, without a server, the manifest)
         self._lock = threading.Lock()  # the caches below
         self._update_lock = threading.Lock()  # one update at a time in this process (the file lock: across)
@@ -194,12 +194,12 @@ class Library:
     def dense_top(
         self, part_size: int, part: Part, vector: np.ndarray, depth: int, allowed: set[str], subset: bool
     ) -> dict[Key, float]:
-        """(doc_id, chunk) -> cosine of the `depth` best chunks of `allowed` documents (retrieval/library_dense.py)."""
+        """(doc_id, chunk) -> cosine of the `depth` best chunks of `allowed` documents (library_dense.py)."""
         collection = self.collection(part_size, part.collection, create=False)
         return library_dense.dense_top(collection, self.units(part), self._vector_cache, vector, depth, allowed, subset)
 
     def check_embedder(self, manifest: Manifest) -> None:
-        """Raise `EmbedderMismatch` where another embedder made the vectors (retrieval/embedder_identity.py)."""
+        """Raise `EmbedderMismatch` where another embedder made the vectors (index/embed/embedder_identity.py)."""
         if manifest.embedder is not None and manifest.version not in self._embedder_ok:
             if identity.check(self.name, manifest.embedder, self.store.embedder, self.catalog.shared):
                 self._embedder_ok.add(manifest.version)
@@ -232,7 +232,7 @@ class Library:
         Publishes a new version only when something changed, and clears what a killed update left;
         with `collect` (the index path; a question passes False) also what outlived its grace. Another embedder's
         library: refused when shared (`EmbedderMismatch`), else, or with `reembed`, re-embedded into a new version."""
-        refuse_writes(self.name)  # within `reading_only()` (retrieval/reading_only.py): `ReadingOnly`, no update
+        refuse_writes(self.name)  # within `reading_only()` (reading_only.py): `ReadingOnly`, no update
         self.dir.mkdir(parents=True, exist_ok=True)
         with self._update_lock:
             self._writes = Writes()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .bm25 import bm25_tokens
-from .mentions import Vocabulary
+from ...bm25 import bm25_tokens
+from ...search.mentions import Vocabulary
 
 Key = tuple[str, int]  # (doc_id, chunk index)
 

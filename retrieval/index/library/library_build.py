@@ -1,7 +1,7 @@
 """One library built by many workers (issue 49): `longqa index-together` on one host or several.
 
 Every worker is given the same members (files on a shared volume) and joins the build of the next
-version through PostgreSQL (retrieval/build_queue.py): it claims batches of pending documents with
+version through PostgreSQL (retrieval/index/library/build_queue.py): it claims batches of pending documents with
 `FOR UPDATE SKIP LOCKED`, reads, chunks and embeds them (through its embedder: an endpoint fleet, or
 the bundled model), shares their texts and chunkings in the catalog and adds their vectors to the
 build's own collections on the Chroma server, then marks them done. Record ids are the unit texts'
@@ -21,7 +21,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import embedder_identity as identity
+from ...read.loaders import DocumentError
+from ..embed import embedder_identity as identity
+from ..store import IndexStore
 from . import library_dense
 from .batch_embed import embed_together
 from .build_queue import LEASE_S, BuildQueue, Item
@@ -29,9 +31,7 @@ from .catalog import Publication
 from .catalog_postgres import PostgresCatalog
 from .library import Library
 from .library_vectors import VectorBatch
-from .loaders import DocumentError
 from .manifest import Entry, Manifest, Member, Part
-from .store import IndexStore
 
 POLL_S = 0.5  # how often a worker with nothing to claim looks again while others finish
 

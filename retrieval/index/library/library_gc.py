@@ -11,7 +11,7 @@
   keeps it for its run), and libraries made for inline texts that were not used for a while.
 Vectors of a document removed less than `RETIRE_AFTER_S` ago are never deleted by the first two
 either: a reader of the manifest before the removal may still search them. A record stands for one
-unit text (retrieval/library_dense.py) and names the first document that held it: a document's
+unit text (retrieval/index/library/library_dense.py) and names the first document that held it: a document's
 records are deleted except those whose text the published part still holds. (A record kept so is
 left behind when its other holders go later: harmless, as no chunk maps to it any more.)
 """
@@ -29,8 +29,8 @@ from .catalog import Held
 from .manifest import Manifest, Part
 
 if TYPE_CHECKING:
+    from ..store import IndexStore
     from .library import Library
-    from .store import IndexStore
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Vectors on their way into a library's collection: gathered across documents and written in large
 batches (one Chroma request costs tens of milliseconds whatever its size, so a library of small
 documents written one request per document spends its time in round trips). One record per distinct
-unit text (retrieval/library_dense.py): its id is the text's hash, and `add` keeps a record already
+unit text (retrieval/index/library/library_dense.py): its id is the text's hash, and `add` keeps a record already
 there, so its metadata keeps naming the first document that held it."""
 
 from __future__ import annotations

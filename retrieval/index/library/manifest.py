@@ -1,6 +1,6 @@
 """What a library holds, as data: its manifest (members by source key, the index part at each chunk
 size, the version), the members an update is given (files, inline texts) and what an update did.
-`retrieval/library.py` reads and publishes these."""
+`retrieval/index/library/library.py` reads and publishes these."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from .documents import Document
-from .embedder_identity import EmbedderRecord
-from .folders import Skipped
-from .loaders import load_document, utf8_name
+from ...documents import Document
+from ...read.folders import Skipped
+from ...read.loaders import load_document, utf8_name
+from ..embed.embedder_identity import EmbedderRecord
 
 LIBRARY_FORMAT = 2  # 2: one vector per distinct unit text, ids are the texts' hashes
 

@@ -16,17 +16,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
-from .alt_text import image_line
-from .charts import chart_blocks
-from .charts import line as _line
-from .formats import (
+from ..alt_text import image_line
+from ..formats import (
     _local,
     _parse_xml,
     _pipe_table,
     _too_long,
     guard_archive,
 )
-from .loaders import DocumentError
+from ..loaders import DocumentError
+from .charts import chart_blocks
+from .charts import line as _line
 from .mend import mended_copy, part_label
 
 _P = "http://schemas.openxmlformats.org/presentationml/2006/main"

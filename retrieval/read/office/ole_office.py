@@ -18,9 +18,9 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..formats import _pipe_table, _too_long
+from ..loaders import DocumentError
 from .doc_styles import HEADING_MARK, Piece, mark_headings
-from .formats import _pipe_table, _too_long
-from .loaders import DocumentError
 
 CHARS_PER_WORD, BASE_CHARS = 12, 1 << 20  # a .doc's characters allowed per allowed word, and beyond them
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"

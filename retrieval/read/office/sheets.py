@@ -20,8 +20,8 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from .formats import _pipe_table, guard_archive
-from .loaders import DocumentError
+from ..formats import _pipe_table, guard_archive
+from ..loaders import DocumentError
 from .numfmt import display
 
 BASE_CELLS = 200_000

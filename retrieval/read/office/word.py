@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from .alt_text import image_line
+from ..alt_text import image_line
+from ..formats import _local, _pipe_table, _too_long, guard_archive
+from ..loaders import DocumentError
 from .charts import chart_xml_blocks
-from .formats import _local, _pipe_table, _too_long, guard_archive
-from .loaders import DocumentError
 from .mend import mended_copy, part_label
 
 _T = TypeVar("_T")
@@ -70,7 +70,7 @@ def _part(skipped: list[str], what: str, read: Callable[[], _T], empty: _T) -> _
 
 def _docx_charts(document, skipped: list[str]) -> Iterator[str]:
     """Each chart's title and data (categories, series, values) from its part's XML, in part order
-    (python-docx exposes no charts; retrieval/charts.py reads the DrawingML chart schema). A chart
+    (python-docx exposes no charts; retrieval/read/office/charts.py reads the DrawingML chart schema). A chart
     with no data to read is named in `skipped`."""
     from docx.oxml import parse_xml
 
