@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from .documents import Chunk, Document, Paragraph, ScoredChunk
     from .index.config import IndexSettings
     from .index.store import IndexStore
-    from .read.loaders import DocumentError, document_from_text, load_document
+    from .read.limits import DocumentError
+    from .read.loaders import document_from_text, load_document
     from .search.context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
     from .search.search import Searcher, SearchMode, fuse, min_max
 
@@ -31,7 +32,7 @@ _HOME = {
     "Document": "documents",
     "Paragraph": "documents",
     "ScoredChunk": "documents",
-    "DocumentError": "read.loaders",
+    "DocumentError": "read.limits",
     "document_from_text": "read.loaders",
     "load_document": "read.loaders",
     "Searcher": "search.search",

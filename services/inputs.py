@@ -15,7 +15,7 @@ from typing import Any
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Document, DocumentError, document_from_text
 from longqa.retrieval.index.library.library import Library
-from longqa.retrieval.index.library.library_gc import forget_unused
+from longqa.retrieval.index.library.library_unused import forget_unused
 from longqa.retrieval.index.library.manifest import (
     Progress,
     Update,

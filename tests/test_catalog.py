@@ -16,8 +16,8 @@ from longqa.retrieval.index.library.catalog import (
     Publication,
     StalePublish,
     TextCatalog,
-    make_catalog,
 )
+from longqa.retrieval.index.library.catalog_choice import make_catalog
 from longqa.retrieval.index.library.catalog_chroma import SharedCatalog
 from longqa.retrieval.index.library.catalog_postgres import PostgresCatalog, lock_key
 

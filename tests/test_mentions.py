@@ -10,14 +10,8 @@ import json
 import pytest
 
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.search.mentions import (
-    Vocabulary,
-    folded,
-    question_names,
-    unmentioned,
-    unsaid_words,
-    within_one_edit,
-)
+from longqa.retrieval.search.mentions import question_names, unmentioned, unsaid_words
+from longqa.retrieval.words import Vocabulary, folded, within_one_edit
 from tests.replies import cited_answer
 from tests.test_graph_io import KEEPER_Q
 

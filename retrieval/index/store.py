@@ -52,7 +52,8 @@ from .chunking import chunk_document
 from .config import IndexSettings
 from .embed.embedder import Embedder, describe, get_embedder
 from .files import atomic_write, file_lock
-from .library.catalog import TextCatalog, chunks_id, make_catalog
+from .library.catalog import TextCatalog, chunks_id
+from .library.catalog_choice import make_catalog
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from ..documents import Document, Paragraph
 from .folders import DEFAULT_MAX_FILE_BYTES, too_large
-from .loaders import DEFAULT_MAX_TEXT_CHARS, DocumentError, load_document, printable_name
+from .limits import DEFAULT_MAX_TEXT_CHARS, DocumentError, printable_name
+from .loaders import load_document
 from .ocr import OcrLimits, show_page
 from .ocr import configure as configure_ocr
 

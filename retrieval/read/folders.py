@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .loaders import SUPPORTED_SUFFIXES, DocumentError, printable_name
+from .limits import DocumentError, printable_name
+from .loaders import SUPPORTED_SUFFIXES
 
 DEFAULT_MAX_FILE_MB = 256  # a larger file is skipped before anything reads it
 DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_FILE_MB << 20

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from xml.etree import ElementTree
 
 from .html_text import html_to_text
-from .loaders import DocumentError, read_text_limit, too_much_text
+from .limits import DocumentError, read_text_limit, too_much_text
 
 ZIP_BASE_BYTES = 32 << 20  # room for images, fonts and styles, whatever the word limit
 ZIP_BYTES_PER_WORD = 100  # generous: Word's XML with formatting on every run spends tens of bytes a word

@@ -17,11 +17,13 @@ import logging
 import re
 import unicodedata
 from collections.abc import Iterable
-from contextvars import ContextVar
 from pathlib import Path
 
 from ..documents import Document, Paragraph, content_hash
 from .html_text import html_to_text, strip_markdown_html
+from .limits import DEFAULT_MAX_TEXT_CHARS, DocumentError, printable_name, read_text_limit, too_much_text
+from .ocr import PAGE_BREAK, fill_scanned_pages, scans_refused
+from .office.sheets import csv_to_text
 from .pdf.pdf_columns import reading_order
 from .pdf.pdf_text import clean_pdf_pages
 from .pdf.pdf_words import repair_words
@@ -52,30 +54,14 @@ SUPPORTED_SUFFIXES = {
 }
 TEXT_KINDS = {"text", "markdown", "csv", "tsv"}  # read by the streaming text reader
 DEFAULT_MAX_WORDS = 3_000_000  # ~6 novels; 10M words would take ~30 min to embed on 2 cores
-# a file's text, in characters: 3M words of prose are ~18M, so prose meets the word limit first; this one
-# bounds text with few words (a 200 MB run without spaces is one "word") before it leaves the reader
-DEFAULT_MAX_TEXT_CHARS = 32 << 20
-# the text limit of the read under way, for the archive readers' streaming guards (formats.py): set
-# per read here rather than passed through every reader's signature
-read_text_limit: ContextVar[int] = ContextVar("read_text_limit", default=DEFAULT_MAX_TEXT_CHARS)
 FALLBACK_ENCODING = "cp1252"  # tried first when a file is not UTF-8: the common case, and detectors confuse it
 MIN_EVIDENCE_BYTES = 64  # non-ASCII bytes needed before a detected legacy encoding is believed
 MAX_CHAOS = 0.2  # charset-normalizer's "mess" above which a decoding is refused as likely mojibake
 # C0 controls but tab, newline, form feed and carriage return; DEL; C1 controls
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
-_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")  # in a name: tab and newline too
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _READ_BLOCK = 1 << 20
 _LIGATURE = re.compile("[\ufb00-\ufb06]")
-
-
-class DocumentError(ValueError):
-    """A document that cannot be loaded. The message names the file and the reason."""
-
-    def __init__(self, source: str | Path, reason: str):
-        self.source = printable_name(source)
-        self.reason = reason
-        super().__init__(f"{source}: {reason}")
 
 
 def clean_text(text: str) -> str:
@@ -83,19 +69,6 @@ def clean_text(text: str) -> str:
     typographic ligatures (U+FB00-FB06) become their letters and soft hyphens go, so words match."""
     text = _LIGATURE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text).replace("\u00ad", "")
     return _CONTROL.sub("", _LONE_SURROGATE.sub("\ufffd", text))
-
-
-def printable_name(name: str | Path) -> str:
-    """A file name as text that serialises and prints on one line: bytes that are not UTF-8 are
-    shown as U+FFFD, control characters escaped as Python writes them (a newline in a file name
-    must not forge an output line)."""
-    text = utf8_name(name)
-    return _ANY_CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if _ANY_CONTROL.search(text) else text
-
-
-def utf8_name(name: str | Path) -> str:
-    """A file name as valid UTF-8 text (undecodable bytes as U+FFFD), otherwise as it is: a key, not a display."""
-    return str(name).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def load_document(
@@ -152,8 +125,6 @@ def _load_document(path: Path, max_words: int, max_chars: int) -> Document:
         elif kind == "markdown":
             text = strip_markdown_html(text)
         elif kind in ("csv", "tsv"):
-            from .office.sheets import csv_to_text
-
             text = csv_to_text(path, text, max_words, tab=kind == "tsv")
     document = document_from_text(text, printable_name(path), encoding, max_words, max_chars)
     document.warnings = notes
@@ -196,12 +167,6 @@ def document_from_text(
     return Document(
         doc_id=content_hash(text), source=source, text=text, paragraphs=split_paragraphs(text), encoding=encoding
     )
-
-
-def too_much_text(max_chars: int, chars: int | None = None) -> str:
-    """Why a text is refused for its size: the max_text_mb limit."""
-    held = f"{chars:,} characters of text, more" if chars else "more characters of text"
-    return f"{held} than the {max_chars:,} a document may hold (the max_text_mb limit)"
 
 
 def _read_text_file(path: Path, max_words: int, max_chars: int = DEFAULT_MAX_TEXT_CHARS) -> tuple[str, str]:
@@ -306,8 +271,6 @@ def _refuse_binary(path: Path, head: bytes) -> None:
 def _read_pdf(path: Path, max_words: int, notes: list[str], ocr_pages: list[int]) -> str:
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
-
-    from .ocr import PAGE_BREAK, fill_scanned_pages, scans_refused  # ocr.py imports this module
 
     try:
         reader = PdfReader(str(path))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..documents import Document
-from .loaders import DocumentError
+from .limits import DocumentError
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp")
 # Tesseract's global (Otsu) threshold loses a page photographed under uneven light; Sauvola's local

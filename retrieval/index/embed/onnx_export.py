@@ -149,8 +149,8 @@ def _largest_difference(model_path: Path, onnx_file: Path) -> float:
     """The largest absolute difference between sentence-transformers' vectors and the ONNX file's."""
     import numpy as np
 
-    from .embedder import Embedder
     from .onnx_embedder import OnnxEmbedder
+    from .torch_embedder import Embedder
 
     texts = PROBES + [p.upper() for p in PROBES]
     reference = Embedder(model_path, batch_size=4).embed(texts)

@@ -3,11 +3,13 @@ texts live, behind one interface (`Catalog`, a Protocol), so that any replica ca
 
 - `LocalCatalog`: one host, no server. `libraries/<name>/manifest.json` (replaced with one rename),
   `pending.json`, `retired.json`, `removed.json`, `used-at` and an flock on `.lock`.
-- `PostgresCatalog` (retrieval/index/library/catalog_postgres.py): whenever `LONGQA_POSTGRES_URI` is set with a
+- `PostgresCatalog` (catalog_postgres.py): whenever `LONGQA_POSTGRES_URI` is set with a
   Chroma server. Tables, an advisory lock, a compare-and-set publish; Chroma holds vectors only.
-- `SharedCatalog` (below): a Chroma server without PostgreSQL, as before. Its lease is a record
+- `SharedCatalog` (catalog_chroma.py): a Chroma server without PostgreSQL, as before. Its lease is a record
   renewed by a thread and compared with this host's clock; a deployment of several replicas should
   set `LONGQA_POSTGRES_URI` (README, "Deployment").
+
+Which one a store uses: `make_catalog` (catalog_choice.py), above the three.
 """
 
 from __future__ import annotations
@@ -17,17 +19,14 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ...documents import Document
 from ..files import atomic_write, file_lock
-
-if TYPE_CHECKING:
-    from ..config import IndexSettings
 
 log = logging.getLogger(__name__)
 
@@ -184,20 +183,6 @@ def chunks_id(doc_id: str, granularity: int, signature: dict) -> str:
     """A chunking's id: the document's content hash, its size and the settings it was made with."""
     digest = hashlib.sha256(json.dumps(signature, sort_keys=True).encode()).hexdigest()[:16]
     return f"chunks:{doc_id}:g{granularity}:{digest}"
-
-
-def make_catalog(settings: IndexSettings, client_of: Callable[[], object]) -> Catalog:
-    """The catalog a store uses: PostgreSQL with a Chroma server and `postgres_uri`, the Chroma
-    server's records without PostgreSQL, else this host's files."""
-    if settings.chroma_host and settings.postgres_uri:
-        from .catalog_postgres import PostgresCatalog
-
-        return PostgresCatalog(settings.home, settings.postgres_uri)
-    if settings.chroma_host:
-        from .catalog_chroma import SharedCatalog
-
-        return SharedCatalog(settings.home, client_of)
-    return LocalCatalog(settings.home)
 
 
 class _Flock:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ...bm25 import bm25_tokens
-from ...search.mentions import Vocabulary
+from ...words import Vocabulary
 
 Key = tuple[str, int]  # (doc_id, chunk index)
 

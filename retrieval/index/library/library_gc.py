@@ -8,10 +8,10 @@
 - on the index path only (`collect_expired`: an index run, never a question): collections a publish
   replaced and the vectors of documents a publish removed, once `RETIRE_AFTER_S` has passed since
   (a reader may still hold the manifest that lists them: a question reads its manifest once and
-  keeps it for its run), and libraries made for inline texts that were not used for a while.
+  keeps it for its run), and (library_unused.py) libraries made for inline texts not used for a while.
 Vectors of a document removed less than `RETIRE_AFTER_S` ago are never deleted by the first two
 either: a reader of the manifest before the removal may still search them. A record stands for one
-unit text (retrieval/index/library/library_dense.py) and names the first document that held it: a document's
+unit text (library_dense.py) and names the first document that held it: a document's
 records are deleted except those whose text the published part still holds. (A record kept so is
 left behind when its other holders go later: harmless, as no chunk maps to it any more.)
 """
@@ -29,7 +29,6 @@ from .catalog import Held
 from .manifest import Manifest, Part
 
 if TYPE_CHECKING:
-    from ..store import IndexStore
     from .library import Library
 
 log = logging.getLogger(__name__)
@@ -128,19 +127,6 @@ def abandon(library: Library, writes: Writes) -> None:
                 delete_documents(library.store.client.get_collection(name), extra, held.get(name, set()))
     except Exception:  # noqa: BLE001 - the original error is the one to report
         log.warning("library %s: could not remove what the stale update added", library.name, exc_info=True)
-
-
-def forget_unused(store: IndexStore, older_than_s: float, keep: set[str] = frozenset()) -> int:
-    """Delete the libraries made for inline texts that were not used for `older_than_s` seconds (by
-    the catalog's record of their last use: with PostgreSQL, any replica's); return how many. Each
-    is checked again under its lock, so one used meanwhile stays."""
-    from .library import Library
-
-    removed = 0
-    for name in store.catalog.unused(older_than_s):
-        if name not in keep:
-            removed += delete_library(Library(store, name), unused_for=older_than_s)
-    return removed
 
 
 def delete_library(library: Library, unused_for: float | None = None) -> bool:

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from ...documents import Document
 from ...read.folders import Skipped
-from ...read.loaders import load_document, utf8_name
+from ...read.limits import utf8_name
+from ...read.loaders import load_document
 from ..embed.embedder_identity import EmbedderRecord
 
 LIBRARY_FORMAT = 2  # 2: one vector per distinct unit text, ids are the texts' hashes

@@ -24,7 +24,7 @@ from ..formats import (
     _too_long,
     guard_archive,
 )
-from ..loaders import DocumentError
+from ..limits import DocumentError
 from .charts import chart_blocks
 from .charts import line as _line
 from .mend import mended_copy, part_label

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..formats import _pipe_table, _too_long
-from ..loaders import DocumentError
+from ..limits import DocumentError
 from .doc_styles import HEADING_MARK, Piece, mark_headings
 
 CHARS_PER_WORD, BASE_CHARS = 12, 1 << 20  # a .doc's characters allowed per allowed word, and beyond them

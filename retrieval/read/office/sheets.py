@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..formats import _pipe_table, guard_archive
-from ..loaders import DocumentError
+from ..limits import DocumentError
 from .numfmt import display
 
 BASE_CELLS = 200_000

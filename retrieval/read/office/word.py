@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from ..alt_text import image_line
 from ..formats import _local, _pipe_table, _too_long, guard_archive
-from ..loaders import DocumentError
+from ..limits import DocumentError
 from .charts import chart_xml_blocks
 from .mend import mended_copy, part_label
 
