@@ -1,4 +1,6 @@
-"""Retrieval engine: loading, chunking, the persisted hybrid index and the context processor.
+"""Retrieval engine along the data's path: `read/` (a file in, a `Document` out), `index/` (chunks, BM25,
+vectors, libraries and their catalog), `search/` (a question in, its passages out); the modules directly
+here are what the three share. A room imports only the rooms before it (tests/test_import_graph.py).
 
 Nothing here imports the graph or the nodes (ARCHITECTURE.md: arrows point down only). Its names
 are imported on first use (PEP 562), so `from longqa.retrieval import Chunk` reads one module and
