@@ -87,7 +87,7 @@ class TrainedAnalyzer:
     def embedder(self):
         """The sentence embedder, loaded on first use and checked to be the one the weights were trained with."""
         if self._embedder is None:
-            from longqa.retrieval.embedder import get_embedder
+            from longqa.retrieval.index.embed.embedder import get_embedder
 
             embedder = get_embedder()
             check_embedder(self.meta, embedder)
@@ -97,7 +97,7 @@ class TrainedAnalyzer:
     def embed(self, question: str) -> np.ndarray:
         """The question's vector; shares `retrieval.search`'s query cache, so the vector the primary
         retrieval computed for the same text is reused."""
-        from longqa.retrieval.search import query_vector
+        from longqa.retrieval.search.search import query_vector
 
         return query_vector(self.embedder, question)
 

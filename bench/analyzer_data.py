@@ -306,7 +306,7 @@ def is_test(group: str, seed: int = 0, fraction: float = TEST_FRACTION) -> bool:
 def retrieve_all(store, document, questions: list[str]) -> list[dict[str, Any]]:
     """Per question: the top K of BM25 only, dense only and hybrid 1:1 (GRANULARITY tokens, depth DEPTH)."""
     from longqa.retrieval import Searcher
-    from longqa.retrieval.context import merge_chunks
+    from longqa.retrieval.search.context import merge_chunks
 
     store.index(document, GRANULARITY)
     searcher = Searcher(store, [document])
@@ -596,7 +596,7 @@ def build_records(
 def question_embeddings(records: list[dict[str, Any]], home: Path, embedder=None) -> dict[str, np.ndarray]:
     """question text -> its all-MiniLM-L6-v2 vector (cached in home/embeddings-<model>.npz)."""
     if embedder is None:
-        from longqa.retrieval.embedder import get_embedder
+        from longqa.retrieval.index.embed.embedder import get_embedder
 
         embedder = get_embedder()
     path = home / f"embeddings-{embedder.name}.npz"

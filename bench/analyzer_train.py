@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> None:
         f"groups), {len(records) - len(train_rows)} held out"
     )
     analyzer, meta = train(train_rows, emb, args.seed)
-    from longqa.retrieval.embedder import get_embedder
+    from longqa.retrieval.index.embed.embedder import get_embedder
 
     meta["embedder"] = embedder_fingerprint(get_embedder())
     meta["data"] = {

@@ -1,5 +1,5 @@
 """What reading each file under a time and memory ceiling costs (issue 29, part 4): a folder of
-ordinary small files read, and indexed, with the isolation (`retrieval/bounded.py`: worker
+ordinary small files read, and indexed, with the isolation (`retrieval/read/bounded.py`: worker
 processes under `read_timeout_s` / `read_memory_mb`; since issue 45 every file, small text too) and
 without it (every file read in this process, no ceiling), side by side in one run, rounds
 interleaved.
@@ -53,7 +53,7 @@ def build_folder(folder: Path, n_files: int) -> dict[str, int]:
 
 
 def reader(mode: str):
-    from longqa.retrieval.bounded import BoundedReader, ReadLimits
+    from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
 
     return BoundedReader(ReadLimits(isolated=mode == "isolated")).start()
 

@@ -28,7 +28,7 @@ def main() -> int:
     args = parser.parse_args()
     offline_env()
 
-    from longqa.retrieval.catalog_postgres import PostgresCatalog
+    from longqa.retrieval.index.library.catalog_postgres import PostgresCatalog
     from tests.servers import postgres_server
 
     info = {"machine": machine(), "args": vars(args)}

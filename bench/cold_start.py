@@ -68,7 +68,7 @@ import contextlib, io, json, os, resource, sys
 from longqa import cli
 if os.environ.get("BENCH_START_READER"):  # as every ask did before: a reader process started at once
     from longqa.contracts.settings import Settings
-    from longqa.retrieval.bounded import reader_for
+    from longqa.retrieval.read.bounded import reader_for
     reader_for(Settings().read_limits())
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
@@ -84,7 +84,7 @@ import json, resource, sys, time
 from longqa.ask import run_question
 from longqa.contracts.settings import Settings
 from longqa.graph.graph import build_graph
-from longqa.retrieval.search import forget_query
+from longqa.retrieval.search.search import forget_query
 import longqa.ask as ask
 import longqa.nodes.retrieve as retrieve
 compiled = ask.compiled_graph
@@ -255,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     plain = {**env, "LONGQA_HOME": str(plain_home)}
     for each in (env, plain):
         subprocess.run([sys.executable, "-m", "longqa.cli", "index", str(DOC), "-q"], env=each, check=True)
-    subprocess.run([sys.executable, "-m", "longqa.retrieval.onnx_export"], env=env, check=True)
+    subprocess.run([sys.executable, "-m", "longqa.retrieval.index.embed.onnx_export"], env=env, check=True)
     cold, citations, load = cold_rounds(args, env, home, plain_home)
     server_peak = server_rss(home)
     stop_server(home, {**env, "LONGQA_WARM": "1"})

@@ -50,7 +50,7 @@ Converter = Callable[[Path], str]
 
 
 def _longqa(path: Path) -> str:
-    from longqa.retrieval.loaders import load_document
+    from longqa.retrieval.read.loaders import load_document
 
     return load_document(path).text
 

@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     offline_env()
     from longqa.retrieval import IndexSettings, IndexStore
-    from longqa.retrieval.embedder import get_embedder
+    from longqa.retrieval.index.embed.embedder import get_embedder
 
     overrides = dict(o.split("=", 1) for o in args.overrides)
     configs = [overrides] + [{**overrides, **dict(f.split("=", 1) for f in c.split())} for c in args.configs]

@@ -49,8 +49,8 @@ def _rss_mib() -> float:
 def _longqa_chunks(text: str, max_tokens: int | None = None) -> list[str]:
     """longqa's chunk texts at GRANULARITY; with `max_tokens`, its dense units (what it embeds)."""
     from longqa.retrieval import document_from_text
-    from longqa.retrieval.chunk_index import dense_units
-    from longqa.retrieval.chunking import chunk_document
+    from longqa.retrieval.index.chunk_index import dense_units
+    from longqa.retrieval.index.chunking import chunk_document
 
     chunks = chunk_document(document_from_text(text), GRANULARITY)
     return [u[2] for u in dense_units(chunks, max_tokens)] if max_tokens else [c.text for c in chunks]
@@ -73,8 +73,8 @@ def worker(method: str, text: str, home: Path, chunk_chars: int) -> dict:
         n_chunks, chars = len(texts), sum(map(len, texts))
     elif method in ("longqa", "longqa-b64", "longqa-torch"):
         from longqa.retrieval import IndexSettings, IndexStore, document_from_text
-        from longqa.retrieval.embedder import get_embedder
         from longqa.retrieval.environment import EMBED_BATCH_SIZE
+        from longqa.retrieval.index.embed.embedder import get_embedder
 
         backend = "torch" if method == "longqa-torch" else "onnx"
         batch = EMBED_BATCH_SIZE if method == "longqa" else 64

@@ -74,8 +74,8 @@ def rank_of(results: list, q: dict[str, Any]) -> int | None:
 def measure(folder: Path, home: Path, granularity: int) -> dict[str, dict[str, list]]:
     from longqa.graph.graph import graph
     from longqa.retrieval import IndexSettings, IndexStore
-    from longqa.retrieval.loaders import load_document
-    from longqa.retrieval.search import Searcher
+    from longqa.retrieval.read.loaders import load_document
+    from longqa.retrieval.search.search import Searcher
 
     documents = [load_document(p) for p in sorted(folder.iterdir())]
     store = IndexStore(IndexSettings(home=home / "search"))

@@ -27,11 +27,11 @@ GRANULARITY = 150
 def main() -> int:
     args = whole_number_options(__doc__, docs=300, words=60_000, seed=0)
 
-    from longqa.retrieval.config import IndexSettings
-    from longqa.retrieval.embedder import get_embedder
-    from longqa.retrieval.library import Library
-    from longqa.retrieval.manifest import file_members
-    from longqa.retrieval.store import IndexStore
+    from longqa.retrieval.index.config import IndexSettings
+    from longqa.retrieval.index.embed.embedder import get_embedder
+    from longqa.retrieval.index.library.library import Library
+    from longqa.retrieval.index.library.manifest import file_members
+    from longqa.retrieval.index.store import IndexStore
     from longqa.retrieval.tokens import wordpiece_counter
     from tests.servers import postgres_server
 

@@ -15,7 +15,7 @@ Documents are folders of .txt files built from distinct HotpotQA and MuSiQue par
 No LLM is involved: these are retrieval and indexing numbers.
 
 `--compare-across N` instead builds each size N times with each document embedded alone (before)
-and with the new members' units embedded together across documents (retrieval/batch_embed.py),
+and with the new members' units embedded together across documents (retrieval/index/library/batch_embed.py),
 alternating, and compares build speed and the top-3 results of every question.
 """
 
@@ -58,10 +58,10 @@ def worker(size: int, per_doc: int, n_questions: int, repeats: int, across: bool
     """One size, in this process: build, warm questions, no-op and one-file updates."""
     offline_env()
     from longqa.contracts.settings import Settings
-    from longqa.retrieval import batch_embed
+    from longqa.retrieval.index.library import batch_embed
 
     batch_embed.ACROSS_DOCUMENTS = across
-    from longqa.retrieval.search import forget_query, query_vector
+    from longqa.retrieval.search.search import forget_query, query_vector
     from longqa.services.inputs import index_library
     from longqa.services.stores import searcher_for
 

@@ -5,7 +5,7 @@ Engines (one missing from the environment is named and left out):
 
   tesseract-psm1   Tesseract 5 (Debian's tesseract-ocr) through pytesseract, `--psm 1`: the page's
                    orientation found and the text read in one pass; read again with Sauvola's local
-                   threshold when that finds (nearly) nothing (longqa.retrieval.ocr.read_page, what longqa runs)
+                   threshold when that finds (nearly) nothing (longqa.retrieval.read.ocr.read_page, what longqa runs)
   tesseract-sauvola  `--psm 1` with Sauvola's threshold on every page
   tesseract-osd    `--psm 0` (orientation only) first, the page turned, then `--psm 3`
   tesseract-try4   the page read at 0/90/180/270 degrees, the reading with the best mean confidence kept
@@ -79,7 +79,7 @@ def pages_of(path: Path) -> list[tuple[object, str]]:
 
 
 def _longqa():  # noqa: ANN202
-    from longqa.retrieval.ocr import OcrLimits, read_page
+    from longqa.retrieval.read.ocr import OcrLimits, read_page
 
     return lambda image: read_page(image, OcrLimits(), "bench", 1)
 

@@ -305,10 +305,10 @@ def row_on_one_line(row: list[str], lines: list[str]) -> bool:
 
 
 def longqa_paragraphs(pages: list[str]):
-    from longqa.retrieval.loaders import _pdf_layout_to_blocks, document_from_text
-    from longqa.retrieval.pdf_columns import reading_order
-    from longqa.retrieval.pdf_text import clean_pdf_pages
-    from longqa.retrieval.pdf_words import repair_words
+    from longqa.retrieval.read.loaders import _pdf_layout_to_blocks, document_from_text
+    from longqa.retrieval.read.pdf.pdf_columns import reading_order
+    from longqa.retrieval.read.pdf.pdf_text import clean_pdf_pages
+    from longqa.retrieval.read.pdf.pdf_words import repair_words
 
     cleaned = clean_pdf_pages(repair_words([reading_order(p) for p in pages]))
     text = "\n\n".join(b for b in (_pdf_layout_to_blocks(p) for p in cleaned) if b.strip())
@@ -319,7 +319,7 @@ def furniture_left(cleaned: list[str], shapes: list[str]) -> int:
     """Lines of a running header or footer still on the cleaned pages: any line holding a header's
     or footer's text, and a bare page number among a page's first or last 3 lines (elsewhere a bare
     number is a table cell)."""
-    from longqa.retrieval.pdf_text import furniture_key
+    from longqa.retrieval.read.pdf.pdf_text import furniture_key
 
     left = 0
     for page in cleaned:

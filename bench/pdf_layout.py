@@ -226,7 +226,7 @@ def read_pypdfium2(path: Path) -> list[str]:
 
 
 def read_longqa(path: Path) -> list[str]:
-    from longqa.retrieval.loaders import load_document
+    from longqa.retrieval.read.loaders import load_document
 
     return [load_document(path).text]
 

@@ -55,7 +55,7 @@ def timed(fn: Callable, *args, **kwargs) -> tuple[float, object]:
 
 def warm_latency(home: Path, text: str, queries: list[str]) -> tuple[dict, dict, list[str]]:
     from longqa.retrieval import IndexSettings, IndexStore, Searcher, document_from_text, fuse
-    from longqa.retrieval.search import forget_query
+    from longqa.retrieval.search.search import forget_query
 
     store = IndexStore(IndexSettings(home=home))
     store.embedder  # noqa: B018 - model load is excluded
@@ -188,7 +188,7 @@ def rank_bm25_reference(tokens: list[list[str]]) -> tuple[float, Callable[[str],
 def bm25_at_scale(chunks: list[str], queries: list[str], docs: int) -> tuple[dict, dict]:
     """`LibraryBM25` over `chunks` split into `docs` documents, and rank-bm25 on the same tokens."""
     from longqa.retrieval.bm25 import bm25_tokens
-    from longqa.retrieval.library_bm25 import LibraryBM25
+    from longqa.retrieval.index.library.library_bm25 import LibraryBM25
 
     tokenize_s, tokens = timed(lambda: [bm25_tokens(c) for c in chunks])
     spans = split_documents(len(tokens), docs)

@@ -33,8 +33,8 @@ def main() -> int:
     args = whole_number_options(__doc__, docs=50, add=10, words=20_000, questions=64, concurrency=32)
 
     from longqa.contracts.settings import Settings
-    from longqa.retrieval.manifest import file_members
-    from longqa.retrieval.search import query_vector
+    from longqa.retrieval.index.library.manifest import file_members
+    from longqa.retrieval.search.search import query_vector
     from longqa.services.inputs import index_library, open_library
     from longqa.services.stores import searcher_for, store_for
     from tests.servers import postgres_server

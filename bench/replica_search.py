@@ -40,13 +40,13 @@ def ms(values: list[float]) -> tuple[float, float]:
 def main() -> int:
     args = whole_number_options(__doc__, docs=20, words=40_000, queries=50, seed=0)
 
-    from longqa.retrieval import library as library_module
-    from longqa.retrieval.config import IndexSettings
-    from longqa.retrieval.embedder import get_embedder
-    from longqa.retrieval.library import Library
-    from longqa.retrieval.manifest import file_members
-    from longqa.retrieval.search import Searcher, query_vector
-    from longqa.retrieval.store import IndexStore
+    from longqa.retrieval.index.config import IndexSettings
+    from longqa.retrieval.index.embed.embedder import get_embedder
+    from longqa.retrieval.index.library import library as library_module
+    from longqa.retrieval.index.library.library import Library
+    from longqa.retrieval.index.library.manifest import file_members
+    from longqa.retrieval.index.store import IndexStore
+    from longqa.retrieval.search.search import Searcher, query_vector
     from longqa.retrieval.tokens import wordpiece_counter
 
     base = Path(tempfile.mkdtemp(prefix="longqa-replica-bench-"))

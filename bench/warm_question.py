@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     from longqa.llm.budget import overheads
     from longqa.nodes.process_context import process_context
     from longqa.nodes.retrieve import retrieve
-    from longqa.retrieval.embedder import torch_threads
-    from longqa.retrieval.search import forget_query
+    from longqa.retrieval.index.embed.torch_embedder import torch_threads
+    from longqa.retrieval.search.search import forget_query
     from longqa.services.stores import store_for
 
     home = Path(tempfile.mkdtemp(prefix="longqa-warm-"))

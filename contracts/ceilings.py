@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from longqa.contracts.settings import (
+from longqa.contracts.settings_model import (
     SERVER_LOCKED,
     InvalidSettings,
     RunContext,

@@ -12,12 +12,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from longqa.retrieval.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOUT_S, ReadLimits
-from longqa.retrieval.config import EndpointSpec
 from longqa.retrieval.environment import default_home
-from longqa.retrieval.folders import DEFAULT_MAX_FILE_MB
-from longqa.retrieval.loaders import DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_WORDS
-from longqa.retrieval.ocr import DEFAULT_MAX_PAGES, DEFAULT_PAGE_TIMEOUT_S, OcrLimits
+from longqa.retrieval.index.config import EndpointSpec
+from longqa.retrieval.read.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOUT_S, ReadLimits
+from longqa.retrieval.read.folders import DEFAULT_MAX_FILE_MB
+from longqa.retrieval.read.loaders import DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_WORDS
+from longqa.retrieval.read.ocr import DEFAULT_MAX_PAGES, DEFAULT_PAGE_TIMEOUT_S, OcrLimits
 
 from .environment import env_choice, env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
 

@@ -55,7 +55,7 @@ class Plan(BaseModel):
         default="joint", description="one structured CoT + filter call, or LongRAG's CoT then one call per passage"
     )
     precision: list[str] = Field(
-        default_factory=list, description="the precision stage's operators (retrieval/precision.py), in order"
+        default_factory=list, description="the precision stage's operators (retrieval/search/precision.py), in order"
     )
     precision_gap: float = Field(default=0.0, description="with 'gap': keep chunks scoring at least this x the best")
     overheads: Overheads | None = Field(

@@ -155,16 +155,16 @@ class ResearchSettings(BaseModel):
     heading_links: bool = Field(
         default=True,
         description="with a budget: chunks whose heading (a title line) the question names lead the ranking, and "
-        "chunks whose heading a bridge seed names lead its bridge search (retrieval/links.py; measured)",
+        "chunks whose heading a bridge seed names lead its bridge search (retrieval/search/links.py; measured)",
     )
     label_links: bool = Field(
         default=True,
         description="a question naming a label ('Listing 1', 'Figure 3', 'Table 2', 'Section 4.2') is answered from "
-        "the chunk that defines it (its caption or numbered heading) first (retrieval/labels.py; measured)",
+        "the chunk that defines it (its caption or numbered heading) first (retrieval/search/labels.py; measured)",
     )
     precision: list[Literal["boilerplate", "redundant", "gap", "sentences"]] = Field(
         default_factory=list,
-        description="the precision stage after retrieval (retrieval/precision.py; a list, or comma-separated): "
+        description="the precision stage after retrieval (retrieval/search/precision.py; a list, or comma-separated): "
         "'boilerplate' drops table-of-contents / page-number chunks, 'redundant' a chunk whose words a better one "
         "holds, 'gap' chunks scoring under precision_gap x the best, 'sentences' the sentences of a passage that "
         "share no word with its query (the budget-selected evidence, adaptive strategies). Off by default: none "

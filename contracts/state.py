@@ -58,7 +58,7 @@ class Evidence(TypedDict):
     query: str
     page: NotRequired[str]  # the page(s) it is on in a paged document (PDF, TIFF): "3" or "3-4"
     ocr: NotRequired[bool]  # its text (on one of those pages) was read by OCR from a scan or photo
-    section: NotRequired[str]  # the heading it lies under, "4.2 Results" (retrieval/sections.py)
+    section: NotRequired[str]  # the heading it lies under, "4.2 Results" (retrieval/search/sections.py)
 
 
 class Shown(Evidence):
@@ -206,13 +206,13 @@ class OutputState(TypedDict, total=False):
 class State(InputState, OutputState, total=False):
     """The working state."""
 
-    library: str  # the library searched (retrieval/library.py)
+    library: str  # the library searched (retrieval/index/library/library.py)
     doc_ids: list[str]  # the documents of it this run asks about
     sources: dict[str, str]  # doc_id -> the document's name as this run's caller gave it (citations use it)
     history: list[str]  # earlier turns of a chat thread, "User: ..." / "Assistant: ..."
     search_query: str  # the question, prefixed by the previous one in a thread (follow-ups)
     primary: list[Hit]
-    unmentioned: list[str]  # the question's names the searched documents never say (retrieval/mentions.py)
+    unmentioned: list[str]  # the question's names the searched documents never say (retrieval/search/mentions.py)
     sub_questions: list[str]
     hits: Annotated[list[Hit], _merge_hits]
     steps: Annotated[list[Step], _extend]
@@ -240,7 +240,7 @@ class RetrieveTask(TypedDict):
     granularity: int
     weights: tuple[float, float]
     mode: Literal["hybrid", "dense", "bm25"]
-    precision: list[str]  # the precision stage's ranking operators (retrieval/precision.py)
+    precision: list[str]  # the precision stage's ranking operators (retrieval/search/precision.py)
     precision_gap: float
 
 

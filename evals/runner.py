@@ -42,7 +42,7 @@ from typing import Any
 from longqa.contracts.plan import is_adaptive, preset
 from longqa.contracts.settings import Settings
 from longqa.retrieval import document_from_text
-from longqa.retrieval.search import forget_query
+from longqa.retrieval.search.search import forget_query
 from longqa.retrieval.tokens import default_counter
 from longqa.services.stores import store_for
 

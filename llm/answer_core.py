@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from longqa.retrieval.bm25 import STOP_WORDS, bm25_tokens
-from longqa.retrieval.links import names_in
+from longqa.retrieval.search.links import names_in
 
 SHORT_ANSWER_WORDS = 4  # a reply of at most this many words is an answer already
 MAX_CORE_SHARE = 0.6  # a core of more than this share of the reply's words: the reply is not a restatement

@@ -28,7 +28,7 @@ from typing import Any, Required, TypedDict, Unpack
 from langchain_core.messages import AIMessage, BaseMessage
 from tenacity import AsyncRetrying, RetryCallState, Retrying, retry_if_exception, stop_after_attempt
 
-from longqa.retrieval.progress import emit
+from longqa.retrieval.index.progress import emit
 from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from longqa.llm.numbers import Number, claimed_numbers, values_in
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.links import names_in
+from longqa.retrieval.search.links import names_in
 
 P = TypeVar("P", bound=Mapping[str, Any])  # a passage: at least its "id" and "text"
 Verdict = Literal["supported", "unsupported", "unsure"]

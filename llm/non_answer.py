@@ -21,8 +21,8 @@ from longqa.llm.answer_core import SHORT_ANSWER_WORDS, chosen_option
 from longqa.llm.numbers import claimed_numbers, values_in
 from longqa.llm.passages import source_name
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.chunking import is_heading
-from longqa.retrieval.links import names_in
+from longqa.retrieval.index.chunking import is_heading
+from longqa.retrieval.search.links import names_in
 
 RESTATED_SHARE = 0.5  # of the question's words a reply that adds nothing repeats: it restates the question
 ECHOED_SHARE = 0.6  # of them a reply written as a question repeats, adding at most one plain word: an echo

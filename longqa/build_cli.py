@@ -1,5 +1,5 @@
 """`longqa index-together --collection NAME PATHS`: one worker of a library built by many (issue 49;
-retrieval/library_build.py). Start the same command on as many hosts or processes as you like, each
+retrieval/index/library/library_build.py). Start the same command on as many hosts or processes as you like, each
 with the shared catalog (CHROMA_HOST, LONGQA_POSTGRES_URI), the same paths (a shared volume) and the
 same embedder (LONGQA_EMBEDDINGS_URL: one endpoint or a fleet); the library's next version is
 published once, when every document is in."""
@@ -16,9 +16,9 @@ from longqa.contracts.settings import Settings, check_names
 
 def cmd_index_together(args: argparse.Namespace) -> int:
     """Work on the build until it is published; print what this worker did."""
-    from longqa.retrieval.folders import collect_files
-    from longqa.retrieval.library_build import build_together
-    from longqa.retrieval.manifest import file_members
+    from longqa.retrieval.index.library.library_build import build_together
+    from longqa.retrieval.index.library.manifest import file_members
+    from longqa.retrieval.read.folders import collect_files
     from longqa.services.stores import store_for
 
     values = dict(args.overrides)

@@ -29,8 +29,8 @@ from longqa.evals.cli import add_eval_parser
 from longqa.keys_cli import add_keys_parser
 from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
-from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable
-from longqa.retrieval.folders import left_out_summary, skip_summary
+from longqa.retrieval.index.embed.embedder_errors import EmbedderMismatch, EmbedderUnavailable
+from longqa.retrieval.read.folders import left_out_summary, skip_summary
 from longqa.services.inputs import InputError, Opened, index_library, open_library
 from longqa.services.stores import searcher_for
 from longqa.shown_skips import not_shown_before
@@ -155,7 +155,7 @@ def ask_settings(args: argparse.Namespace) -> Settings:
 def cmd_ask(args: argparse.Namespace) -> int:
     """`longqa ask`: answer the question over the documents or collection, rendered for a person or as JSON; 1 when
     the run ended in an error."""
-    from longqa.retrieval.embedder import preload_in_background
+    from longqa.retrieval.index.embed.embedder import preload_in_background
 
     preload_in_background()  # the query encoder loads while the graph's libraries import
     from .ask import print_json, render, run_question

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.manifest import Event
+from longqa.retrieval.index.library.manifest import Event
 
 EXCERPT_CHARS = 320  # of each passage shown in plain output: the stretch around the answer's sentence
 _WORD = re.compile(r"\w+")

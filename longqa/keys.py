@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from longqa.contracts.deployment import DeploymentSettings
 from longqa.contracts.settings import SettingsError
-from longqa.retrieval.manifest import valid_name
+from longqa.retrieval.index.library.manifest import valid_name
 
 Grant = Literal["ask", "index", "admin"]
 GRANTS: tuple[str, ...] = Grant.__args__

@@ -32,28 +32,14 @@ from longqa.contracts.settings import Settings, SettingsError
 from longqa.job_slots import Busy, JobSlots
 from longqa.keys import KeyStore
 from longqa.limits import ServerLimits
+from longqa.page_headers import page_headers
+from longqa.scrub import PathScrubber
 
 STATIC = Path(__file__).parent / "page"
 FILES = {  # the page's files: nothing else is served from the folder
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
-
-
-def page_headers(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The headers every response of the page carries (the CSP, nosniff, no framing, no caching)."""
-    return {**HEADERS, **(extra or {})}
 
 
 def _static(name: str, media: str):
@@ -93,24 +79,24 @@ def _reader(keys: KeyStore, deployment: Settings, read):
 
 
 def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
-    """POST /page/api/upload: the body read as every POST's is (longqa/serve.py), then longqa/page_upload.py,
+    """POST /page/api/upload: the body read as every POST's is (longqa/serve_requests.py), then longqa/page_upload.py,
     holding one of the key's index job slots."""
-    from longqa import page_upload, serve
+    from longqa import page_upload, serve_requests
 
-    scrub = serve._Scrubber(deployment)
+    scrub = PathScrubber(deployment)
 
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
             if not caller.can("index"):  # refused before the body is read
                 raise Denied(403, f"this key may not index (its grants: {', '.join(sorted(caller.grants))})")
-            wanted = page_upload.parse_upload(await serve._read(request, limits))
+            wanted = page_upload.parse_upload(await serve_requests._read(request, limits))
             jobs.take(caller)
             try:  # one upload is one file: it runs to its end, then the slot is free
                 return _json(await run_in_threadpool(page_upload.upload, caller, deployment, wanted))
             finally:
                 jobs.give(caller)
-        except (Denied, serve.BadRequest) as e:
+        except (Denied, serve_requests.BadRequest) as e:
             return _error(scrub(str(e)), e.status)
         except Busy as e:
             return _error(str(e), 429)

@@ -18,9 +18,9 @@ from pydantic import BaseModel, Field
 from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
 from longqa.keys import ANY
-from longqa.retrieval.manifest import valid_name
-from longqa.retrieval.ocr import page_at, page_span
-from longqa.retrieval.sections import section_of
+from longqa.retrieval.index.library.manifest import valid_name
+from longqa.retrieval.read.ocr import page_at, page_span
+from longqa.retrieval.search.sections import section_of
 from longqa.threads import OWNERS_TABLE
 
 MAX_THREADS = 100  # the most recent ones listed

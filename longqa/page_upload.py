@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
-from longqa.retrieval.manifest import valid_name
+from longqa.retrieval.index.library.manifest import valid_name
 
 MAX_NAME = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
@@ -66,8 +66,8 @@ def _bytes(upload: Upload) -> bytes:
 def upload(caller: Caller, settings: Settings, request: Upload) -> dict[str, Any]:
     """Read the file with the bounded readers and add it to the collection (a new version)."""
     from longqa.retrieval import DocumentError
-    from longqa.retrieval.bounded import reader_for
-    from longqa.retrieval.manifest import Member
+    from longqa.retrieval.index.library.manifest import Member
+    from longqa.retrieval.read.bounded import reader_for
     from longqa.services.stores import library_for, store_for
 
     if not caller.can("index"):

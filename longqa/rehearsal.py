@@ -5,7 +5,7 @@ loaded and the graph's first run behind it. A child forked for a question spends
 
 A rehearsal is the last ask's documents, collection and patterns with a fixed question, evidence only
 (never a model call, whatever the ask's model), in no thread, and reading only: a library whose files
-changed since it was indexed is left for the real ask to update (retrieval/reading_only.py). Its
+changed since it was indexed is left for the real ask to update (retrieval/index/library/reading_only.py). Its
 output goes nowhere. Anything it cannot rehearse (another command, bad arguments, a failure) leaves
 the standby as warm as it got; the real ask then runs as it would in a fresh child.
 """
@@ -23,7 +23,7 @@ def rehearse(argv: Sequence[str], run: Callable[..., dict] | None = None) -> str
     """Rehearse `longqa` arguments `argv` in this process (its working folder and environment are the
     ask's); return what happened, for the server's log: `rehearsed`, `skipped: ...` or `failed: ...`."""
     from longqa import commands
-    from longqa.retrieval.reading_only import reading_only
+    from longqa.retrieval.index.library.reading_only import reading_only
 
     quiet = io.StringIO()
     try:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from longqa.contracts.ceilings import Ceilings
-from longqa.retrieval.manifest import valid_name
+from longqa.retrieval.index.library.manifest import valid_name
 
 SHOWN = 80  # characters of a caller's value or name an error echoes
 MAX_PATHS = 1000  # documents, include or exclude entries in one request

@@ -35,7 +35,7 @@ def preload() -> Runner:
     the children open those, and see each library's changes as any long-running process does): the CLI
     and its parser, the compiled graph and the ONNX query encoder, which loads in a thread while the
     others import; return the CLI's `main` bound to that parser. The rest is `later_loads()`."""
-    from longqa.retrieval.embedder import preload_in_background
+    from longqa.retrieval.index.embed.embedder import preload_in_background
 
     loading = preload_in_background()
     from longqa import commands

@@ -2,7 +2,7 @@
 issue 34: a model that never declines would otherwise send invented answers out with citations.)
 
 First, the subject: where the question names something the searched documents never say
-(retrieval/mentions.py), no answer from them can be about it, whatever its passages hold. Then a reply
+(retrieval/search/mentions.py), no answer from them can be about it, whatever its passages hold. Then a reply
 that answers nothing (llm/non_answer.py: the question restated, a passage's label or a heading copied,
 no word beyond the question's) is declined: its words are all in the passages, yet it says nothing. Then the
 lexical check (llm/grounding.py: the answer's numbers, names and content words in the cited

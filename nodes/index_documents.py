@@ -16,7 +16,7 @@ from typing_extensions import TypedDict  # LangGraph publishes schemas from thes
 from longqa.contracts.settings import Settings, settings_of
 from longqa.retrieval import DocumentError
 from longqa.retrieval.cancel import Cancelled, cancelled_by
-from longqa.retrieval.progress import library_progress
+from longqa.retrieval.index.progress import library_progress
 from longqa.services.inputs import InputError, index_library
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from longqa.contracts.failure import fail
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import State
 from longqa.retrieval import DocumentError
-from longqa.retrieval.folders import skip_summary
-from longqa.retrieval.loaders import clean_text
-from longqa.retrieval.progress import library_progress
+from longqa.retrieval.index.progress import library_progress
+from longqa.retrieval.read.folders import skip_summary
+from longqa.retrieval.read.loaders import clean_text
 from longqa.services.inputs import InputError, Opened, open_library
 
 

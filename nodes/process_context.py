@@ -12,9 +12,9 @@ from longqa.contracts.plan import Plan, plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
 from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
-from longqa.retrieval.ocr import location
-from longqa.retrieval.precision import pruned
-from longqa.retrieval.sections import section_of
+from longqa.retrieval.read.ocr import location
+from longqa.retrieval.search.precision import pruned
+from longqa.retrieval.search.sections import section_of
 from longqa.services.stores import searcher_for
 
 

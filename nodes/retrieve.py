@@ -11,9 +11,9 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import RetrieveTask, hit_from
-from longqa.retrieval.precision import precise_ranking
-from longqa.retrieval.progress import library_progress
-from longqa.retrieval.selection import with_bridges
+from longqa.retrieval.index.progress import library_progress
+from longqa.retrieval.search.precision import precise_ranking
+from longqa.retrieval.search.selection import with_bridges
 from longqa.services.stores import searcher_for
 
 

@@ -1,7 +1,7 @@
 """retrieve_primary: OkraLong's primary retrieval before analysis — three chunks of 150 tokens
 (appendix C.3), hybrid with uniform 1:1 fusion since no pattern is known yet. Where an answer will be
 grounded, it also notes the question's names that the searched documents never say (our addition:
-retrieval/mentions.py; nodes/ground.py declines an answer to a question about something else)."""
+retrieval/search/mentions.py; nodes/ground.py declines an answer to a question about something else)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Retrieval engine: loading, chunking, the persisted hybrid index and the context processor.
+"""Retrieval engine along the data's path: `read/` (a file in, a `Document` out), `index/` (chunks, BM25,
+vectors, libraries and their catalog), `search/` (a question in, its passages out); the modules directly
+here are what the three share. A room imports only the rooms before it (tests/test_import_graph.py).
 
 Nothing here imports the graph or the nodes (ARCHITECTURE.md: arrows point down only). Its names
 are imported on first use (PEP 562), so `from longqa.retrieval import Chunk` reads one module and
@@ -12,33 +14,34 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .config import IndexSettings
-    from .context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
     from .documents import Chunk, Document, Paragraph, ScoredChunk
-    from .loaders import DocumentError, document_from_text, load_document
-    from .search import Searcher, SearchMode, fuse, min_max
-    from .store import IndexStore
+    from .index.config import IndexSettings
+    from .index.store import IndexStore
+    from .read.limits import DocumentError
+    from .read.loaders import document_from_text, load_document
+    from .search.context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+    from .search.search import Searcher, SearchMode, fuse, min_max
 
 _HOME = {
-    "IndexSettings": "config",
-    "Passage": "context",
-    "extend": "context",
-    "merge_chunks": "context",
-    "merge_passages": "context",
-    "recover_tables": "context",
-    "source_paragraphs": "context",
+    "IndexSettings": "index.config",
+    "Passage": "search.context",
+    "extend": "search.context",
+    "merge_chunks": "search.context",
+    "merge_passages": "search.context",
+    "recover_tables": "search.context",
+    "source_paragraphs": "search.context",
     "Chunk": "documents",
     "Document": "documents",
     "Paragraph": "documents",
     "ScoredChunk": "documents",
-    "DocumentError": "loaders",
-    "document_from_text": "loaders",
-    "load_document": "loaders",
-    "Searcher": "search",
-    "SearchMode": "search",
-    "fuse": "search",
-    "min_max": "search",
-    "IndexStore": "store",
+    "DocumentError": "read.limits",
+    "document_from_text": "read.loaders",
+    "load_document": "read.loaders",
+    "Searcher": "search.search",
+    "SearchMode": "search.search",
+    "fuse": "search.search",
+    "min_max": "search.search",
+    "IndexStore": "index.store",
 }
 
 __all__ = [

@@ -1,6 +1,6 @@
 """A run's work stops when its caller has gone. A server marks the run's context with an event
 (`cancelled_by`) and sets it when the client disconnects; long loops below the graph (reading
-files, embedding documents: `Library.update`'s progress, retrieval/progress.py) call
+files, embedding documents: `Library.update`'s progress, retrieval/index/progress.py) call
 `check_cancelled` and raise `Cancelled`, so a step that would take minutes stops at its next file or
 batch instead of running on for nobody. A context variable, not an argument: LangGraph copies the
 context into the threads it runs nodes in, and no node or library signature has to carry it."""

@@ -30,8 +30,8 @@ setup() {
     echo "$want" > "$stamp"
   fi
   # the embedder's ONNX export (once per machine, offline, into ~/.cache/longqa/onnx): a question
-  # then never imports torch (retrieval/onnx_export.py); a no-op when it is there
-  .venv/bin/python -m longqa.retrieval.onnx_export >/dev/null || true  # without it: the torch path, and it says why
+  # then never imports torch (retrieval/index/embed/onnx_export.py); a no-op when it is there
+  .venv/bin/python -m longqa.retrieval.index.embed.onnx_export >/dev/null || true  # without it: the torch path, and it says why
 }
 
 # The scale_out test tier runs a real PostgreSQL server: Debian's `postgresql`, installed where the
@@ -57,7 +57,7 @@ browser() {
     || { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
 }
 
-# Scans and photos are read by OCR (retrieval/ocr.py): Debian's Tesseract 5 with its English and orientation
+# Scans and photos are read by OCR (retrieval/read/ocr.py): Debian's Tesseract 5 with its English and orientation
 # (osd) data, installed where the machine lacks it. Without it, images are skipped with the reason.
 ocr() {
   command -v tesseract >/dev/null 2>&1 && [ -e /usr/share/tesseract-ocr/5/tessdata/osd.traineddata ] && return

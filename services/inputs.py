@@ -14,13 +14,20 @@ from typing import Any
 
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Document, DocumentError, document_from_text
-from longqa.retrieval.bounded import reader_for
-from longqa.retrieval.folders import FileSet, Skipped, collect_files
-from longqa.retrieval.library import Library
-from longqa.retrieval.library_gc import forget_unused
-from longqa.retrieval.loaders import printable_name
-from longqa.retrieval.manifest import Progress, Update, document_members, file_key, file_members, valid_name
-from longqa.retrieval.reading_only import is_reading_only
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.library_unused import forget_unused
+from longqa.retrieval.index.library.manifest import (
+    Progress,
+    Update,
+    document_members,
+    file_key,
+    file_members,
+    valid_name,
+)
+from longqa.retrieval.index.library.reading_only import is_reading_only
+from longqa.retrieval.read.bounded import reader_for
+from longqa.retrieval.read.folders import FileSet, Skipped, collect_files
+from longqa.retrieval.read.loaders import printable_name
 
 from .scoped import scoped_update
 from .stores import library_for, store_for

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import Member, Progress, Update, unchanged_update
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import Member, Progress, Update, unchanged_update
 
 
 def scoped_update(

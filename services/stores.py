@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from longqa.contracts.settings import Settings
 from longqa.retrieval import IndexSettings, IndexStore, Searcher
-from longqa.retrieval.library import Library
+from longqa.retrieval.index.library.library import Library
 
 _lock = threading.Lock()
 _store_lock = threading.Lock()

@@ -21,7 +21,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # `longqa ask` run as a command would start a warm server (longqa/warm_server.py) that outlives the
 # test; tests/test_warm.py turns it on where it tests it
 os.environ.setdefault("LONGQA_WARM", "0")
-# the embedder's ONNX export (retrieval/onnx_export.py) is made once per machine, outside the user's cache
+# the embedder's ONNX export (retrieval/index/embed/onnx_export.py) is made once per machine, outside the user's cache
 os.environ.setdefault("LONGQA_ONNX_DIR", str(Path(tempfile.gettempdir()) / f"longqa-test-onnx-{os.getuid()}"))
 
 # -- generated text --------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def isolated_longqa_home(tmp_path_factory, monkeypatch) -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The process-wide all-MiniLM-L6-v2 embedder (bundled, offline; loaded once per session)."""
-    from longqa.retrieval.embedder import get_embedder
+    from longqa.retrieval.index.embed.embedder import get_embedder
 
     return get_embedder()
 
@@ -120,8 +120,8 @@ def wordpiece():
 @pytest.fixture
 def make_store(embedder, isolated_longqa_home):
     """Factory: a new IndexStore over a home directory (default: this test's LONGQA_HOME)."""
-    from longqa.retrieval.config import IndexSettings
-    from longqa.retrieval.store import IndexStore
+    from longqa.retrieval.index.config import IndexSettings
+    from longqa.retrieval.index.store import IndexStore
 
     def make(home: Path | None = None, **settings):
         return IndexStore(IndexSettings(home=home or isolated_longqa_home, **settings), embedder=embedder)
@@ -133,9 +133,9 @@ def make_store(embedder, isolated_longqa_home):
 def harbor_index(tmp_path_factory, embedder):
     """One document indexed once for the session at granularity 40 (search tests share it):
     returns (store, document)."""
-    from longqa.retrieval.config import IndexSettings
-    from longqa.retrieval.loaders import document_from_text
-    from longqa.retrieval.store import IndexStore
+    from longqa.retrieval.index.config import IndexSettings
+    from longqa.retrieval.index.store import IndexStore
+    from longqa.retrieval.read.loaders import document_from_text
 
     home = tmp_path_factory.mktemp("harbor-index")
     store = IndexStore(IndexSettings(home=home), embedder=embedder)

@@ -1,4 +1,4 @@
-"""Images' alternative text read into the document as `[image: ...]` lines (retrieval/alt_text.py):
+"""Images' alternative text read into the document as `[image: ...]` lines (retrieval/read/alt_text.py):
 HTML `<img alt>`, EPUB images, Markdown `![alt](src)`, Word `wp:docPr` and PowerPoint `p:cNvPr`
 descriptions; empty alt text and file names left out. Every fixture is written here."""
 
@@ -8,8 +8,8 @@ import struct
 import zlib
 from pathlib import Path
 
-from longqa.retrieval.alt_text import image_line
-from longqa.retrieval.loaders import load_document
+from longqa.retrieval.read.alt_text import image_line
+from longqa.retrieval.read.loaders import load_document
 
 from .test_formats import chapter, make_epub
 

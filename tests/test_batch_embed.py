@@ -1,13 +1,13 @@
-"""Embedding a library's new members together (retrieval/batch_embed.py): each document gets the
+"""Embedding a library's new members together (retrieval/index/library/batch_embed.py): each document gets the
 vectors it gets alone, and a library's search is unchanged."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from longqa.retrieval import batch_embed
-from longqa.retrieval.batch_embed import embed_together
-from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.index.library import batch_embed
+from longqa.retrieval.index.library.batch_embed import embed_together
+from longqa.retrieval.read.loaders import document_from_text
 
 from .conftest import HARBOR_TOPICS, harbor_text
 

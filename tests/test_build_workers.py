@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval import Searcher, library_dense
-from longqa.retrieval.config import EndpointSpec, IndexSettings
-from longqa.retrieval.embedder_errors import EmbedderMismatch
-from longqa.retrieval.library import Library
-from longqa.retrieval.loaders import load_document
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval import Searcher
+from longqa.retrieval.index.config import EndpointSpec, IndexSettings
+from longqa.retrieval.index.embed.embedder_errors import EmbedderMismatch
+from longqa.retrieval.index.library import library_dense
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.read.loaders import load_document
 
 from .embeddings_stub import EmbeddingsStub
 from .local_model_paths import GGUF as GGUFS
@@ -196,7 +197,7 @@ def test_two_workers_through_a_fleet_whose_endpoint_fails_for_a_while(engines, t
 
 
 def test_a_worker_with_another_embedder_is_refused(engines, tmp_path):
-    from longqa.retrieval.build_queue import BuildQueue, Item
+    from longqa.retrieval.index.library.build_queue import BuildQueue, Item
 
     host, port, uri = engines
     store = IndexStore(IndexSettings(home=tmp_path, chroma_host=host, chroma_port=port, postgres_uri=uri))

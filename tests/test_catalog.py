@@ -9,10 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval.catalog import Catalog, LocalCatalog, Publication, StalePublish, TextCatalog, make_catalog
-from longqa.retrieval.catalog_chroma import SharedCatalog
-from longqa.retrieval.catalog_postgres import PostgresCatalog, lock_key
-from longqa.retrieval.config import IndexSettings
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.library.catalog import (
+    Catalog,
+    LocalCatalog,
+    Publication,
+    StalePublish,
+    TextCatalog,
+)
+from longqa.retrieval.index.library.catalog_choice import make_catalog
+from longqa.retrieval.index.library.catalog_chroma import SharedCatalog
+from longqa.retrieval.index.library.catalog_postgres import PostgresCatalog, lock_key
 
 
 def test_every_catalog_implements_the_protocol(tmp_path: Path) -> None:
@@ -74,7 +81,7 @@ def test_lock_keys_are_stable_and_distinct() -> None:
 
 
 def test_an_unreachable_postgres_is_a_clear_error_naming_the_setting(tmp_path: Path) -> None:
-    from longqa.retrieval.catalog_postgres import CatalogUnavailable
+    from longqa.retrieval.index.library.catalog_postgres import CatalogUnavailable
     from tests.servers import free_port
 
     catalog = PostgresCatalog(tmp_path, f"postgresql://nobody@127.0.0.1:{free_port()}/none")

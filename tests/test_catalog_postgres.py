@@ -1,4 +1,4 @@
-"""The catalog in PostgreSQL (retrieval/catalog_postgres.py), against a real PostgreSQL and a real
+"""The catalog in PostgreSQL (retrieval/index/library/catalog_postgres.py), against a real PostgreSQL and a real
 Chroma server started on free ports (the scale_out tier's servers, tests/servers.py):
 
 - the update lock is a session advisory lock: released when its holder's connection is killed
@@ -35,12 +35,12 @@ import psycopg
 import pytest
 
 from longqa.contracts.settings import Settings
-from longqa.retrieval.catalog import LockLost, Publication, StalePublish
-from longqa.retrieval.catalog_postgres import PostgresCatalog
-from longqa.retrieval.config import IndexSettings
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import document_members, file_members
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.library.catalog import LockLost, Publication, StalePublish
+from longqa.retrieval.index.library.catalog_postgres import PostgresCatalog
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import document_members, file_members
+from longqa.retrieval.index.store import IndexStore
 from longqa.retrieval.tokens import wordpiece_counter
 from tests.servers import ChromaServer, Postgres, chroma_client, chroma_server, free_port, postgres_server
 
@@ -264,11 +264,11 @@ def test_a_question_over_an_unchanged_library_takes_no_lock(
 FROZEN_WRITER = """
 import os, signal, sys
 from pathlib import Path
-from longqa.retrieval.catalog import LockLost
-from longqa.retrieval.config import IndexSettings
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import file_members
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.library.catalog import LockLost
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import file_members
+from longqa.retrieval.index.store import IndexStore
 from longqa.retrieval.tokens import wordpiece_counter
 
 home, host, port, uri, *files = sys.argv[1:]

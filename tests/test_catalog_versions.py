@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from longqa.retrieval import library_gc
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import file_members
-from longqa.retrieval.search import query_vector
+from longqa.retrieval.index.library import library_gc
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import file_members
+from longqa.retrieval.search.search import query_vector
 from tests.test_catalog_postgres import G, Servers, _settings, servers, text, write_docs
 
 pytestmark = [pytest.mark.scale_out, pytest.mark.integration]
@@ -94,10 +94,10 @@ def test_an_inline_librarys_last_use_is_shared_by_every_host(servers: Servers, t
 RANDOM_WRITER = """
 import random, sys
 from pathlib import Path
-from longqa.retrieval.config import IndexSettings
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import file_members
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import file_members
+from longqa.retrieval.index.store import IndexStore
 from longqa.retrieval.tokens import wordpiece_counter
 
 home, host, port, uri, seed, *files = sys.argv[1:]

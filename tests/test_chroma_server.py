@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from longqa.contracts.settings import Settings
-from longqa.retrieval import library_dense
-from longqa.retrieval.config import IndexSettings
-from longqa.retrieval.embedder import get_embedder
-from longqa.retrieval.search import Searcher
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.embed.embedder import get_embedder
+from longqa.retrieval.index.library import library_dense
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.search.search import Searcher
 from longqa.retrieval.tokens import wordpiece_counter
 from tests.servers import ChromaServer, chroma_client
 from tests.servers import chroma_server as start_chroma
@@ -272,8 +272,8 @@ def _replica_store(chroma_server: ChromaServer, home: Path, embedder) -> IndexSt
 def test_a_library_updated_through_one_replica_is_searched_complete_by_another(
     chroma_server: ChromaServer, tmp_path: Path
 ) -> None:
-    from longqa.retrieval.library import SHARED_RECHECK_S, Library
-    from longqa.retrieval.manifest import file_members
+    from longqa.retrieval.index.library.library import SHARED_RECHECK_S, Library
+    from longqa.retrieval.index.library.manifest import file_members
 
     embedder = get_embedder()
     a = _replica_store(chroma_server, tmp_path / "replica-a", embedder)
@@ -324,7 +324,7 @@ def test_updates_from_two_replicas_queue_on_the_lease_and_a_dead_holders_lease_e
 ) -> None:
     import threading
 
-    from longqa.retrieval.catalog_chroma import SharedCatalog
+    from longqa.retrieval.index.library.catalog_chroma import SharedCatalog
 
     embedder = get_embedder()
     a = _replica_store(chroma_server, tmp_path / "a", embedder).catalog

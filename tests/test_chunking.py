@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from longqa.retrieval.chunking import _units, chunk_document, is_heading, sentence_atoms
 from longqa.retrieval.documents import Chunk, Document
-from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.index.chunking import _units, chunk_document, is_heading, sentence_atoms
+from longqa.retrieval.read.loaders import document_from_text
 
 from .conftest import harbor_text
 

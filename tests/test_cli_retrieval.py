@@ -9,7 +9,7 @@ import pytest
 
 from longqa.cli import main
 from longqa.commands import main as in_process
-from longqa.retrieval.loaders import load_document
+from longqa.retrieval.read.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text
 

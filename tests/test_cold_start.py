@@ -11,13 +11,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from longqa.retrieval.config import IndexSettings
-from longqa.retrieval.embedder import Embedder, configured_backend, get_embedder
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.onnx_embedder import OnnxEmbedder
-from longqa.retrieval.onnx_export import OnnxUnavailable, export_dir, exported_model
-from longqa.retrieval.search import Searcher, forget_query
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.embed.embedder import Embedder, configured_backend, get_embedder
+from longqa.retrieval.index.embed.onnx_embedder import OnnxEmbedder
+from longqa.retrieval.index.embed.onnx_export import OnnxUnavailable, export_dir, exported_model
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.read.loaders import document_from_text
+from longqa.retrieval.search.search import Searcher, forget_query
 from longqa.retrieval.tokens import embedder_model_path
 
 from .conftest import HARBOR_TOPICS, RARE_CODE, harbor_text
@@ -187,7 +187,7 @@ def test_a_damaged_export_falls_back_to_torch_and_is_removed(backends, tmp_path,
     process embeds through sentence-transformers, with the same vectors, and the broken export is removed."""
     import shutil
 
-    from longqa.retrieval import embedder as embedder_module
+    from longqa.retrieval.index.embed import embedder as embedder_module
 
     path = embedder_model_path()
     source = export_dir(path)

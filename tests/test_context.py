@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from longqa.retrieval.chunking import chunk_document
-from longqa.retrieval.context import Passage, extend, merge_chunks, recover_tables, source_paragraphs
 from longqa.retrieval.documents import Chunk, Document, ScoredChunk
-from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.index.chunking import chunk_document
+from longqa.retrieval.read.loaders import document_from_text
+from longqa.retrieval.search.context import Passage, extend, merge_chunks, recover_tables, source_paragraphs
 
 # every word is a single word piece, so token counts are word counts
 WORDS = (

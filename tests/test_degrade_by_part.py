@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval.bounded import BoundedReader, ReadLimits
-from longqa.retrieval.loaders import load_document
+from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
+from longqa.retrieval.read.loaders import load_document
 
 
 def _chart_deck(path: Path) -> Path:

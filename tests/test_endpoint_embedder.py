@@ -9,13 +9,13 @@ import pytest
 
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
-from longqa.retrieval.config import EndpointSpec, IndexSettings
-from longqa.retrieval.embedder_errors import EmbedderUnavailable
-from longqa.retrieval.endpoint_embedder import EndpointEmbedder
-from longqa.retrieval.library import Library
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.manifest import document_members
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.config import EndpointSpec, IndexSettings
+from longqa.retrieval.index.embed.embedder_errors import EmbedderUnavailable
+from longqa.retrieval.index.embed.endpoint_embedder import EndpointEmbedder
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import document_members
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.read.loaders import document_from_text
 
 from .embeddings_stub import EmbeddingsStub, stub_vector
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval import Searcher, library_dense
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import file_members
+from longqa.retrieval import Searcher
+from longqa.retrieval.index.library import library_dense
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import file_members
 
 G = 150
 CONTROL = (

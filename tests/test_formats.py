@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from longqa.retrieval.documents import Document
-from longqa.retrieval.formats import ZIP_BASE_BYTES
-from longqa.retrieval.loaders import SUPPORTED_SUFFIXES, DocumentError, load_document
-from longqa.retrieval.pdf_text import clean_pdf_pages, collapse_leaders, drop_glyph_runs, furniture_key
+from longqa.retrieval.read.formats import ZIP_BASE_BYTES
+from longqa.retrieval.read.loaders import SUPPORTED_SUFFIXES, DocumentError, load_document
+from longqa.retrieval.read.pdf.pdf_text import clean_pdf_pages, collapse_leaders, drop_glyph_runs, furniture_key
 
 TABLE_ROWS = [("Terminal", "Tons", "Ships"), ("North", "1,200", "14"), ("South | West", "900", "11")]
 PIPE_TABLE = ["| Terminal | Tons | Ships |", "|---|---|---|", "| North | 1,200 | 14 |", "| South / West | 900 | 11 |"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import time
 
-from longqa.retrieval.html_text import html_to_text, strip_markdown_html
-from longqa.retrieval.loaders import load_document
+from longqa.retrieval.read.html_text import html_to_text, strip_markdown_html
+from longqa.retrieval.read.loaders import load_document
 
 from . import hostile_builders as build
 

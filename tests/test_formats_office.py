@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval.bounded import BoundedReader, ReadLimits
-from longqa.retrieval.loaders import DocumentError, load_document
+from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
+from longqa.retrieval.read.loaders import DocumentError, load_document
 
 from . import hostile_builders as build
 
@@ -326,7 +326,7 @@ def test_a_partly_read_file_is_named_in_a_warning_by_the_bounded_reader(tmp_path
     path = _docx_with_furniture(tmp_path / "report.docx")
     reader = BoundedReader(ReadLimits(timeout_s=60))
     try:
-        with caplog.at_level(logging.WARNING, logger="longqa.retrieval.bounded"):
+        with caplog.at_level(logging.WARNING, logger="longqa.retrieval.read.bounded"):
             document = reader.load(path, max_words=10_000)
     finally:
         reader.close()
@@ -337,7 +337,7 @@ def test_a_partly_read_file_is_named_in_a_warning_by_the_bounded_reader(tmp_path
 def test_a_strict_open_xml_word_file_is_read(tmp_path):
     import docx
 
-    from longqa.retrieval.word import _STRICT_NAMESPACES
+    from longqa.retrieval.read.office.word import _STRICT_NAMESPACES
 
     plain = tmp_path / "plain.docx"
     document = docx.Document()

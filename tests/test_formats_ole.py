@@ -1,5 +1,5 @@
 """Old binary Word (.doc) and PowerPoint (.ppt) files read through olefile and the hand-written
-readers of retrieval/ole_office.py, on Apache Tika's test files (bench/corpus/tika, Apache-2.0), and
+readers of retrieval/read/office/ole_office.py, on Apache Tika's test files (bench/corpus/tika, Apache-2.0), and
 refused clearly when they cannot be read (not OLE, a newer file under the old name, cut short,
 encrypted, Word 6/95)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval.loaders import DocumentError, load_document
+from longqa.retrieval.read.loaders import DocumentError, load_document
 
 TIKA = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "tika"
 DOC, PPT = TIKA / "testWORD_various.doc", TIKA / "testPPT_various.ppt"
@@ -133,7 +133,7 @@ def _clx(pieces: int, length: int) -> bytes:
 
 
 def test_pieces_pointing_at_one_region_many_times_are_bounded_by_the_word_limit():
-    from longqa.retrieval.ole_office import BASE_CHARS, CHARS_PER_WORD, _piece_text
+    from longqa.retrieval.read.office.ole_office import BASE_CHARS, CHARS_PER_WORD, _piece_text
 
     word = "ab".encode("utf-16-le") * 500  # 1,000 characters
     assert _piece_text(Path("ok.doc"), word, _clx(2, 1_000), 10) == (word * 2, [(0, 1_000, 0, 2), (1_000, 2_000, 0, 2)])

@@ -24,7 +24,7 @@ def test_a_failing_search_ends_the_run_with_a_clear_error(run_graph, monkeypatch
 
 
 def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatch):
-    from longqa.retrieval.library import Library
+    from longqa.retrieval.index.library.library import Library
 
     def full_disk(self, *args, **kwargs):
         raise OSError(28, "No space left on device")

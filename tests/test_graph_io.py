@@ -366,7 +366,7 @@ def test_retrieve_reports_embedding_progress_per_document(tmp_path):
         )  # fmt: skip
         if e["node"] == "retrieve" and e["step"] == "embedding"
     ]
-    # the new documents are embedded together (retrieval/batch_embed.py): the message names each of
+    # the new documents are embedded together (retrieval/index/library/batch_embed.py): the message names each of
     # them by the path the caller gave, to the end
     finished = [e["message"] for e in events if e["done"] == e["total"] > 0]
     assert finished and all(doc in finished[-1] for doc in docs), events

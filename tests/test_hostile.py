@@ -25,8 +25,8 @@ from longqa.graph.graph import graph
 from longqa.graph.index_graph import graph as index_graph
 from longqa.llm.parsing import MAX_PARSE_CHARS, parse_bool, parse_dict
 from longqa.retrieval import DocumentError
-from longqa.retrieval.context import Passage, recover_tables
-from longqa.retrieval.loaders import document_from_text, load_document
+from longqa.retrieval.read.loaders import document_from_text, load_document
+from longqa.retrieval.search.context import Passage, recover_tables
 from longqa.retrieval.tokens import wordpiece_counter
 
 from .openai_stub import OpenAIStub

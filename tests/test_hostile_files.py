@@ -21,8 +21,8 @@ import pytest
 
 from longqa.graph.index_graph import graph as index_graph
 from longqa.retrieval import DocumentError
-from longqa.retrieval.bounded import BoundedReader, ReadLimits
-from longqa.retrieval.loaders import load_document, printable_name
+from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
+from longqa.retrieval.read.loaders import load_document, printable_name
 
 from . import hostile_builders as build
 
@@ -295,7 +295,7 @@ def test_the_whole_index_of_a_hostile_file_is_bounded(tmp_path, name, builder, r
 def test_small_markdown_and_text_are_read_in_the_worker_too(tmp_path, monkeypatch):
     """No reader runs in the calling process any more (small Markdown was, with no time limit): with
     this process's loader made to fail, the files are still read, so the worker read them."""
-    from longqa.retrieval import bounded
+    from longqa.retrieval.read import bounded
 
     monkeypatch.setattr(bounded, "load_document", lambda *_a, **_k: pytest.fail("read in the calling process"))
     reader = BoundedReader(ReadLimits(timeout_s=60.0, memory_mb=256))

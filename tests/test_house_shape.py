@@ -23,8 +23,8 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            yield f"{package}/{path.name}", ast.parse(path.read_text("utf-8"))
+        for path in sorted((ROOT / package).rglob("*.py")):  # sub-folders too (retrieval/read/office/, ...)
+            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text("utf-8"))
 
 
 def public_names(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:
@@ -99,9 +99,9 @@ def test_a_context_window_below_one_is_refused_by_both_clis(command, capsys):
 def test_every_catalog_keeps_the_catalog_protocol_and_a_library_asks_nothing_else():
     import inspect
 
-    from longqa.retrieval.catalog import Catalog, LocalCatalog
-    from longqa.retrieval.catalog_chroma import SharedCatalog
-    from longqa.retrieval.catalog_postgres import PostgresCatalog
+    from longqa.retrieval.index.library.catalog import Catalog, LocalCatalog
+    from longqa.retrieval.index.library.catalog_chroma import SharedCatalog
+    from longqa.retrieval.index.library.catalog_postgres import PostgresCatalog
 
     members = {n for n in vars(Catalog) if not n.startswith("_")} | set(Catalog.__annotations__)
     assert "publish" in members and "lock" in members
@@ -110,7 +110,7 @@ def test_every_catalog_keeps_the_catalog_protocol_and_a_library_asks_nothing_els
             own, wanted = inspect.signature(getattr(cls, name)), inspect.signature(getattr(Catalog, name))
             assert list(own.parameters) == list(wanted.parameters), (cls.__name__, name)
         assert isinstance(cls.shared, bool)
-    tree = ast.parse((ROOT / "retrieval" / "library.py").read_text("utf-8"))
+    tree = ast.parse((ROOT / "retrieval" / "index" / "library" / "library.py").read_text("utf-8"))
     asked = {
         node.attr
         for node in ast.walk(tree)

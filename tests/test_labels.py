@@ -3,10 +3,10 @@ they are defined, and leading the search ranking over chunks that only share the
 
 from __future__ import annotations
 
-from longqa.retrieval.chunking import chunk_document
-from longqa.retrieval.labels import Label, holding, labels_in
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.search import Searcher
+from longqa.retrieval.index.chunking import chunk_document
+from longqa.retrieval.read.loaders import document_from_text
+from longqa.retrieval.search.labels import Label, holding, labels_in
+from longqa.retrieval.search.search import Searcher
 
 G = 60
 
@@ -103,7 +103,7 @@ def test_for_example_names_no_label():
 
 
 def test_in_a_library_of_many_documents_bm25_finds_the_labels_candidates(make_store):
-    from longqa.retrieval.search import LINK_SCOPE_DOCS
+    from longqa.retrieval.search.search import LINK_SCOPE_DOCS
 
     lists = "Lists, part 1 of {}: a list keeps its items in order; listing lists of lists helps list makers."
     about = [document_from_text(lists.format(n), source=f"{n}.md") for n in range(LINK_SCOPE_DOCS + 5)]

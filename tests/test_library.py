@@ -15,10 +15,10 @@ import pytest
 
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
-from longqa.retrieval.folders import collect_files, matches
-from longqa.retrieval.library import Library
-from longqa.retrieval.library_bm25 import LibraryBM25
-from longqa.retrieval.manifest import file_members
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.library_bm25 import LibraryBM25
+from longqa.retrieval.index.library.manifest import file_members
+from longqa.retrieval.read.folders import collect_files, matches
 from longqa.services.inputs import InputError, index_library, open_library
 from longqa.services.stores import searcher_for
 
@@ -216,7 +216,7 @@ def test_a_changed_or_removed_file_leaves_both_indexes_and_is_never_cited(docs, 
         texts = " ".join(r.chunk.text for r in searcher.search("bakery oven master baker", k=5, mode=mode))
         assert "Karl Brandt" not in texts
     assert "Ines Varga" in searcher.search("Who replaced the bakery oven?", k=1)[0].chunk.text
-    monkeypatch.setattr("longqa.retrieval.library_gc.RETIRE_AFTER_S", 0.0)  # past it, the next index run
+    monkeypatch.setattr("longqa.retrieval.index.library.library_gc.RETIRE_AFTER_S", 0.0)  # past it, the next index run
     index_library({"documents": [str(docs)]}, settings, [G])
     assert collection.get(where={"doc_id": {"$in": sorted(gone)}})["ids"] == []
 
@@ -403,7 +403,8 @@ def test_a_collection_indexed_before_libraries_is_opened_as_one(settings, embedd
 
 
 def test_a_rebuild_under_new_settings_keeps_serving_the_old_version_until_it_is_published(docs, settings, monkeypatch):
-    from longqa.retrieval import IndexStore, library_gc
+    from longqa.retrieval import IndexStore
+    from longqa.retrieval.index.library import library_gc
 
     first = index_library({"documents": [str(docs)]}, settings, [G])
     writer = first.library

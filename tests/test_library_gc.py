@@ -1,4 +1,4 @@
-"""What updates collect, and when (retrieval/library_gc.py), on one host with the files catalog: a
+"""What updates collect, and when (retrieval/index/library/library_gc.py), on one host with the files catalog: a
 removed document's vectors outlive the publish by the grace period (a reader holding the previous
 manifest still finds them) and go with a later index run after it, unless the document is a member
 again; a question never collects, even when its input changed and it published a version.
@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from longqa.contracts.settings import Settings
-from longqa.retrieval import library_gc
-from longqa.retrieval.library import Library
-from longqa.retrieval.manifest import Manifest
-from longqa.retrieval.search import query_vector
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index.library import library_gc
+from longqa.retrieval.index.library.library import Library
+from longqa.retrieval.index.library.manifest import Manifest
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.search.search import query_vector
 from longqa.services.inputs import index_library, open_library
 
 G = 150
@@ -91,7 +91,7 @@ def test_a_question_never_collects_even_when_its_input_changed(docs, settings, m
         raise AssertionError("a question collected garbage")
 
     monkeypatch.setattr("longqa.services.inputs.forget_unused", no_collection)
-    monkeypatch.setattr("longqa.retrieval.library.collect_expired", no_collection)
+    monkeypatch.setattr("longqa.retrieval.index.library.library.collect_expired", no_collection)
     monkeypatch.setattr(IndexStore, "forget_inline", no_collection)
     (docs / "ferry.txt").write_text(FERRY, "utf-8")
     changed = open_library({"documents": [str(docs)]}, settings)  # changed files: a new version written

@@ -1,12 +1,12 @@
 """Heading links: a passage is named by its title line; a question or a chunk that names the title
-points at the passage (retrieval/links.py), and the evidence selection follows those links."""
+points at the passage (retrieval/search/links.py), and the evidence selection follows those links."""
 
 from __future__ import annotations
 
 from longqa.retrieval import Searcher, document_from_text
-from longqa.retrieval.chunking import chunk_document
-from longqa.retrieval.links import DocumentLinks, name_of, names_in, names_of, words
-from longqa.retrieval.selection import led_by, with_bridges
+from longqa.retrieval.index.chunking import chunk_document
+from longqa.retrieval.search.links import DocumentLinks, name_of, names_in, names_of, words
+from longqa.retrieval.search.selection import led_by, with_bridges
 from tests.test_selection import chunk
 
 PASSAGES = """Passage 1:
@@ -184,7 +184,7 @@ def test_a_name_that_titles_several_passages_points_at_the_best_ranked(make_stor
 def test_over_a_large_library_links_stay_within_the_ranked_documents(make_store, monkeypatch):
     """Above LINK_SCOPE_DOCS documents no question reads every document's titles: links are followed
     within the documents of the ranking (and the seed's own)."""
-    import longqa.retrieval.search as search
+    import longqa.retrieval.search.search as search
 
     store = make_store()
     head, tail = PASSAGES.split("\n\nPassage 3:")

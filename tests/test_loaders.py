@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from longqa.retrieval import loaders
 from longqa.retrieval.documents import Document, content_hash
-from longqa.retrieval.loaders import DocumentError, document_from_text, load_document
+from longqa.retrieval.read import loaders
+from longqa.retrieval.read.loaders import DocumentError, document_from_text, load_document
 
 
 def blocks(document: Document) -> list[tuple[str, bool]]:
@@ -257,7 +257,7 @@ def test_binary_file_of_control_bytes(tmp_path):
 
 def test_cp1252_fallback_is_logged(tmp_path, caplog):
     path = write(tmp_path / "legacy.txt", "Caf\u00e9 cr\u00e8me \u2013 \u20ac5 \u201cquoted\u201d.".encode("cp1252"))
-    with caplog.at_level(logging.WARNING, logger="longqa.retrieval.loaders"):
+    with caplog.at_level(logging.WARNING, logger="longqa.retrieval.read.loaders"):
         document = load_document(path)
     assert document.encoding == "cp1252"
     assert document.text == "Caf\u00e9 cr\u00e8me \u2013 \u20ac5 \u201cquoted\u201d."
@@ -329,7 +329,7 @@ def test_words_split_across_blocks_count_once(tmp_path, monkeypatch):
 
 
 def test_ligatures_and_soft_hyphens_become_plain_letters():
-    from retrieval.loaders import document_from_text
+    from longqa.retrieval.read.loaders import document_from_text
 
     doc = document_from_text("The \ufb01rst \ufb02ow of in\u00adformation is e\ufb03cient.")
     assert doc.text == "The first flow of information is efficient."

@@ -203,7 +203,7 @@ def test_a_graph_run_with_the_local_analyzer_spends_no_llm_tokens_on_analysis(ru
 
 
 def test_the_analyzer_reuses_the_question_vector_of_the_primary_retrieval(run_graph, monkeypatch):
-    from longqa.retrieval.embedder import get_embedder
+    from longqa.retrieval.index.embed.embedder import get_embedder
 
     backend_class = type(get_embedder())  # the process's backend (ONNX Runtime by default, else torch)
     embedded: list[str] = []

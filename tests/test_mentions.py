@@ -1,4 +1,4 @@
-"""A question about something the documents never name is declined (retrieval/mentions.py,
+"""A question about something the documents never name is declined (retrieval/search/mentions.py,
 nodes/ground.py; issue 34): the lookup itself, the graph's decline without a long-context fallback,
 and, on the shared data (no model), how it separates answerable questions from questions asked over
 another item's document."""
@@ -10,7 +10,8 @@ import json
 import pytest
 
 from longqa.retrieval.bm25 import bm25_tokens
-from longqa.retrieval.mentions import Vocabulary, folded, question_names, unmentioned, unsaid_words, within_one_edit
+from longqa.retrieval.search.mentions import question_names, unmentioned, unsaid_words
+from longqa.retrieval.words import Vocabulary, folded, within_one_edit
 from tests.replies import cited_answer
 from tests.test_graph_io import KEEPER_Q
 

@@ -1,8 +1,8 @@
-"""Numbers shown as Excel displays them under their number format (retrieval/numfmt.py)."""
+"""Numbers shown as Excel displays them under their number format (retrieval/read/office/numfmt.py)."""
 
 import pytest
 
-from longqa.retrieval.numfmt import display, excel_datetime, general
+from longqa.retrieval.read.office.numfmt import display, excel_datetime, general
 
 CUSTOM_DATE = '"At"\\ h:mm\\ AM/PM\\ "on"\\ dddd\\ mmmm\\ d","\\ yyyy'
 CURRENCY = '"$"#,##0.00_);[Red]\\("$"#,##0.00\\)'
@@ -79,7 +79,7 @@ def test_xlsx_numbers_dates_and_times_are_shown_under_their_formats(tmp_path):
 
     import openpyxl
 
-    from longqa.retrieval.loaders import load_document
+    from longqa.retrieval.read.loaders import load_document
 
     workbook = openpyxl.Workbook()
     sheet = workbook.active
@@ -113,7 +113,7 @@ def test_xlsx_with_an_absurd_style_index_keeps_its_other_formats(tmp_path):
     import zipfile
     from pathlib import Path
 
-    from longqa.retrieval.loaders import load_document
+    from longqa.retrieval.read.loaders import load_document
 
     source = Path(__file__).resolve().parents[1] / "bench" / "corpus" / "tika" / "testEXCEL-formats.xlsx"  # Apache-2.0
     path = tmp_path / "hostile.xlsx"

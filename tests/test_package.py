@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from longqa.retrieval import bm25
-from longqa.retrieval.loaders import document_from_text
+from longqa.retrieval.read.loaders import document_from_text
 from longqa.retrieval.tokens import TiktokenCounter, TokenizerUnavailable, default_counter
 
 from .conftest import harbor_text
@@ -52,13 +52,14 @@ def test_the_wheel_installs_one_top_level_name(tmp_path):
         prefix = "longqa/" if package == "longqa" else f"longqa/{package}/"
         assert f"{prefix}__init__.py" in names, package
     assert "longqa/nodes/generate.py" in names and "longqa/analyzer/data/weights.npz" in names
+    assert "longqa/retrieval/read/office/word.py" in names and "longqa/retrieval/index/library/catalog.py" in names
     assert not any(n.startswith(("longqa/tests/", "tests/", "bench/")) for n in names)
 
 
 def _imports(package: str) -> dict[str, set[str]]:
     """module file -> the longqa modules it imports (absolute and relative), read from the source."""
     out = {}
-    for path in sorted((ROOT / package).glob("*.py")):
+    for path in sorted((ROOT / package).rglob("*.py")):  # sub-folders too (retrieval/read/, ...)
         found = set()
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.ImportFrom):
@@ -68,7 +69,7 @@ def _imports(package: str) -> dict[str, set[str]]:
                     found.add(node.module)
             elif isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name.startswith("longqa")}
-        out[f"{package}/{path.name}"] = found
+        out[path.relative_to(ROOT).as_posix()] = found
     return out
 
 
@@ -109,7 +110,7 @@ def test_contracts_hold_types_settings_and_the_pure_plan():
     """No service in contracts/: no caches, locks, threads, file handling or processes (those are
     services/, graph/ and the engines); settings may read the environment."""
     banned_modules = {"threading", "concurrent.futures", "shutil", "tempfile", "subprocess", "sqlite3", "fcntl"}
-    for path in sorted((ROOT / "contracts").glob("*.py")):
+    for path in sorted((ROOT / "contracts").rglob("*.py")):
         tree = ast.parse(path.read_text("utf-8"))
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -125,16 +126,31 @@ def test_contracts_hold_types_settings_and_the_pure_plan():
 def test_no_production_module_is_over_450_lines():
     """Small modules with one job each (benchmarks, samples and tests aside)."""
     long = {
-        f"{package}/{path.name}": n
+        path.relative_to(ROOT).as_posix(): n
         for package in PACKAGES
-        for path in sorted((ROOT / package).glob("*.py"))
+        for path in sorted((ROOT / package).rglob("*.py"))
         if (n := len(path.read_text("utf-8").splitlines())) > 450
     }
     assert not long, long
 
 
+# folders over the limit while issue 51's split of longqa/ is on another branch: empty it when merged
+FOLDERS_OVER_ALLOWED = {"longqa"}
+
+
+def test_no_folder_holds_more_than_4000_lines_of_its_own():
+    """A folder's own modules (not its sub-folders') stay readable as one room (issue 51)."""
+    folders = {p.parent for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+    own = {
+        f.relative_to(ROOT).as_posix(): sum(len(p.read_text("utf-8").splitlines()) for p in f.glob("*.py"))
+        for f in folders
+    }
+    assert len(own) > len(PACKAGES)  # the sub-folders are seen
+    assert not {f: n for f, n in own.items() if n > 4000 and f not in FOLDERS_OVER_ALLOWED}
+
+
 def test_evals_read_no_private_name():
-    for path in sorted((ROOT / "evals").glob("*.py")):
+    for path in sorted((ROOT / "evals").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("longqa"):
                 assert not any(a.name.startswith("_") for a in node.names), f"{path.name}: {node.module}"

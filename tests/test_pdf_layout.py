@@ -6,9 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from longqa.retrieval.loaders import load_document
-from longqa.retrieval.pdf_columns import reading_order
-from longqa.retrieval.pdf_words import repair_words
+from longqa.retrieval.read.loaders import load_document
+from longqa.retrieval.read.pdf.pdf_columns import reading_order
+from longqa.retrieval.read.pdf.pdf_words import repair_words
 
 LEFT = [
     "The harbor master logs every ship that",

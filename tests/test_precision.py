@@ -1,4 +1,4 @@
-"""The precision stage's operators (retrieval/precision.py) and the joint CoT filter's reply parsing."""
+"""The precision stage's operators (retrieval/search/precision.py) and the joint CoT filter's reply parsing."""
 
 from __future__ import annotations
 
@@ -6,7 +6,14 @@ import pytest
 
 from longqa.nodes.cot import parse_joint
 from longqa.retrieval.documents import Chunk, ScoredChunk
-from longqa.retrieval.precision import ELLIPSIS, gap_cut, is_boilerplate, pruned, without_boilerplate, without_redundant
+from longqa.retrieval.search.precision import (
+    ELLIPSIS,
+    gap_cut,
+    is_boilerplate,
+    pruned,
+    without_boilerplate,
+    without_redundant,
+)
 
 
 def scored(text: str, score: float, index: int = 0) -> ScoredChunk:

@@ -1,4 +1,4 @@
-"""The warm server's rehearsal (longqa/rehearsal.py) and reading only (retrieval/reading_only.py): a
+"""The warm server's rehearsal (longqa/rehearsal.py) and reading only (retrieval/index/library/reading_only.py): a
 rehearsal runs the last ask over its library with a fixed question, evidence only, and writes nothing:
 a library whose file changed stays as it was until the real ask updates it."""
 
@@ -12,7 +12,7 @@ import pytest
 from longqa.ask import run_question
 from longqa.contracts.settings import Settings
 from longqa.rehearsal import QUESTION, rehearse
-from longqa.retrieval.reading_only import ReadingOnly, is_reading_only, reading_only
+from longqa.retrieval.index.library.reading_only import ReadingOnly, is_reading_only, reading_only
 from longqa.services.inputs import index_library
 from longqa.services.stores import store_for
 
@@ -69,7 +69,7 @@ def test_a_question_reading_only_inside_the_graph_writes_nothing_and_says_why(in
 
 
 def _library_version(doc: Path, settings: Settings) -> int:
-    from longqa.retrieval.folders import FileSet
+    from longqa.retrieval.read.folders import FileSet
     from longqa.services.inputs import _input_name, library_for
 
     name = _input_name({"documents": [str(doc)]}, FileSet(), [])

@@ -7,8 +7,8 @@ import pytest
 
 from longqa.contracts.plan import weights_toward
 from longqa.contracts.settings import Settings
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.search import Searcher, fuse, min_max
+from longqa.retrieval.read.loaders import document_from_text
+from longqa.retrieval.search.search import Searcher, fuse, min_max
 
 from .conftest import RARE_CODE, harbor_text
 
@@ -210,7 +210,7 @@ def test_the_library_bm25_ranks_like_rank_bm25():
     from rank_bm25 import BM25Okapi
 
     from longqa.retrieval.bm25 import bm25_tokens
-    from longqa.retrieval.library_bm25 import LibraryBM25
+    from longqa.retrieval.index.library.library_bm25 import LibraryBM25
 
     docs = [f"chunk {i} about harbour cargo and cranes number {i}" for i in range(60)]
     docs[17] = "the mooring winch ticket ZX-4471 on berth seven is faulty"

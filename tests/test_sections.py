@@ -1,9 +1,9 @@
-"""The section a passage lies in (retrieval/sections.py): the nearest heading at or before it, in its citation."""
+"""The section a passage lies in (retrieval/search/sections.py): the nearest heading at or before it, cited."""
 
 from __future__ import annotations
 
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.sections import MAX_SECTION_CHARS, section_of
+from longqa.retrieval.read.loaders import document_from_text
+from longqa.retrieval.search.sections import MAX_SECTION_CHARS, section_of
 
 TEXT = (
     "# Harbour report\n\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from longqa.retrieval.documents import Chunk, ScoredChunk
-from longqa.retrieval.selection import bridge_query, with_bridges, within_budget
+from longqa.retrieval.search.selection import bridge_query, with_bridges, within_budget
 
 
 def chunk(i: int, tokens: int, text: str = "", score: float = 1.0) -> ScoredChunk:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from longqa.retrieval.store import INLINE_MARK
+from longqa.retrieval.index.store import INLINE_MARK
 from tests.servers import Replica, add_key, log_text
 
 pytestmark = pytest.mark.integration

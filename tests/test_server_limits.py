@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from longqa.retrieval.store import INLINE_MARK
+from longqa.retrieval.index.store import INLINE_MARK
 from tests.servers import free_port
 from tests.test_serve_limits import STOP_WAIT_S, texts
 from tests.test_server_sdk import HOST, REPO, STARTUP_DEADLINE_S, _ok, _server_env, _stop

@@ -11,12 +11,12 @@ import pytest
 
 from longqa.contracts.settings import Settings
 from longqa.retrieval import Searcher
-from longqa.retrieval import store as store_module
-from longqa.retrieval.chunk_index import dense_units
-from longqa.retrieval.config import IndexSettings
 from longqa.retrieval.documents import Chunk
-from longqa.retrieval.loaders import document_from_text
-from longqa.retrieval.store import IndexStore
+from longqa.retrieval.index import store as store_module
+from longqa.retrieval.index.chunk_index import dense_units
+from longqa.retrieval.index.config import IndexSettings
+from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.read.loaders import document_from_text
 
 from .conftest import RARE_CODE, harbor_text
 

@@ -18,8 +18,14 @@ from longqa.graph.index_graph import graph as index_graph
 from longqa.job_slots import Busy, JobSlots
 from longqa.retrieval import DocumentError
 from longqa.retrieval.cancel import cancelled_by
-from longqa.retrieval.chunking import LONG_RUN_CHARS, MAX_ATOM_CHARS, MAX_CHUNK_CHARS, MAX_GAP_CHARS, chunk_document
-from longqa.retrieval.loaders import document_from_text, load_document
+from longqa.retrieval.index.chunking import (
+    LONG_RUN_CHARS,
+    MAX_ATOM_CHARS,
+    MAX_CHUNK_CHARS,
+    MAX_GAP_CHARS,
+    chunk_document,
+)
+from longqa.retrieval.read.loaders import document_from_text, load_document
 from longqa.retrieval.tokens import BATCH_CHARS, batches
 
 from . import hostile_builders as build

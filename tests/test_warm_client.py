@@ -41,8 +41,8 @@ def test_parse_routes_only_plain_asks(tmp_path):
 
 def test_the_home_is_the_clis(monkeypatch, tmp_path):
     """The client reads the home from its caller's environment as the CLI's settings read it from theirs."""
-    from longqa.retrieval.config import IndexSettings
     from longqa.retrieval.environment import default_home
+    from longqa.retrieval.index.config import IndexSettings
 
     for variables in ({"LONGQA_HOME": "~/x"}, {"XDG_CACHE_HOME": str(tmp_path)}, {"LONGQA_HOME": "  "}, {}):
         for name in ("LONGQA_HOME", "XDG_CACHE_HOME"):
