@@ -37,7 +37,7 @@ def _defined_names() -> set[str]:
     """Every module, function, class, module-level name and class attribute of the package."""
     names: set[str] = {*PACKAGES, "longqa"}
     for package in PACKAGES:
-        for path in (ROOT / package).glob("*.py"):
+        for path in (ROOT / package).rglob("*.py"):
             names.add(path.stem)
             for node in ast.walk(ast.parse(path.read_text("utf-8"))):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -64,7 +64,7 @@ def _missing(text: str, defined: set[str]) -> list[str]:
         if "<" in quoted:  # a pattern such as nodes/<operator>.py
             continue
         if "/" in quoted or quoted.endswith(".py"):
-            where = [ROOT / quoted] if "/" in quoted else list(ROOT.glob(f"*/{quoted}"))
+            where = [ROOT / quoted] if "/" in quoted else list(ROOT.glob(f"*/**/{quoted}"))
             if not any(p.exists() for p in where):
                 missing.append(quoted)
             continue

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.commands import main
+from longqa.cli.commands import main
 from longqa.retrieval import Searcher, batch_embed
 from longqa.retrieval.config import EndpointSpec, IndexSettings
 from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.cli import build_parser
+from longqa.cli.commands import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes", "prompts", "retrieval", "services"]
@@ -23,8 +23,8 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 def _modules() -> Iterator[tuple[str, ast.Module]]:
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            yield f"{package}/{path.name}", ast.parse(path.read_text("utf-8"))
+        for path in sorted((ROOT / package).rglob("*.py")):  # subfolders too (longqa/'s rooms)
+            yield path.relative_to(ROOT).as_posix(), ast.parse(path.read_text("utf-8"))
 
 
 def public_names(tree: ast.Module) -> Iterator[tuple[str, ast.AST]]:

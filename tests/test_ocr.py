@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from bench.scan_corpus import build
-from longqa.ask import run_question
 from longqa.contracts.settings import Settings
 from longqa.retrieval.bounded import BoundedReader, ReadLimits
 from longqa.retrieval.documents import Document
 from longqa.retrieval.loaders import DocumentError, load_document
 from longqa.retrieval.ocr import OcrLimits, configure, location, page_span
+from longqa.runner.ask import run_question
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="Tesseract not installed")
 ENV = {**os.environ, "LONGQA_MODEL": ""}

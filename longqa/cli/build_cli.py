@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 
-from longqa.arguments import GRANULARITY_HELP, add_set_argument, granularity
+from longqa.cli.arguments import GRANULARITY_HELP, add_set_argument, granularity
 from longqa.contracts.settings import Settings, check_names
 
 

@@ -1,5 +1,5 @@
 """`longqa` command line: index documents, search them, ask questions, evaluate strategies. The
-`longqa` entry point (`longqa/cli.py`) offers `ask` to the warm server first; this module is the
+`longqa` entry point (`longqa/cli/entry.py`) offers `ask` to the warm server first; this module is the
 in-process CLI that both it and the warm server's workers run."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from longqa.arguments import (
+from longqa.cli.arguments import (
     GRANULARITY_HELP,
     add_model_arguments,
     add_set_argument,
@@ -22,19 +22,19 @@ from longqa.arguments import (
     query,
     weights,
 )
-from longqa.build_cli import add_index_together_parser
-from longqa.console import EmbeddingProgress, LibraryProgress, configure_logging, excerpt
+from longqa.cli.build_cli import add_index_together_parser
+from longqa.cli.console import EmbeddingProgress, LibraryProgress, configure_logging, excerpt
+from longqa.cli.keys_cli import add_keys_parser
+from longqa.cli.reembed_cli import add_reembed_parser
+from longqa.cli.shown_skips import not_shown_before
+from longqa.cli.shown_skips import record as record_shown_skips
 from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check_names
 from longqa.evals.cli import add_eval_parser
-from longqa.keys_cli import add_keys_parser
-from longqa.reembed_cli import add_reembed_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.embedder_errors import EmbedderMismatch, EmbedderUnavailable
 from longqa.retrieval.folders import left_out_summary, skip_summary
 from longqa.services.inputs import InputError, Opened, index_library, open_library
 from longqa.services.stores import searcher_for
-from longqa.shown_skips import not_shown_before
-from longqa.shown_skips import record as record_shown_skips
 
 DESCRIPTION = "`longqa` command line: index documents, search them, ask questions, evaluate strategies."
 
@@ -158,7 +158,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from longqa.retrieval.embedder import preload_in_background
 
     preload_in_background()  # the query encoder loads while the graph's libraries import
-    from .ask import print_json, render, run_question
+    from longqa.runner.ask import print_json, render, run_question
 
     settings = ask_settings(args)
     result = run_question(
@@ -180,8 +180,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_warm(args: argparse.Namespace) -> int:
     """`longqa warm status|stop`: report on, or stop, the warm server for this home."""
-    from . import warm_client
-    from .retrieval.environment import default_home
+    from longqa.cli import warm_client
+    from longqa.retrieval.environment import default_home
 
     home = args.home.expanduser() if args.home else default_home()
     reply = warm_client.status(home) if args.action == "status" else warm_client.stop(home)
@@ -200,7 +200,7 @@ def cmd_warm(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """`longqa serve`: run one HTTP replica (`--home` becomes its LONGQA_HOME)."""
-    from .serve import serve
+    from longqa.http.serve import serve
 
     serve(args.host, args.port, home=args.home)
     return 0

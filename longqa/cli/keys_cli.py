@@ -1,4 +1,4 @@
-"""`longqa keys add / list / remove`: the operator's commands for a server's API keys (longqa/keys.py)."""
+"""`longqa keys add / list / remove`: the operator's commands for a server's API keys (longqa/http/keys.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longqa.keys import GRANTS, add_key, keys_file, read_keys, remove_key
+from longqa.http.keys import GRANTS, add_key, keys_file, read_keys, remove_key
 
 
 def _names(text: str) -> list[str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from longqa.arguments import add_set_argument
-from longqa.console import LibraryProgress
+from longqa.cli.arguments import add_set_argument
+from longqa.cli.console import LibraryProgress
 from longqa.contracts.settings import Settings, check_names
 from longqa.services.inputs import InputError
 

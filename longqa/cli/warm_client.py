@@ -1,4 +1,4 @@
-"""`longqa ask` through the warm server (`longqa/warm_server.py`): the client's side.
+"""`longqa ask` through the warm server (`longqa/warm/server.py`): the client's side.
 
 The `longqa` command offers an `ask` here first. This module and `warm_protocol` import only the
 standard library, so a question the server answers costs this process its interpreter and a few
@@ -20,8 +20,7 @@ from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
 
-from longqa.retrieval.environment import default_home  # standard library only, as this client must be
-from longqa.warm_protocol import (
+from longqa.cli.warm_protocol import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_RUN_S,
     MAX_REPLY_BYTES,
@@ -36,6 +35,7 @@ from longqa.warm_protocol import (
     stamp,
     warm_dir,
 )
+from longqa.retrieval.environment import default_home  # standard library only, as this client must be
 
 START_WAIT_S = 120.0  # the first ask waits this long for the server's imports (a busy machine is slow)
 OFF_VALUES = ("0", "false", "no", "off")
@@ -164,7 +164,7 @@ def start_server(home: Path):  # -> subprocess.Popen (imported only here)
     log = os.open(directory / "server.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         return subprocess.Popen(
-            [sys.executable, "-m", "longqa.warm_server", "--home", str(home.absolute()), "--idle", idle]
+            [sys.executable, "-m", "longqa.warm.server", "--home", str(home.absolute()), "--idle", idle]
             + ["--max-run", max_run, standby],
             stdin=subprocess.DEVNULL,
             stdout=log,

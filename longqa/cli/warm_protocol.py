@@ -1,4 +1,4 @@
-"""What the warm server (`longqa/warm_server.py`) and `longqa ask` (`longqa/warm_client.py`) share:
+"""What the warm server (`longqa/warm/server.py`) and `longqa ask` (`longqa/cli/warm_client.py`) share:
 where the socket lives (and how the server binds and removes it), how a message is framed, who may
 talk to it, and the stamp that says which code and environment a server answers with.
 

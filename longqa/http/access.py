@@ -1,7 +1,7 @@
-"""Who a server's caller is and what it may do, the same for `longqa serve` (longqa/serve.py) and
-the LangGraph server (longqa/auth.py).
+"""Who a server's caller is and what it may do, the same for `longqa serve` (longqa/http/serve.py) and
+the LangGraph server (longqa/http/auth.py).
 
-A caller presents an API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`, longqa/keys.py).
+A caller presents an API key (`Authorization: Bearer <key>` or `X-API-Key: <key>`, longqa/http/keys.py).
 A server with no keys configured serves only this machine: a caller from a loopback address that
 also names a loopback host (a page that rebinds its own domain to 127.0.0.1 names that domain, so
 it is refused) is the `local` tenant with every grant; anyone else gets 401 saying how to add keys.
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longqa.keys import ANY, Key, KeyStore
-from longqa.requests import SHOWN, RequestError, paths_of, shown
+from longqa.http.keys import ANY, Key, KeyStore
+from longqa.http.requests import SHOWN, RequestError, paths_of, shown
 
 LOCAL_TENANT = "local"
 HOW_TO_ADD_KEYS = (
@@ -152,7 +152,7 @@ def authorize(caller: Caller, action: str, payload: Mapping[str, Any], root: Pat
     """Raise Denied(403) unless `caller` may run `action` ('ask' or 'index') on what `payload`
     (a request body, or a LangGraph run's input) names: its collection and its files. A payload of
     the wrong shape (`documents` an object, a number ...) is RequestError (422), never passed over;
-    both servers validate bodies first (longqa/requests.py), so this is the second line."""
+    both servers validate bodies first (longqa/http/requests.py), so this is the second line."""
     if not caller.can(action):
         raise Denied(403, f"this key may not {action} (its grants: {', '.join(sorted(caller.grants))})")
     collection = payload.get("collection")

@@ -1,6 +1,6 @@
-"""What the LangGraph server's guards (longqa/server_app.py, longqa/state_guard.py) do with a request body before
-LangGraph sees it: read it whole within the body limit, refuse a request with a JSON `detail`, and pass the body
-on as if it had not been read. Hand-written: Starlette's Request reads a body once, and these are raw ASGI
+"""What the LangGraph server's guards (longqa/http/server_app.py, longqa/http/state_guard.py) do with a request
+body before LangGraph sees it: read it whole within the body limit, refuse a request with a JSON `detail`, and pass
+the body on as if it had not been read. Hand-written: Starlette's Request reads a body once, and these are raw ASGI
 middleware in front of LangGraph's own app."""
 
 from __future__ import annotations

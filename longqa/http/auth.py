@@ -1,6 +1,6 @@
 """Who may do what on the LangGraph server (`langgraph dev`, a LangGraph deployment): LangGraph's own
 custom auth (`langgraph_sdk.Auth`, the `auth` entry of langgraph.json) over the same keys, grants
-and ceilings as `longqa serve` (longqa/access.py, longqa/keys.py, contracts/ceilings.py).
+and ceilings as `longqa serve` (longqa/http/access.py, longqa/http/keys.py, contracts/ceilings.py).
 
 - Every request names its caller by API key (401 without one); with no keys configured, only this
   machine's own callers are served (the `local` tenant).
@@ -10,13 +10,13 @@ and ceilings as `longqa serve` (longqa/access.py, longqa/keys.py, contracts/ceil
   other grants started, is not found (404); a key that reads all ('*' documents and collections)
   sees every thread of its tenant.
 - A run's input and its command's update are validated first (strict types, 422:
-  longqa/requests.py, longqa/run_inputs.py); then it needs `ask` (question graph) or `index` (index
+  longqa/http/requests.py, longqa/http/run_inputs.py); then it needs `ask` (question graph) or `index` (index
   graph) on the collection and files they name; its context must be valid and within the
   deployment's ceilings (422 naming the field), its chunk sizes the deployment's, its question no
   longer than LONGQA_MAX_QUESTION_CHARS; a webhook goes only to a host the operator allows (403);
-  a key's index runs under way are at most LONGQA_MAX_INDEX_JOBS (429, longqa/index_runs.py).
+  a key's index runs under way are at most LONGQA_MAX_INDEX_JOBS (429, longqa/http/index_runs.py).
   A thread's state updates are checked the same way before LangGraph sees them
-  (longqa/state_guard.py), since its auth is shown only their thread's id.
+  (longqa/http/state_guard.py), since its auth is shown only their thread's id.
 - Assistants (graph configurations, no user data) are readable by every caller; creating, changing
   or deleting one takes `admin`, and its context is checked as a run's. Crons and the store, which
   longqa does not use, are refused."""
@@ -29,20 +29,20 @@ from uuid import UUID, uuid5
 
 from langgraph_sdk import Auth
 
-from longqa.access import Caller, Denied, authorize, identify
 from longqa.contracts.ceilings import caller_context, deployment_ceilings
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
-from longqa.index_runs import KEY_FIELD, IndexRuns, index_key, runs_index_graph
-from longqa.keys import KeyStore, keys_file
-from longqa.limits import ServerLimits, question_problem
-from longqa.requests import RequestError, granularities_problem
-from longqa.run_inputs import run_payloads, webhook_refusal
+from longqa.http.access import Caller, Denied, authorize, identify
+from longqa.http.index_runs import KEY_FIELD, IndexRuns, index_key, runs_index_graph
+from longqa.http.keys import KeyStore, keys_file
+from longqa.http.limits import ServerLimits, question_problem
+from longqa.http.requests import RequestError, granularities_problem
+from longqa.http.run_inputs import run_payloads, webhook_refusal
 
 auth = Auth()
 _DEPLOYMENT = Settings()  # the deployment's settings, read once when the server loads this module
 _keys = KeyStore(keys_file(_DEPLOYMENT))
 _limits = ServerLimits()
-_index_runs = IndexRuns(_limits.max_index_jobs_per_key)  # each key's index runs under way (longqa/index_runs.py)
+_index_runs = IndexRuns(_limits.max_index_jobs_per_key)  # each key's index runs under way (longqa/http/index_runs.py)
 _ROOT = _DEPLOYMENT.documents_root
 _NAMESPACE_GRAPH = UUID("6ba7b821-9dad-11d1-80b4-00c04fd430c8")  # LangGraph's ids of a graph's own assistant
 _ACTION_OF_ASSISTANT = {
@@ -163,7 +163,7 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
     if kwargs.get("webhook") and (why := webhook_refusal(str(kwargs["webhook"]))):
         raise _refuse(403, why)
     action = _ACTION_OF_ASSISTANT.get(str(value.get("assistant_id")))
-    try:  # strict types first (longqa/requests.py), then the grants; a command's state update as an input
+    try:  # strict types first (longqa/http/requests.py), then the grants; a command's state update as an input
         payloads = run_payloads(action, kwargs.get("input"), kwargs.get("command"))
     except RequestError as e:
         raise _refuse(e.status, str(e)) from None
@@ -181,7 +181,7 @@ async def run_within_grants(ctx: Auth.types.AuthContext, value: Auth.types.on.th
     _checked_context(kwargs.get("context"), provided=bool(configurable.get("__context_provided__", True)))
     _mark(ctx, value)  # a run's own thread (stateless runs) too
     indexes = action == "index" or (action is None and runs_index_graph(value.get("assistant_id")))
-    if indexes:  # at most LONGQA_MAX_INDEX_JOBS under way per key, then 429 (longqa/index_runs.py)
+    if indexes:  # at most LONGQA_MAX_INDEX_JOBS under way per key, then 429 (longqa/http/index_runs.py)
         key = index_key(caller)
         if busy := _index_runs.claim(key, value.get("run_id")):
             raise _refuse(429, busy)

@@ -1,7 +1,7 @@
 """How many runs of the index graph one API key may have under way at once on the LangGraph server
-(`langgraph dev`), as `longqa serve` allows (LONGQA_MAX_INDEX_JOBS, longqa/job_slots.py): one more
+(`langgraph dev`), as `longqa serve` allows (LONGQA_MAX_INDEX_JOBS, longqa/http/job_slots.py): one more
 is refused with 429 when it is created, whether waited (`runs/wait`, `runs/stream`) or a background
-run, and another key is not held up. The auth handler (longqa/auth.py) marks each index run with its
+run, and another key is not held up. The auth handler (longqa/http/auth.py) marks each index run with its
 key (`index_key` in the run's metadata) and counts that key's runs LangGraph itself still has as
 `pending` or `running`, so a run ends for this count exactly when LangGraph ends it (done, failed,
 cancelled, its client gone) and nothing has to give a slot back. Its run records are read from the
@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from longqa.access import Caller
+from longqa.http.access import Caller
 
 KEY_FIELD = "index_key"  # the run metadata naming the key that started an index run
 _IN_FLIGHT = ("pending", "running")
@@ -26,7 +26,8 @@ _LOOK_S = 0.02  # how often a claim looks for its stored run
 
 
 def index_key(caller: Caller) -> str:
-    """A short id of the key (what it names, as longqa/job_slots.py counts: keys with the very same grants share)."""
+    """A short id of the key (what it names, as longqa/http/job_slots.py counts: keys with the very same grants
+    share)."""
     named = json.dumps([caller.tenant, sorted(caller.grants), sorted(caller.collections), sorted(caller.documents)])
     return hashlib.sha256(named.encode()).hexdigest()[:16]
 

@@ -1,7 +1,7 @@
 """How many index runs one API key may have under way at once on `longqa serve`
 (`ServerLimits.max_index_jobs_per_key`, LONGQA_MAX_INDEX_JOBS): one more is refused with 429 at
 once, not queued, so a caller cannot stack up minutes of embedding work behind its first job. A key
-is known by what it names (tenant, grants, collections, folders: longqa/access.py's `Caller`), so
+is known by what it names (tenant, grants, collections, folders: longqa/http/access.py's `Caller`), so
 two keys with the very same grants share their slots."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""API keys of a longqa server (`longqa serve` and the LangGraph server's auth, longqa/auth.py): a
+"""API keys of a longqa server (`longqa serve` and the LangGraph server's auth, longqa/http/auth.py): a
 JSON file the operator manages with `longqa keys add / list / remove` (LONGQA_KEYS_FILE, default
 LONGQA_HOME/keys.json, written owner-only). Each key names a tenant and what it may do (`ask`,
 `index`, `admin`) on which collections, and which files under the documents root it may read.

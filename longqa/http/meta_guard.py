@@ -1,8 +1,8 @@
-"""ASGI middleware before the LangGraph server (langgraph.json `http.app`, longqa/server_app.py): its
+"""ASGI middleware before the LangGraph server (langgraph.json `http.app`, longqa/http/server_app.py): its
 own descriptions of itself are behind a key. `/info`, `/docs` and `/openapi.json` (what Studio and an
 SDK client read to connect) need a valid key (401 without one, as every API route does), `/metrics`
 (the whole server's counts, every tenant's) an `admin` key (403); `/ok` stays open for load balancers.
-With no keys configured, only this machine's own callers pass (longqa/access.py). Hand-written: plain
+With no keys configured, only this machine's own callers pass (longqa/http/access.py). Hand-written: plain
 ASGI, reading only the request's headers."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from longqa.access import Caller, Denied, identify
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.keys import KeyStore, keys_file
+from longqa.http.access import Caller, Denied, identify
+from longqa.http.keys import KeyStore, keys_file
 
 BEHIND_A_KEY = {"/info", "/docs", "/openapi.json", "/metrics"}
 ADMIN_ONLY = {"/metrics"}

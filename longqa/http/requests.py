@@ -1,6 +1,6 @@
 """What a caller may send, as pydantic models with strict types: `longqa serve`'s /ask and /index
 bodies, the LangGraph server's run inputs (both graphs), a run's `command.update` and a thread's
-state updates. Both servers validate a body here before any grant check (longqa/access.py), so a
+state updates. Both servers validate a body here before any grant check (longqa/http/access.py), so a
 grant is always checked on what the run will read: `documents` is a list of path strings (or one
 string), never an object whose keys would be read as paths; a path holds no NUL; a collection is
 a name; chunk sizes are the deployment's (contracts/ceilings.py). Every refusal is one line naming

@@ -1,5 +1,5 @@
-"""What a LangGraph server's caller may put into a thread, checked before any grant (longqa/auth.py,
-longqa/state_guard.py): a run's `input` and its `command` (a state `update`, validated as an input;
+"""What a LangGraph server's caller may put into a thread, checked before any grant (longqa/http/auth.py,
+longqa/http/state_guard.py): a run's `input` and its `command` (a state `update`, validated as an input;
 `goto`, which would hand a node a task of the caller's making, is refused), and a thread's state
 updates (`POST /threads/{id}/state`, a new thread's `supersteps`). Webhooks go only to the hosts the
 operator lists in LONGQA_WEBHOOK_HOSTS (none by default), and LangGraph's own checks still apply."""
@@ -12,7 +12,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from longqa.contracts.environment import env_list
-from longqa.requests import AnyGraphInput, IndexInput, QuestionInput, RequestError, parsed, shown
+from longqa.http.requests import AnyGraphInput, IndexInput, QuestionInput, RequestError, parsed, shown
 
 _INPUTS: dict[str | None, type[BaseModel]] = {"ask": QuestionInput, "index": IndexInput, None: AnyGraphInput}
 

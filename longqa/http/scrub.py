@@ -2,7 +2,7 @@
 in what a caller reads (a document named relative to the root, the home as `<index home>`).
 `longqa serve` scrubs every string of its JSON answers (`PathScrubber.result`: `trace`, `error`,
 `skipped`, any field); the LangGraph server's responses pass through `PathScrubMiddleware`
-(langgraph.json `http.app`, longqa/server_app.py), which does the same to the bytes of every
+(langgraph.json `http.app`, longqa/http/server_app.py), which does the same to the bytes of every
 response body, streamed ones included. Hand-written: a byte replacement over ASGI messages."""
 
 from __future__ import annotations

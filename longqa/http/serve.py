@@ -6,9 +6,9 @@ thread (README, "Deployment").
     GET  /health                 {"ok": true}
     POST /index  {documents?, texts?, collection?, include?, exclude?, granularities?, context?}
     POST /ask    {question, documents?, texts?, collection?, include?, exclude?, thread_id?, context?}
-    GET  /       the page for people, and its reads under /page/ (longqa/page_api.py, README "The page")
+    GET  /       the page for people, and its reads under /page/ (longqa/http/page/api.py, README "The page")
 
-Every POST names its caller by API key (longqa/access.py: 401 without one, 403 outside its grants;
+Every POST names its caller by API key (longqa/http/access.py: 401 without one, 403 outside its grants;
 a thread another tenant started is 404) and sends `application/json` (415 otherwise: a browser
 cannot post that across sites without asking first). The body is read under a size limit and a
 time limit, checked for depth before use, and `context` within the deployment's ceilings
@@ -39,16 +39,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from longqa.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
-from longqa.ask import answer_fields
 from longqa.contracts.ceilings import Ceilings, caller_context, deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.job_slots import Busy, JobSlots
-from longqa.keys import KeyStore, keys_file
-from longqa.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
-from longqa.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
+from longqa.http.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
+from longqa.http.job_slots import Busy, JobSlots
+from longqa.http.keys import KeyStore, keys_file
+from longqa.http.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
+from longqa.http.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
+from longqa.http.scrub import PathScrubber as _Scrubber  # page_api.py names it here too
 from longqa.retrieval.cancel import Cancelled, cancelled_by
-from longqa.scrub import PathScrubber as _Scrubber  # page_api.py names it here too
+from longqa.runner.ask import answer_fields
 from longqa.services.text_limits import texts_problem
 
 log = logging.getLogger(__name__)
@@ -111,7 +111,7 @@ def _parse(raw: bytes, allowed: set[str], deployment: Settings, ceilings: Ceilin
     if unknown:
         shown = ", ".join(repr(k[:60]) for k in unknown[:5])
         raise BadRequest(f"unknown field(s) {shown}; expected some of {sorted(allowed)}", 422)
-    try:  # strict types before any grant is checked (longqa/requests.py)
+    try:  # strict types before any grant is checked (longqa/http/requests.py)
         body = parsed(IndexRequest if allowed == INDEX_KEYS else AskRequest, body)
     except RequestError as e:
         raise BadRequest(str(e), 422) from None
@@ -142,7 +142,7 @@ def _final(graph, payload: dict, config: dict, context: Settings, cancelled: thr
 
 
 def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> dict[str, Any]:
-    from longqa.threads import claim_thread, thread_checkpointer
+    from longqa.runner.threads import claim_thread, thread_checkpointer
 
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -274,14 +274,14 @@ def build_app(
         Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits, deployment), methods=["POST"]),
         Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits, deployment), methods=["POST"]),
     ]
-    from longqa.page_api import page_routes  # the page at / and its reads (README, "The page")
+    from longqa.http.page.api import page_routes  # the page at / and its reads (README, "The page")
 
     routes += page_routes(keys, limits, deployment)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        from longqa.threads import close_checkpointers
+        from longqa.runner.threads import close_checkpointers
 
         close_checkpointers()
 
@@ -297,7 +297,7 @@ def serve(host: str, port: int, home: Path | None = None) -> None:
     loopback address (SettingsError otherwise)."""
     import uvicorn
 
-    from longqa.serve_protocol import protocol_with_header_timeout
+    from longqa.http.serve_protocol import protocol_with_header_timeout
 
     deployment = Settings(server=True, **({"home": home} if home else {}))
     keys = KeyStore(keys_file(deployment))

@@ -6,10 +6,10 @@
   (`home`, `base_url`, ...) naming it as locked, and a bad value or one over the deployment's
   ceiling naming the field (the run would otherwise fail only once it started). Hand-written: no
   library validates LangGraph run bodies; it is plain ASGI and buffers only run-creating bodies.
-  Who may run what is longqa/auth.py's (LangGraph's custom auth). The same guard refuses inline
+  Who may run what is longqa/http/auth.py's (LangGraph's custom auth). The same guard refuses inline
   `texts` over the deployment's limits (413 or 422, services/text_limits.py) and makes a waited run
   (`runs/wait`, `runs/stream`) end when its caller disconnects unless the body says otherwise
-  (longqa/disconnect.py)."""
+  (longqa/http/disconnect.py)."""
 
 from __future__ import annotations
 
@@ -25,15 +25,15 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from longqa.asgi_body import read_body, refuse, replaying
 from longqa.contracts.ceilings import caller_context
 from longqa.contracts.settings import SERVER_LOCKED, RunContext, Settings, SettingsError
-from longqa.disconnect import cancel_on_disconnect
-from longqa.limits import MAX_JSON_DEPTH, ServerLimits
-from longqa.meta_guard import MetaRoutesGuard
-from longqa.scrub import PathScrubMiddleware
+from longqa.http.asgi_body import read_body, refuse, replaying
+from longqa.http.disconnect import cancel_on_disconnect
+from longqa.http.limits import MAX_JSON_DEPTH, ServerLimits
+from longqa.http.meta_guard import MetaRoutesGuard
+from longqa.http.scrub import PathScrubMiddleware
+from longqa.http.state_guard import StateUpdateGuard
 from longqa.services.text_limits import run_texts_problem
-from longqa.state_guard import StateUpdateGuard
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ class RunContextGuard:
 
 def _waited_runs_cancel(scope: Scope, body: Any, raw: bytes) -> tuple[bytes, Scope]:
     """A run its caller waits for is cancelled when the caller leaves, unless it says otherwise
-    (longqa/disconnect.py); the body's length told again when it changed."""
+    (longqa/http/disconnect.py); the body's length told again when it changed."""
     sent = cancel_on_disconnect(scope["path"], body, raw)
     if sent is raw:
         return raw, scope
@@ -127,6 +127,6 @@ async def node_thread_pool(_app: Starlette) -> AsyncIterator[None]:
 
 app = Starlette(lifespan=node_thread_pool)
 app.add_middleware(RunContextGuard)
-app.add_middleware(StateUpdateGuard)  # a thread's state updates meet the caller's grants (longqa/state_guard.py)
-app.add_middleware(PathScrubMiddleware)  # no server path in any response (longqa/scrub.py)
-app.add_middleware(MetaRoutesGuard)  # /info, /docs, /openapi.json, /metrics behind a key (longqa/meta_guard.py)
+app.add_middleware(StateUpdateGuard)  # a thread's state updates meet the caller's grants (longqa/http/state_guard.py)
+app.add_middleware(PathScrubMiddleware)  # no server path in any response (longqa/http/scrub.py)
+app.add_middleware(MetaRoutesGuard)  # /info, /docs, /openapi.json, /metrics behind a key (longqa/http/meta_guard.py)

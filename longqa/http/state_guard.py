@@ -1,7 +1,7 @@
-"""ASGI middleware before the LangGraph server (langgraph.json `http.app`, longqa/server_app.py): a
+"""ASGI middleware before the LangGraph server (langgraph.json `http.app`, longqa/http/server_app.py): a
 thread's state update (`POST /threads/{id}/state`) and a new thread's `supersteps` (`POST /threads`)
-are checked as a run's input is: strict types (422, longqa/requests.py), then the caller's grants on
-every file and collection they would put in the thread (403, longqa/access.py). LangGraph's custom
+are checked as a run's input is: strict types (422, longqa/http/requests.py), then the caller's grants on
+every file and collection they would put in the thread (403, longqa/http/access.py). LangGraph's custom
 auth is shown only the thread's id for these, not the values, so the check is here. Hand-written:
 plain ASGI, buffering only these bodies, within the server's body limit."""
 
@@ -13,13 +13,13 @@ import re
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from longqa.access import Denied, authorize, identify
-from longqa.asgi_body import read_body, refuse, replaying
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.keys import KeyStore, keys_file
-from longqa.limits import ServerLimits
-from longqa.requests import RequestError
-from longqa.run_inputs import state_payloads
+from longqa.http.access import Denied, authorize, identify
+from longqa.http.asgi_body import read_body, refuse, replaying
+from longqa.http.keys import KeyStore, keys_file
+from longqa.http.limits import ServerLimits
+from longqa.http.requests import RequestError
+from longqa.http.run_inputs import state_payloads
 
 _STATE_PATH = re.compile(r"^/threads(?:/[^/]+/state)?/?$")  # POST /threads, POST /threads/{id}/state
 

@@ -15,11 +15,11 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Overwrite
 
-from longqa.console import excerpt
+from longqa.cli.console import excerpt
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import OutputState
 from longqa.graph.graph import build_graph, graph
-from longqa.threads import thread_checkpointer
+from longqa.runner.threads import thread_checkpointer
 
 MIN_PASSAGE_WORDS = 4  # a shorter passage ("IBM.") is filler: not shown unless the answer cites it
 MAX_SKIPS_SHOWN = 5
@@ -29,7 +29,7 @@ _WORD = re.compile(r"\w+")
 @functools.lru_cache(maxsize=8)
 def compiled_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     """The question graph compiled once per process and checkpointer (a process's checkpointers are
-    themselves one per database, longqa/threads.py): compiling costs ~40 ms, a warm question less."""
+    themselves one per database, longqa/runner/threads.py): compiling costs ~40 ms, a warm question less."""
     return graph if checkpointer is None else build_graph().compile(checkpointer=checkpointer, name="longqa")
 
 

@@ -1,4 +1,4 @@
-"""What the warm server (longqa/warm_server.py) loads: before it listens, what every question needs
+"""What the warm server (longqa/warm/server.py) loads: before it listens, what every question needs
 (`preload`); while it waits, one step at a time, what questions load lazily (`later_loads`). Never a
 library's store: its children open those."""
 
@@ -9,7 +9,7 @@ import functools
 import importlib
 from collections.abc import Callable
 
-from longqa.warm_worker import Runner
+from longqa.warm.worker import Runner
 
 # imported after the server listens, one at a time between requests, beyond what the CLI imports: what
 # a question loads lazily (measured with `python -X importtime` and sys.modules after a question in a
@@ -38,8 +38,8 @@ def preload() -> Runner:
     from longqa.retrieval.embedder import preload_in_background
 
     loading = preload_in_background()
-    from longqa import commands
-    from longqa.ask import compiled_graph
+    from longqa.cli import commands
+    from longqa.runner.ask import compiled_graph
 
     parser = commands.build_parser()
     compiled_graph()

@@ -1,4 +1,4 @@
-"""The rehearsal: the warm server's standby child (longqa/warm_server.py) runs the last `longqa ask`
+"""The rehearsal: the warm server's standby child (longqa/warm/server.py) runs the last `longqa ask`
 once more before the next one arrives, so that ask finds its library open, its vector index and BM25
 loaded and the graph's first run behind it. A child forked for a question spends ~0.1 s on those
 (issue #32, bench/README); a standby that rehearsed does not.
@@ -22,7 +22,7 @@ QUESTION = "What does this document say?"  # any question: it is the loading tha
 def rehearse(argv: Sequence[str], run: Callable[..., dict] | None = None) -> str:
     """Rehearse `longqa` arguments `argv` in this process (its working folder and environment are the
     ask's); return what happened, for the server's log: `rehearsed`, `skipped: ...` or `failed: ...`."""
-    from longqa import commands
+    from longqa.cli import commands
     from longqa.retrieval.reading_only import reading_only
 
     quiet = io.StringIO()
@@ -34,7 +34,7 @@ def rehearse(argv: Sequence[str], run: Callable[..., dict] | None = None) -> str
     if getattr(args, "command", None) != "ask":
         return f"skipped: not an ask ({getattr(args, 'command', None)})"
     if run is None:
-        from longqa.ask import run_question as run
+        from longqa.runner.ask import run_question as run
     try:
         settings = commands.ask_settings(args).model_copy(update={"model": None})
         with reading_only():

@@ -3,7 +3,7 @@ needs, so `longqa ask` answers without paying the imports each time (issue #32).
 LangGraph, the compiled graph and the ONNX query encoder are loaded, and loads the rest (Chroma, BM25,
 the model client, the tokenizer) while it waits, one step at a time between requests.
 
-`longqa ask` starts it on demand (`python -m longqa.warm_server --home HOME`, detached) and talks to
+`longqa ask` starts it on demand (`python -m longqa.warm.server --home HOME`, detached) and talks to
 it over a Unix socket under the home (`HOME/warm/ask.sock`; the folder 0700, the socket 0600). Each
 question runs in a child forked from the warm process: the child takes the client's standard
 streams (passed over the socket), working folder, environment and arguments, and runs the CLI's own
@@ -14,7 +14,7 @@ whose code or environment stamp differs from its own (then exits: it is out of d
 after LONGQA_WARM_IDLE_S without a question or on `longqa warm stop`.
 
 Between questions one child waits ahead, the standby: forked when a question ends, it rehearses that
-ask (the same documents, a fixed question, evidence only, reading only: longqa/rehearsal.py), so its
+ask (the same documents, a fixed question, evidence only, reading only: longqa/warm/rehearsal.py), so its
 library is open and its indexes loaded, and then takes the next question in place of a fresh child.
 A standby still rehearsing when a question arrives takes it after the rehearsal when the request fits
 their socket's buffer, else it is killed and a fresh child runs the question. LONGQA_WARM_STANDBY=0
@@ -37,8 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longqa.warm_preload import later_loads, preload
-from longqa.warm_protocol import (
+from longqa.cli.warm_protocol import (
     DEFAULT_IDLE_S,
     DEFAULT_MAX_RUN_S,
     MAX_REQUEST_BYTES,
@@ -53,7 +52,8 @@ from longqa.warm_protocol import (
     stamp,
     unlink_if_ours,
 )
-from longqa.warm_worker import Rehearsal, Runner, close_fds, run_child, run_standby
+from longqa.warm.preload import later_loads, preload
+from longqa.warm.worker import Rehearsal, Runner, close_fds, run_child, run_standby
 
 REHEARSAL_MAX_S = 120.0  # a standby still rehearsing after this long is killed (a hung folder, a huge walk)
 QUEUED_REQUEST_BYTES = 64 << 10  # a request this small waits in the socket buffer for a rehearsing standby
@@ -388,7 +388,7 @@ def serve(
     """Run the home's warm server until it is stopped or idle; 0 at once when another holds the lock.
     `run` replaces the CLI, `later` what is loaded between requests and `rehearse` what a standby runs
     first (tests); without `run` the CLI's imports are loaded first, `later_loads()` after the server
-    listens, and standbys rehearse with longqa/rehearsal.py. `standbys=False`: a fresh child per question."""
+    listens, and standbys rehearse with longqa/warm/rehearsal.py. `standbys=False`: a fresh child per question."""
     directory = private_dir(home / "warm")
     lock = os.open(directory / "server.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -402,7 +402,7 @@ def serve(
     print(f"longqa warm server {os.getpid()} listening on {path}", file=sys.stderr, flush=True)
     steps = later_loads() if run is None else list(later or [])
     if run is None:
-        from longqa.rehearsal import rehearse
+        from longqa.warm.rehearsal import rehearse
     server = Server(
         listener, inode, own_stamp, runner, lock, idle_s, max_run_s, steps, rehearse=rehearse, standbys=standbys
     )
@@ -414,7 +414,7 @@ def serve(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m longqa.warm_server --home HOME [--idle S] [--max-run S]`."""
+    """`python -m longqa.warm.server --home HOME [--idle S] [--max-run S]`."""
     p = argparse.ArgumentParser(prog="longqa-warm-server", description=__doc__.split("\n\n")[0])
     p.add_argument("--home", type=Path, required=True, help="the index home whose questions it answers")
     p.add_argument("--idle", type=float, default=DEFAULT_IDLE_S, help="exit after this many seconds without a question")

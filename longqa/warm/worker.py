@@ -1,4 +1,4 @@
-"""What runs in the warm server's forked children (longqa/warm_server.py): a question's worker, which
+"""What runs in the warm server's forked children (longqa/warm/server.py): a question's worker, which
 becomes the client's `longqa` process (its streams, folder, environment and arguments) and runs the
 CLI's `main`, and the standby, which rehearses the last ask first and then waits for the next question.
 Each ends with `os._exit`, never in the server's loop."""
@@ -13,10 +13,10 @@ import sys
 import traceback
 from collections.abc import Callable
 
-from longqa.warm_protocol import MAX_REQUEST_BYTES, WarmError, receive_message, send_message
+from longqa.cli.warm_protocol import MAX_REQUEST_BYTES, WarmError, receive_message, send_message
 
 Runner = Callable[[list[str]], int]
-Rehearsal = Callable[[list[str]], str]  # the last ask's arguments -> what happened (longqa/rehearsal.py)
+Rehearsal = Callable[[list[str]], str]  # the last ask's arguments -> what happened (longqa/warm/rehearsal.py)
 
 
 def run_child(request: dict, fds: list[int], closing: list, run: Runner) -> None:

@@ -1,6 +1,6 @@
 """The page `longqa serve` serves at `/` for people, and the few reads it needs beside /ask and
 /index (README, "The page"). The page is a client of the HTTP API: the same keys, grants and
-progress events as the SDK; its static files ship in the package (longqa/page/), load nothing
+progress events as the SDK; its static files ship in the package (longqa/http/page/), load nothing
 from elsewhere and are served under a strict Content-Security-Policy.
 
     GET  /                          the page (index.html); /page/app.js, /page/app.css
@@ -9,11 +9,11 @@ from elsewhere and are served under a strict Content-Security-Policy.
     GET  /page/api/threads/{id}     one of them, turn by turn (another tenant's: 404)
     GET  /page/api/passage          ?collection&doc_id&start&end: the text around a cited span
     GET  /page/api/files            files under the documents root the key may index
-    POST /page/api/upload           one file from the page into a collection (longqa/page_upload.py)
-    POST /page/api/ask, /page/api/index   /ask and /index streamed as NDJSON events (longqa/page_stream.py)
+    POST /page/api/upload           one file from the page into a collection (longqa/http/page/upload.py)
+    POST /page/api/ask, /page/api/index   /ask and /index streamed as NDJSON events (longqa/http/page/stream.py)
 
 Every endpoint names its caller by API key as /ask does (access.identify) and checks its grants
-(longqa/page_data.py) before it reads anything."""
+(longqa/http/page/data.py) before it reads anything."""
 
 from __future__ import annotations
 
@@ -26,14 +26,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from longqa import page_data
-from longqa.access import Denied, identify
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.job_slots import Busy, JobSlots
-from longqa.keys import KeyStore
-from longqa.limits import ServerLimits
+from longqa.http.access import Denied, identify
+from longqa.http.job_slots import Busy, JobSlots
+from longqa.http.keys import KeyStore
+from longqa.http.limits import ServerLimits
+from longqa.http.page import data as page_data
 
-STATIC = Path(__file__).parent / "page"
+STATIC = Path(__file__).parent  # index.html, app.js, app.css beside this module
 FILES = {  # the page's files: nothing else is served from the folder
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
@@ -93,9 +93,10 @@ def _reader(keys: KeyStore, deployment: Settings, read):
 
 
 def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
-    """POST /page/api/upload: the body read as every POST's is (longqa/serve.py), then longqa/page_upload.py,
+    """POST /page/api/upload: the body read as every POST's is (longqa/http/serve.py), then longqa/http/page/upload.py,
     holding one of the key's index job slots."""
-    from longqa import page_upload, serve
+    from longqa.http import serve
+    from longqa.http.page import upload as page_upload
 
     scrub = serve._Scrubber(deployment)
 
@@ -123,9 +124,9 @@ def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: 
 
 
 def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> list[Route]:
-    """The page's routes, mounted by longqa/serve.py's build_app."""
-    from longqa.page_stream import stream_endpoint
-    from longqa.threads import thread_checkpointer
+    """The page's routes, mounted by longqa/http/serve.py's build_app."""
+    from longqa.http.page.stream import stream_endpoint
+    from longqa.runner.threads import thread_checkpointer
 
     jobs = JobSlots(limits.max_index_jobs_per_key)  # the page's index runs and uploads, per key (as /index's)
 

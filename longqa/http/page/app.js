@@ -1,4 +1,4 @@
-// The page of `longqa serve` (longqa/page_api.py): a client of the same HTTP API as the SDK.
+// The page of `longqa serve` (longqa/http/page/api.py): a client of the same HTTP API as the SDK.
 // Every piece of data is put in the DOM as a text node (textContent, append of strings): never as
 // markup, never as a URL, so a document or a question holding <script> or a javascript: link shows
 // as text. The key lives in this tab's sessionStorage only.

@@ -1,4 +1,4 @@
-"""What the page (longqa/page_api.py) reads for one caller, without HTTP: the collections its key
+"""What the page (longqa/http/page/api.py) reads for one caller, without HTTP: the collections its key
 names, its tenant's threads and their turns, a document's text around a cited span with its file
 name and section, and the files under the documents root it may index. Each function is given the
 `Caller` and checks its grants itself, as `access.authorize` does for /ask: a collection the key
@@ -15,13 +15,13 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from pydantic import BaseModel, Field
 
-from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
-from longqa.keys import ANY
+from longqa.http.access import Caller, Denied
+from longqa.http.keys import ANY
 from longqa.retrieval.manifest import valid_name
 from longqa.retrieval.ocr import page_at, page_span
 from longqa.retrieval.sections import section_of
-from longqa.threads import OWNERS_TABLE
+from longqa.runner.threads import OWNERS_TABLE
 
 MAX_THREADS = 100  # the most recent ones listed
 MAX_FILES = 5000  # files listed under the documents root

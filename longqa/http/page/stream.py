@@ -1,5 +1,5 @@
 """/ask and /index for the page, streamed: the same body, key, grants, limits and ceilings as
-longqa/serve.py's endpoints (its own reading, parsing and checks are called, in the same order),
+longqa/http/serve.py's endpoints (its own reading, parsing and checks are called, in the same order),
 but the response is NDJSON, one event a line, as the graph works:
 
     {"type": "step", "node": "retrieve", "trace": ["..."]}      a node finished (the SDK's `updates`)
@@ -28,15 +28,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from longqa.access import Caller, Denied, authorize, identify
-from longqa.ask import answer_fields
 from longqa.contracts.ceilings import deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.job_slots import Busy, JobSlots
-from longqa.keys import KeyStore
-from longqa.limits import ServerLimits, question_problem
-from longqa.page_api import page_headers
+from longqa.http.access import Caller, Denied, authorize, identify
+from longqa.http.job_slots import Busy, JobSlots
+from longqa.http.keys import KeyStore
+from longqa.http.limits import ServerLimits, question_problem
+from longqa.http.page.api import page_headers
 from longqa.retrieval.cancel import Cancelled, cancelled_by
+from longqa.runner.ask import answer_fields
 
 log = logging.getLogger(__name__)
 MODES = ["updates", "custom", "values"]
@@ -78,8 +78,8 @@ def _trace(update: Any) -> list[str]:
 
 def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
     """The graph, input and config /ask would run (a thread claimed for the caller's tenant, as /ask does)."""
-    from longqa import serve
-    from longqa.threads import claim_thread, thread_checkpointer
+    from longqa.http import serve
+    from longqa.runner.threads import claim_thread, thread_checkpointer
 
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
@@ -98,8 +98,8 @@ def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Cal
 
 
 def _index_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
-    from longqa import serve
     from longqa.graph.index_graph import graph
+    from longqa.http import serve
 
     payload = serve._payload(body, serve.INDEX_KEYS - {"context"})
     return graph, payload, {}, lambda final: {k: final.get(k) for k in INDEX_OUTPUT}
@@ -164,7 +164,7 @@ async def _stream(run: tuple, context: Settings, scrub, slot: _Slot) -> AsyncIte
 def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
     """POST /page/api/<action>: /ask or /index's checks, then the run streamed as NDJSON events. An
     index run holds one of the key's `jobs` slots (shared with the page's uploads) until its thread ends."""
-    from longqa import serve
+    from longqa.http import serve
     from longqa.services.text_limits import texts_problem
 
     allowed = serve.ASK_KEYS if action == "ask" else serve.INDEX_KEYS

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
+from longqa.http.access import Caller, Denied
 from longqa.retrieval.manifest import valid_name
 
 MAX_NAME = 120
