@@ -203,7 +203,7 @@ def test_a_subfolder_with_other_patterns_or_no_indexed_parent_gets_a_library_of_
 
 
 def test_filler_passages_are_not_shown_unless_cited():
-    from longqa.runner.ask import render
+    from longqa.cli.answer import render
 
     passage = {"source": "a.md", "start": 0, "end": 60, "text": "The grain ship Aurora docked at berth four."}
     filler = {"source": "b.md", "start": 0, "end": 4, "text": "IBM."}
@@ -260,7 +260,7 @@ def test_an_excerpt_shows_the_answer_at_the_end_of_a_passage():
 
 
 def test_each_passage_is_shown_with_where_it_is_around_the_answer():
-    from longqa.runner.ask import render
+    from longqa.cli.answer import render
 
     filler = " ".join(f"Paragraph {i} covers the harbour's general history and trade." for i in range(20))
     text = f"{filler} The pilot boarded the Aurora at dawn. {filler}"

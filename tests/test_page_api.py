@@ -18,7 +18,7 @@ from starlette.testclient import TestClient
 
 from longqa.http.keys import add_key
 
-PAGE = Path(__file__).resolve().parents[1] / "longqa" / "page"
+PAGE = Path(__file__).resolve().parents[1] / "longqa" / "http" / "page"
 
 
 @dataclass

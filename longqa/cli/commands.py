@@ -158,7 +158,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     from longqa.retrieval.embedder import preload_in_background
 
     preload_in_background()  # the query encoder loads while the graph's libraries import
-    from longqa.runner.ask import print_json, render, run_question
+    from longqa.cli.answer import print_json, render
+    from longqa.runner.ask import run_question
 
     settings = ask_settings(args)
     result = run_question(

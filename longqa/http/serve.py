@@ -39,94 +39,33 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from longqa.contracts.ceilings import Ceilings, caller_context, deployment_ceilings
+from longqa.contracts.ceilings import deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
 from longqa.http.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
 from longqa.http.job_slots import Busy, JobSlots
 from longqa.http.keys import KeyStore, keys_file
-from longqa.http.limits import MAX_JSON_DEPTH, ServerLimits, json_depth_over, question_problem
-from longqa.http.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
-from longqa.http.scrub import PathScrubber as _Scrubber  # page_api.py names it here too
+from longqa.http.limits import ServerLimits, question_problem
+from longqa.http.page.api import page_routes  # the page at / and its reads (README, "The page")
+from longqa.http.scrub import PathScrubber
+from longqa.http.serve_input import (
+    ASK_KEYS,
+    INDEX_KEYS,
+    BadRequest,
+    parse_body,
+    payload_of,
+    question_graph,
+    read_body,
+    thread_graph,
+)
 from longqa.retrieval.cancel import Cancelled, cancelled_by
 from longqa.runner.ask import answer_fields
 from longqa.services.text_limits import texts_problem
 
 log = logging.getLogger(__name__)
-ASK_KEYS = set(AskRequest.model_fields)
-INDEX_KEYS = set(IndexRequest.model_fields)
-
-
-class BadRequest(ValueError):
-    """A request refused before it runs, with its HTTP status (400 unless named: 408, 413, 415 ...)."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
 
 
 class ClientLeft(Exception):
     """The client closed its connection: its run stops at the next step."""
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-async def _read(request: Request, limits: ServerLimits) -> bytes:
-    """The body, read as it arrives: refused as soon as it passes the limit (or declares it will),
-    and when the client takes longer than the body timeout to send it."""
-    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if media != "application/json":
-        raise BadRequest(f"send the body as application/json (got {media or 'no content type'!r})", 415)
-    limit = limits.max_body_bytes
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise BadRequest(f"request body over {limit // 2**20} MiB", 413)
-    body = bytearray()
-    try:
-        async with asyncio.timeout(limits.body_timeout_s):
-            async for chunk in request.stream():
-                body += chunk
-                if len(body) > limit:
-                    raise BadRequest(f"request body over {limit // 2**20} MiB", 413)
-    except TimeoutError:
-        raise BadRequest(f"the body took longer than {limits.body_timeout_s:g} s to arrive", 408) from None
-    return bytes(body)
-
-
-def _parse(raw: bytes, allowed: set[str], deployment: Settings, ceilings: Ceilings) -> dict[str, Any]:
-    """The body as a dict, its `context` resolved into the run's Settings: the caller's choices
-    within the ceilings, the deployment's own values for the rest (validated here, once per run)."""
-    try:
-        body = json.loads(raw or b"{}", parse_constant=_no_constant)
-    except RecursionError:
-        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
-    except ValueError as e:
-        raise BadRequest(f"the body is not JSON ({str(e)[:200]})") from None
-    if json_depth_over(body):
-        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    unknown = sorted(set(body) - allowed)
-    if unknown:
-        shown = ", ".join(repr(k[:60]) for k in unknown[:5])
-        raise BadRequest(f"unknown field(s) {shown}; expected some of {sorted(allowed)}", 422)
-    try:  # strict types before any grant is checked (longqa/http/requests.py)
-        body = parsed(IndexRequest if allowed == INDEX_KEYS else AskRequest, body)
-    except RequestError as e:
-        raise BadRequest(str(e), 422) from None
-    if problem := granularities_problem(body.get("granularities"), ceilings):
-        raise BadRequest(problem, 422)
-    try:
-        chosen = caller_context(body.get("context"), ceilings).model_dump(exclude_unset=True)
-    except SettingsError as e:
-        raise BadRequest(f"invalid run context: {e}", 422) from None
-    body["context"] = deployment.model_copy(update=chosen)
-    return body
-
-
-def _payload(body: dict[str, Any], keys: set[str]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k in keys and v not in (None, [], "")}
 
 
 def _final(graph, payload: dict, config: dict, context: Settings, cancelled: threading.Event) -> dict[str, Any]:
@@ -147,7 +86,7 @@ def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> di
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
         raise BadRequest("'question' must be a non-empty string", 422)
-    scope = _payload(body, {"documents", "texts", "collection", "include", "exclude"})
+    scope = payload_of(body, {"documents", "texts", "collection", "include", "exclude"})
     thread = body.get("thread_id")
     if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
         raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
@@ -155,31 +94,18 @@ def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> di
         saver = thread_checkpointer(body["context"])
         if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
             raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
-        graph = _thread_graph(saver)
+        graph = thread_graph(saver)
         payload = {"messages": [HumanMessage(question)], **scope}
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
     else:
-        graph, payload, config = _question_graph(), {"question": question, **scope}, {}
+        graph, payload, config = question_graph(), {"question": question, **scope}, {}
     return answer_fields(_final(graph, payload, config, body["context"], cancelled))
-
-
-@functools.cache
-def _thread_graph(saver):
-    from longqa.graph.graph import build_graph
-
-    return build_graph().compile(checkpointer=saver)
-
-
-def _question_graph():
-    from longqa.graph.graph import graph
-
-    return graph
 
 
 def _index(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> dict[str, Any]:
     from longqa.graph.index_graph import graph
 
-    return _final(graph, _payload(body, INDEX_KEYS - {"context"}), {}, body["context"], cancelled)
+    return _final(graph, payload_of(body, INDEX_KEYS - {"context"}), {}, body["context"], cancelled)
 
 
 def _stopped(path: str, work: asyncio.Future) -> None:
@@ -205,7 +131,7 @@ def _error(message: str, status: int) -> JSONResponse:
 def _endpoint(
     action: str, run: Callable, allowed: set[str], keys: KeyStore, limits: ServerLimits, deployment: Settings
 ):
-    scrub = _Scrubber(deployment)
+    scrub = PathScrubber(deployment)
     root = deployment.documents_root
     ceilings = deployment_ceilings(deployment)
     jobs = JobSlots(limits.max_index_jobs_per_key) if action == "index" else None
@@ -213,7 +139,7 @@ def _endpoint(
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
-            body = _parse(await _read(request, limits), allowed, deployment, ceilings)
+            body = parse_body(await read_body(request, limits), allowed, deployment, ceilings)
             problem = question_problem(body, limits.max_question_chars)
             if problem:
                 raise BadRequest(problem, 422)
@@ -274,8 +200,6 @@ def build_app(
         Route("/ask", _endpoint("ask", _ask, ASK_KEYS, keys, limits, deployment), methods=["POST"]),
         Route("/index", _endpoint("index", _index, INDEX_KEYS, keys, limits, deployment), methods=["POST"]),
     ]
-    from longqa.http.page.api import page_routes  # the page at / and its reads (README, "The page")
-
     routes += page_routes(keys, limits, deployment)
 
     @contextlib.asynccontextmanager

@@ -32,28 +32,17 @@ from longqa.http.job_slots import Busy, JobSlots
 from longqa.http.keys import KeyStore
 from longqa.http.limits import ServerLimits
 from longqa.http.page import data as page_data
+from longqa.http.page import upload as page_upload
+from longqa.http.page.headers import page_headers
+from longqa.http.page.stream import stream_endpoint
+from longqa.http.scrub import PathScrubber
+from longqa.http.serve_input import BadRequest, read_body
 
 STATIC = Path(__file__).parent  # index.html, app.js, app.css beside this module
 FILES = {  # the page's files: nothing else is served from the folder
     "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
 }
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
-    "font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "X-Frame-Options": "DENY",
-    "Cache-Control": "no-store",
-}
-
-
-def page_headers(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The headers every response of the page carries (the CSP, nosniff, no framing, no caching)."""
-    return {**HEADERS, **(extra or {})}
 
 
 def _static(name: str, media: str):
@@ -95,23 +84,20 @@ def _reader(keys: KeyStore, deployment: Settings, read):
 def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
     """POST /page/api/upload: the body read as every POST's is (longqa/http/serve.py), then longqa/http/page/upload.py,
     holding one of the key's index job slots."""
-    from longqa.http import serve
-    from longqa.http.page import upload as page_upload
-
-    scrub = serve._Scrubber(deployment)
+    scrub = PathScrubber(deployment)
 
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
             if not caller.can("index"):  # refused before the body is read
                 raise Denied(403, f"this key may not index (its grants: {', '.join(sorted(caller.grants))})")
-            wanted = page_upload.parse_upload(await serve._read(request, limits))
+            wanted = page_upload.parse_upload(await read_body(request, limits))
             jobs.take(caller)
             try:  # one upload is one file: it runs to its end, then the slot is free
                 return _json(await run_in_threadpool(page_upload.upload, caller, deployment, wanted))
             finally:
                 jobs.give(caller)
-        except (Denied, serve.BadRequest) as e:
+        except (Denied, BadRequest) as e:
             return _error(scrub(str(e)), e.status)
         except Busy as e:
             return _error(str(e), 429)
@@ -125,7 +111,6 @@ def _uploader(keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: 
 
 def page_routes(keys: KeyStore, limits: ServerLimits, deployment: Settings) -> list[Route]:
     """The page's routes, mounted by longqa/http/serve.py's build_app."""
-    from longqa.http.page.stream import stream_endpoint
     from longqa.runner.threads import thread_checkpointer
 
     jobs = JobSlots(limits.max_index_jobs_per_key)  # the page's index runs and uploads, per key (as /index's)

@@ -34,7 +34,18 @@ from longqa.http.access import Caller, Denied, authorize, identify
 from longqa.http.job_slots import Busy, JobSlots
 from longqa.http.keys import KeyStore
 from longqa.http.limits import ServerLimits, question_problem
-from longqa.http.page.api import page_headers
+from longqa.http.page.headers import page_headers
+from longqa.http.scrub import PathScrubber
+from longqa.http.serve_input import (
+    ASK_KEYS,
+    INDEX_KEYS,
+    BadRequest,
+    parse_body,
+    payload_of,
+    question_graph,
+    read_body,
+    thread_graph,
+)
 from longqa.retrieval.cancel import Cancelled, cancelled_by
 from longqa.runner.ask import answer_fields
 
@@ -78,30 +89,28 @@ def _trace(update: Any) -> list[str]:
 
 def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
     """The graph, input and config /ask would run (a thread claimed for the caller's tenant, as /ask does)."""
-    from longqa.http import serve
     from longqa.runner.threads import claim_thread, thread_checkpointer
 
     question = body.get("question")
     if not isinstance(question, str) or not question.strip():
-        raise serve.BadRequest("'question' must be a non-empty string", 422)
-    scope = serve._payload(body, {"documents", "texts", "collection", "include", "exclude"})
+        raise BadRequest("'question' must be a non-empty string", 422)
+    scope = payload_of(body, {"documents", "texts", "collection", "include", "exclude"})
     thread = body.get("thread_id")
     if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
-        raise serve.BadRequest("'thread_id' must be a string of 1-256 characters", 422)
+        raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
     if not thread:
-        return serve._question_graph(), {"question": question, **scope}, {}, answer_fields
+        return question_graph(), {"question": question, **scope}, {}, answer_fields
     saver = thread_checkpointer(body["context"])
     if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
         raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
     payload = {"messages": [HumanMessage(question)], **scope}
-    return serve._thread_graph(saver), payload, {"configurable": {"thread_id": thread}}, answer_fields
+    return thread_graph(saver), payload, {"configurable": {"thread_id": thread}}, answer_fields
 
 
 def _index_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:
     from longqa.graph.index_graph import graph
-    from longqa.http import serve
 
-    payload = serve._payload(body, serve.INDEX_KEYS - {"context"})
+    payload = payload_of(body, INDEX_KEYS - {"context"})
     return graph, payload, {}, lambda final: {k: final.get(k) for k in INDEX_OUTPUT}
 
 
@@ -164,28 +173,27 @@ async def _stream(run: tuple, context: Settings, scrub, slot: _Slot) -> AsyncIte
 def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deployment: Settings, jobs: JobSlots):
     """POST /page/api/<action>: /ask or /index's checks, then the run streamed as NDJSON events. An
     index run holds one of the key's `jobs` slots (shared with the page's uploads) until its thread ends."""
-    from longqa.http import serve
     from longqa.services.text_limits import texts_problem
 
-    allowed = serve.ASK_KEYS if action == "ask" else serve.INDEX_KEYS
+    allowed = ASK_KEYS if action == "ask" else INDEX_KEYS
     prepare = _ask_run if action == "ask" else _index_run
-    scrub, ceilings, root = serve._Scrubber(deployment), deployment_ceilings(deployment), deployment.documents_root
+    scrub, ceilings, root = PathScrubber(deployment), deployment_ceilings(deployment), deployment.documents_root
 
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
-            body = serve._parse(await serve._read(request, limits), allowed, deployment, ceilings)
+            body = parse_body(await read_body(request, limits), allowed, deployment, ceilings)
             problem = question_problem(body, limits.max_question_chars)
             if problem:
-                raise serve.BadRequest(problem, 422)
+                raise BadRequest(problem, 422)
             if texts := texts_problem(body.get("texts"), deployment):
-                raise serve.BadRequest(texts.message, texts.status)
+                raise BadRequest(texts.message, texts.status)
             await run_in_threadpool(authorize, caller, action, body, root)
             run = await run_in_threadpool(prepare, body, caller)
             if action == "index":
                 jobs.take(caller)
             slot = _Slot((lambda: jobs.give(caller)) if action == "index" else (lambda: None))
-        except (Denied, serve.BadRequest) as e:
+        except (Denied, BadRequest) as e:
             return _refused(scrub(str(e)), e.status)
         except Busy as e:
             return _refused(str(e), 429)
