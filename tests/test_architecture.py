@@ -64,7 +64,8 @@ def _missing(text: str, defined: set[str]) -> list[str]:
         if "<" in quoted:  # a pattern such as nodes/<operator>.py
             continue
         if "/" in quoted or quoted.endswith(".py"):
-            where = [ROOT / quoted] if "/" in quoted else list(ROOT.glob(f"*/**/{quoted}"))
+            nested = [p for package in PACKAGES for p in (ROOT / package).rglob("*.py") if p.name == quoted]
+            where = [ROOT / quoted] if "/" in quoted else [*ROOT.glob(f"*/{quoted}"), *nested]
             if not any(p.exists() for p in where):
                 missing.append(quoted)
             continue
