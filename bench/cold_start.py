@@ -81,11 +81,11 @@ print("RESULT " + json.dumps({"code": code, "torch": "torch" in sys.modules,
 
 WARM = """
 import json, resource, sys, time
-from longqa.ask import run_question
+from longqa.runner.ask import run_question
 from longqa.contracts.settings import Settings
 from longqa.graph.graph import build_graph
 from longqa.retrieval.search.search import forget_query
-import longqa.ask as ask
+import longqa.runner.ask as ask
 import longqa.nodes.retrieve as retrieve
 compiled = ask.compiled_graph
 doc, n = sys.argv[1], int(sys.argv[2])
@@ -149,7 +149,7 @@ def command(args: list[str], env: dict[str, str]) -> tuple[list, float, float]:
 
 def server_rss(home: Path) -> float | None:
     """The warm server's peak RSS (MiB), from /proc."""
-    from longqa.warm_client import status
+    from longqa.cli.warm_client import status
 
     server = status(home)
     if server is None:
@@ -161,7 +161,7 @@ def server_rss(home: Path) -> float | None:
 
 
 def stop_server(home: Path, env: dict[str, str]) -> None:
-    from longqa.warm_client import status
+    from longqa.cli.warm_client import status
 
     subprocess.run([sys.executable, "-m", "longqa.cli", "warm", "stop"], env=env, check=True, capture_output=True)
     deadline = time.monotonic() + 60
@@ -178,7 +178,7 @@ def index_with_no_server(home: Path, env: dict[str, str]) -> None:
 def cold_rounds(args, env: dict[str, str], home: Path, plain_home: Path) -> tuple[dict, dict, list]:
     """Every cold variant in turn, `args.rounds` times: {variant: [(wall, rss, torch)]}, citations, loads.
     `plain_home` holds the same index, served with standbys off (LONGQA_WARM_STANDBY=0)."""
-    from longqa.warm_client import status
+    from longqa.cli.warm_client import status
 
     warm_env = {**env, "LONGQA_WARM": "1", "LONGQA_EMBEDDER_BACKEND": "onnx"}
     plain_env = {**warm_env, "LONGQA_HOME": str(plain_home), "LONGQA_WARM_STANDBY": "0"}

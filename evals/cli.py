@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longqa.arguments import add_model_arguments, add_set_argument, positive_int
+from longqa.cli.arguments import add_model_arguments, add_set_argument, positive_int
 
 DEFAULT_OUT = Path("evals/runs/default")
 

@@ -418,7 +418,7 @@ def run_eval(
     total = sum(len(p) for _, _, p in todo)
     bar = None
     if progress and total:
-        from longqa.console import counter
+        from longqa.cli.console import counter
 
         bar = counter(total, "eval", "run", sys.stderr, dynamic_ncols=True)
     t_start = time.perf_counter()

@@ -15,10 +15,10 @@ import sys
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 
-from longqa.agent_tool import longqa_tool
 from longqa.contracts.settings import Settings
 from longqa.llm.models import chat_model
-from longqa.threads import thread_checkpointer
+from longqa.runner.agent_tool import longqa_tool
+from longqa.runner.threads import thread_checkpointer
 
 
 def build_agent(model: BaseChatModel, documents: list[str], settings: Settings | None = None, checkpointer=None):

@@ -1,4 +1,8 @@
-"""longqa: question answering over long documents (CLI, evaluation and benchmarks)."""
+"""longqa: question answering over long documents (CLI, evaluation and benchmarks).
+
+This folder holds the package's entry points in four rooms, each importing only the ones after it: the warm
+server (`warm/`), the command line (`cli/`), the HTTP servers with their keys and auth (`http/`), and the
+runner all three run the question graph through (`runner/`). ARCHITECTURE.md draws them."""
 
 import os
 

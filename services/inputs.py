@@ -292,7 +292,9 @@ def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[
         outside = [f for f in found.files if f not in found.named and not _resolves_under(f, root)]
         found.files = [f for f in found.files if f not in outside]
         found.skipped += [Skipped(str(f), "outside the allowed documents root (a symbolic link)") for f in outside]
-    if settings.server:  # a key's grant covers the folders it names (longqa/access.py): a link found in one stays in it
+    if (
+        settings.server
+    ):  # a key's grant covers the folders it names (longqa/http/access.py): a link found in one stays in it
         folders = [g for g in given if g.is_dir()]
         leaving = [f for f in found.files if f not in found.named and not _within_given(f, folders)]
         found.files = [f for f in found.files if f not in leaving]

@@ -18,7 +18,7 @@ import pytest
 os.environ.setdefault("LONGQA_TOKENIZER", "wordpiece")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-# `longqa ask` run as a command would start a warm server (longqa/warm_server.py) that outlives the
+# `longqa ask` run as a command would start a warm server (longqa/warm/server.py) that outlives the
 # test; tests/test_warm.py turns it on where it tests it
 os.environ.setdefault("LONGQA_WARM", "0")
 # the embedder's ONNX export (retrieval/index/embed/onnx_export.py) is made once per machine, outside the user's cache

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from longqa.access import LOCAL, Caller, Denied, authorize, identify, names_loopback
 from longqa.contracts.ceilings import caller_context, deployment_ceilings
 from longqa.contracts.settings import InvalidSettings, SettingsError, settings_of
-from longqa.keys import KeysError, KeyStore, add_key, read_keys, remove_key
+from longqa.http.access import LOCAL, Caller, Denied, authorize, identify, names_loopback
+from longqa.http.keys import KeysError, KeyStore, add_key, read_keys, remove_key
 
 
 @pytest.fixture
@@ -214,7 +214,7 @@ def test_a_thread_is_shared_only_by_keys_that_read_the_same() -> None:
 
 
 def test_authorize_refuses_documents_of_the_wrong_shape(tmp_path: Path) -> None:
-    from longqa.requests import RequestError
+    from longqa.http.requests import RequestError
 
     caller = Caller("acme", frozenset({"ask"}), frozenset({"lib"}), ("a",))
     for payload in [{"documents": {"b/secret.md": 1}}, {"documents": [["b"]]}, {"collection": ["lib"]}]:

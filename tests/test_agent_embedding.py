@@ -3,7 +3,7 @@
 - `longqa_tool` driven by a real `create_agent` loop with a fake tool-calling chat model;
 - `examples/chat_graph.py`: the whole longqa graph as a subgraph node (small talk vs documents),
   with the parent's run settings reaching the nodes inside;
-- the CLI's `--thread` conversations (`longqa.ask.run_question` with the SQLite checkpointer);
+- the CLI's `--thread` conversations (`longqa.runner.ask.run_question` with the SQLite checkpointer);
 - the examples' `main` entry points.
 
 Every answer comes from the scripted model (`model="scripted"`), which is not a language model:
@@ -141,7 +141,7 @@ class ToolCallingFake(BaseChatModel):
 def test_tool_in_a_real_agent_loop(doc, home):
     from langchain.agents import create_agent
 
-    from longqa.agent_tool import longqa_tool
+    from longqa.runner.agent_tool import longqa_tool
 
     tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(home))
     fake = ToolCallingFake(
@@ -189,7 +189,7 @@ def test_parallel_tool_calls_on_a_fresh_home(doc, tmp_path):
     a whole graph run on a new home; each answer is its own call's."""
     from langchain.agents import create_agent
 
-    from longqa.agent_tool import longqa_tool
+    from longqa.runner.agent_tool import longqa_tool
 
     questions = {
         "call_a": (OBSERVATORY_Q, "Orla Venndt"),
@@ -255,7 +255,7 @@ def test_concurrent_first_runs_share_one_store(tmp_path):
 
 
 def test_tool_documents_argument_overrides_the_default(doc, home, tmp_path):
-    from longqa.agent_tool import longqa_tool
+    from longqa.runner.agent_tool import longqa_tool
 
     other = tmp_path / "other.md"
     other.write_text(document_text([FACTS["cartographer"]], seed=11), "utf-8")
@@ -273,7 +273,7 @@ def test_tool_documents_argument_overrides_the_default(doc, home, tmp_path):
 
 
 def test_tool_reports_input_errors_as_content(home):
-    from longqa.agent_tool import longqa_tool
+    from longqa.runner.agent_tool import longqa_tool
 
     tool = longqa_tool(settings=scripted_settings(home))
     message = tool.invoke(
@@ -336,8 +336,8 @@ def test_chat_graph_second_turn_sees_the_first(doc, home):
 
 
 def test_cli_thread_second_turn_sees_the_first(doc, home, tmp_path):
-    from longqa.ask import run_question
-    from longqa.threads import thread_checkpointer
+    from longqa.runner.ask import run_question
+    from longqa.runner.threads import thread_checkpointer
 
     thread_home = tmp_path / "thread-home"
     # the scripted analyzer reply fixes the route (one generate call a turn): threads are the subject here
@@ -418,7 +418,7 @@ def test_agent_example_builds_an_agent_around_the_tool(doc, home):
 
 def test_agent_example_keeps_its_thread_where_longqa_keeps_threads(doc, home, tmp_path):
     from examples.agent_with_tool import build_agent
-    from longqa.threads import close_checkpointers, thread_checkpointer
+    from longqa.runner.threads import close_checkpointers, thread_checkpointer
 
     settings = scripted_settings(tmp_path / "agent-home")
     call = {"name": "ask_documents", "args": {"question": CARTOGRAPHER_Q}, "id": "call_8", "type": "tool_call"}

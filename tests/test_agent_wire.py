@@ -68,8 +68,8 @@ def test_the_tool_has_a_real_async_path_that_never_blocks_the_loop(tmp_path):
     under blockbuster, which `langgraph dev` uses to refuse blocking calls in the event loop,
     embedding a new document and answering raise nothing."""
     blockbuster = pytest.importorskip("blockbuster")
-    from longqa.agent_tool import longqa_tool
     from longqa.contracts.settings import Settings
+    from longqa.runner.agent_tool import longqa_tool
 
     doc = tmp_path / "yearbook.md"
     doc.write_text(document_text(list(FACTS.values())), "utf-8")

@@ -52,8 +52,8 @@ def test_through_longqa_serve_a_preset_named_by_the_caller_stays_within_the_depl
     tokens under a 1,900-token budget; now every preset is capped to it."""
     from starlette.testclient import TestClient
 
-    from longqa.serve import build_app
-    from longqa.threads import close_checkpointers
+    from longqa.http.serve import build_app
+    from longqa.runner.threads import close_checkpointers
     from tests.test_agent_embedding import FACTS, OBSERVATORY_Q, document_text
 
     root = tmp_path / "root"

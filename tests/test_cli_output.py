@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.console import PlainCounter, Throttle
+from longqa.cli.console import PlainCounter, Throttle
 
 ENV = {**os.environ, "LONGQA_MODEL": "", "TERM": "xterm"}
 ANSWER = "The grain ship Aurora docked at berth four after the pilot boarded her at dawn."
@@ -203,7 +203,7 @@ def test_a_subfolder_with_other_patterns_or_no_indexed_parent_gets_a_library_of_
 
 
 def test_filler_passages_are_not_shown_unless_cited():
-    from longqa.ask import render
+    from longqa.cli.answer import render
 
     passage = {"source": "a.md", "start": 0, "end": 60, "text": "The grain ship Aurora docked at berth four."}
     filler = {"source": "b.md", "start": 0, "end": 4, "text": "IBM."}
@@ -219,7 +219,7 @@ def test_filler_passages_are_not_shown_unless_cited():
 
 
 def test_an_excerpt_is_the_whole_of_a_short_passage_and_the_start_when_nothing_matches():
-    from longqa.console import excerpt
+    from longqa.cli.console import excerpt
 
     long = " ".join(f"Sentence {i} says nothing much." for i in range(60))
     assert excerpt("A short  passage.", "anything") == "A short passage."
@@ -229,7 +229,7 @@ def test_an_excerpt_is_the_whole_of_a_short_passage_and_the_start_when_nothing_m
 
 
 def test_an_excerpt_shows_the_answer_in_the_middle_of_a_long_passage():
-    from longqa.console import excerpt
+    from longqa.cli.console import excerpt
 
     before = " ".join(f"Fasteners of kind {i} are listed in the parts catalogue." for i in range(30))
     after = " ".join(f"Section {i} describes other parts of the assembly." for i in range(30))
@@ -243,7 +243,7 @@ def test_an_excerpt_shows_the_answer_in_the_middle_of_a_long_passage():
 
 
 def test_an_excerpt_shows_the_answer_at_the_end_of_a_passage():
-    from longqa.console import excerpt
+    from longqa.cli.console import excerpt
 
     verse = " ".join(
         f"Verse {i}: he marched all day across the plain, and when the night came he sought no roof, nor any "
@@ -260,7 +260,7 @@ def test_an_excerpt_shows_the_answer_at_the_end_of_a_passage():
 
 
 def test_each_passage_is_shown_with_where_it_is_around_the_answer():
-    from longqa.ask import render
+    from longqa.cli.answer import render
 
     filler = " ".join(f"Paragraph {i} covers the harbour's general history and trade." for i in range(20))
     text = f"{filler} The pilot boarded the Aurora at dawn. {filler}"

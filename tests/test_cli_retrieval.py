@@ -8,7 +8,7 @@ import re
 import pytest
 
 from longqa.cli import main
-from longqa.commands import main as in_process
+from longqa.cli.commands import main as in_process
 from longqa.retrieval.read.loaders import load_document
 
 from .conftest import RARE_CODE, harbor_text

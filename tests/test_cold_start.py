@@ -160,9 +160,9 @@ def test_cli_ask_imports_no_torch_and_cites_as_torch_does(tmp_path):
 
 
 def test_the_graph_is_compiled_once_per_process(tmp_path):
-    from longqa.ask import compiled_graph, run_question
     from longqa.contracts.settings import Settings
-    from longqa.threads import close_checkpointers, thread_checkpointer
+    from longqa.runner.ask import compiled_graph, run_question
+    from longqa.runner.threads import close_checkpointers, thread_checkpointer
 
     settings = Settings(home=tmp_path)
     assert compiled_graph() is compiled_graph()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longqa.cli import build_parser
+from longqa.cli.commands import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ["analyzer", "contracts", "evals", "graph", "llm", "longqa", "nodes", "prompts", "retrieval", "services"]

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from bench.scan_corpus import build
-from longqa.ask import run_question
 from longqa.contracts.settings import Settings
-from longqa.retrieval.documents import Document
 from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
+from longqa.retrieval.documents import Document
 from longqa.retrieval.read.loaders import DocumentError, load_document
 from longqa.retrieval.read.ocr import OcrLimits, configure, location, page_span
+from longqa.runner.ask import run_question
 
 needs_tesseract = pytest.mark.skipif(shutil.which("tesseract") is None, reason="Tesseract not installed")
 ENV = {**os.environ, "LONGQA_MODEL": ""}

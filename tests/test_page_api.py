@@ -1,4 +1,4 @@
-"""The page's HTTP side (longqa/page_api.py, page_data.py, page_stream.py) in process, with two
+"""The page's HTTP side (longqa/http/page/api.py, page_data.py, page_stream.py) in process, with two
 tenants' keys: the headers that keep the page's scripts its own, the grants every read checks (a
 passage of a collection the key may not read, a thread of another tenant, a file outside the key's
 documents), and the streamed /ask and /index refusing what /ask and /index refuse. Evidence only (no
@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from longqa.keys import add_key
+from longqa.http.keys import add_key
 
-PAGE = Path(__file__).resolve().parents[1] / "longqa" / "page"
+PAGE = Path(__file__).resolve().parents[1] / "longqa" / "http" / "page"
 
 
 @dataclass
@@ -38,9 +38,9 @@ def _events(response) -> list[dict]:
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Page]:
     from longqa.contracts.settings import Settings
-    from longqa.keys import KeyStore
-    from longqa.serve import build_app
-    from longqa.threads import close_checkpointers
+    from longqa.http.keys import KeyStore
+    from longqa.http.serve import build_app
+    from longqa.runner.threads import close_checkpointers
 
     base = tmp_path_factory.mktemp("page-api")
     root = base / "root"
@@ -146,7 +146,7 @@ def test_the_streamed_runs_refuse_what_ask_and_index_refuse(page: Page) -> None:
     r = page.client.post("/page/api/ask", json={"question": "x", "context": {"home": "/etc"}}, headers=page.acme)
     assert r.status_code == 422
     r = page.client.post("/page/api/ask", json={"question": "x", "documents": {"a": 1}}, headers=page.acme)
-    assert r.status_code == 422 and "documents" in r.json()["error"]  # strict types, as /ask (longqa/requests.py)
+    assert r.status_code == 422 and "documents" in r.json()["error"]  # strict types, as /ask (longqa/http/requests.py)
 
 
 def test_a_streamed_question_shows_its_steps_then_the_result(page: Page) -> None:
@@ -200,11 +200,11 @@ def test_an_index_run_gives_its_job_slot_back_when_it_ends(page: Page) -> None:
 
 
 def test_a_passage_of_a_paged_document_says_its_pages(tmp_path: Path) -> None:
-    from longqa import page_data
-    from longqa.access import LOCAL
     from longqa.contracts.settings import Settings
-    from longqa.retrieval.index.library.manifest import document_members
+    from longqa.http.access import LOCAL
+    from longqa.http.page import data as page_data
     from longqa.retrieval.read.loaders import document_from_text
+    from longqa.retrieval.index.library.manifest import document_members
     from longqa.services.stores import library_for, store_for
 
     settings = Settings(home=tmp_path / "home", model=None)

@@ -1,4 +1,4 @@
-"""The page's thread list and turns (longqa/page_data.py) where threads live in PostgreSQL, as on
+"""The page's thread list and turns (longqa/http/page/data.py) where threads live in PostgreSQL, as on
 replicas (LONGQA_POSTGRES_URI): a real PostgreSQL (Debian's, tests/servers.py), the thread graph run
 with the scripted model (an offline test model) over an inline text, two tenants."""
 
@@ -9,17 +9,17 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import HumanMessage
 
-from longqa.access import Caller, Denied
 from longqa.contracts.settings import Settings
+from longqa.http.access import Caller, Denied
 from tests.servers import postgres_server
 
 pytestmark = pytest.mark.scale_out
 
 
 def test_a_tenant_lists_and_opens_only_its_own_threads_in_postgres(tmp_path: Path) -> None:
-    from longqa import page_data
     from longqa.graph.graph import build_graph
-    from longqa.threads import claim_thread, close_checkpointers, thread_checkpointer
+    from longqa.http.page import data as page_data
+    from longqa.runner.threads import claim_thread, close_checkpointers, thread_checkpointer
 
     acme = Caller("acme", frozenset({"ask"}), frozenset({"*"}), ())
     globex = Caller("globex", frozenset({"ask"}), frozenset({"*"}), ())

@@ -1,4 +1,4 @@
-"""The warm server's rehearsal (longqa/rehearsal.py) and reading only (retrieval/index/library/reading_only.py): a
+"""The warm server's rehearsal (longqa/warm/rehearsal.py) and reading only (retrieval/index/library/reading_only.py): a
 rehearsal runs the last ask over its library with a fixed question, evidence only, and writes nothing:
 a library whose file changed stays as it was until the real ask updates it."""
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from longqa.ask import run_question
 from longqa.contracts.settings import Settings
-from longqa.rehearsal import QUESTION, rehearse
 from longqa.retrieval.index.library.reading_only import ReadingOnly, is_reading_only, reading_only
+from longqa.runner.ask import run_question
 from longqa.services.inputs import index_library
 from longqa.services.stores import store_for
+from longqa.warm.rehearsal import QUESTION, rehearse
 
 from .conftest import harbor_text
 

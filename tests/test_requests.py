@@ -1,4 +1,4 @@
-"""The request models both servers validate bodies with (longqa/requests.py, longqa/run_inputs.py), and
+"""The request models both servers validate bodies with (longqa/http/requests.py, longqa/http/run_inputs.py), and
 the graph's own second line for input that reached it another way (services/inputs.py): a body of the
 wrong shape is refused naming the field, never read as something else."""
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from longqa.contracts.settings import Settings
-from longqa.requests import AskRequest, IndexInput, QuestionInput, RequestError, parsed, paths_of
-from longqa.run_inputs import run_payloads, state_payloads, webhook_refusal
+from longqa.http.requests import AskRequest, IndexInput, QuestionInput, RequestError, parsed, paths_of
+from longqa.http.run_inputs import run_payloads, state_payloads, webhook_refusal
 from longqa.services.inputs import InputError, _paths, allowed_path
 
 

@@ -14,8 +14,8 @@ from tests.test_agent_embedding import CARTOGRAPHER_Q, FACTS, OBSERVATORY_Q, doc
 
 @pytest.fixture
 def client(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
-    from longqa.serve import build_app
-    from longqa.threads import close_checkpointers
+    from longqa.http.serve import build_app
+    from longqa.runner.threads import close_checkpointers
 
     root = tmp_path / "root"
     root.mkdir()
@@ -76,7 +76,7 @@ def test_index_then_a_conversation_on_the_replica(client: TestClient) -> None:
 
 
 def test_a_replica_fault_is_a_json_500_naming_it(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    from longqa import threads
+    from longqa.runner import threads
 
     def database_down(settings):
         raise ConnectionError("connection to 127.0.0.1:5432 refused")
@@ -97,7 +97,7 @@ def test_a_replica_fault_is_a_json_500_naming_it(client: TestClient, monkeypatch
 def test_without_keys_only_this_machine_is_served(
     client: TestClient, base_url: str, client_host: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from longqa.serve import build_app
+    from longqa.http.serve import build_app
 
     with TestClient(build_app(), base_url=base_url, client=(client_host, 50000)) as other:
         r = other.post("/ask", json={"question": OBSERVATORY_Q, "documents": ["yearbook.md"]})

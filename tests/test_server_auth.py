@@ -1,5 +1,5 @@
 """The LangGraph server with keys: `langgraph dev` serving langgraph.json (its `auth` entry is
-longqa/auth.py) on a free port of 127.0.0.1, driven through `langgraph_sdk` by two tenants with keys
+longqa/http/auth.py) on a free port of 127.0.0.1, driven through `langgraph_sdk` by two tenants with keys
 made by `longqa keys add`. Tenant B can neither read, search, change, delete nor run on tenant A's
 thread, nor name A's collection or files; every run's context stays under the deployment's
 ceilings (422 naming the field). Answers come from the scripted model (an offline test model, not a
@@ -279,7 +279,7 @@ def test_a_link_in_a_keys_folder_to_another_tenants_file_is_skipped(keyed: Keyed
     for output in (out, indexed):  # no server path in any field, the trace included
         assert str(keyed.docs) not in str(output) and os.path.realpath(keyed.docs) not in str(output)
     # named by its absolute path (allowed: it is under the root, in alice's folder), the folder is shown
-    # relative to the root in every response, the thread's state included (longqa/scrub.py)
+    # relative to the root in every response, the thread's state included (longqa/http/scrub.py)
     thread = alice.threads.create()["thread_id"]
     absolute = {"question": "When was the crane repainted?", "documents": [str(keyed.docs / "notes")]}
     out = alice.runs.wait(thread, "longqa", input=absolute, context={"model": "scripted"})

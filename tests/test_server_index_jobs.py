@@ -1,6 +1,6 @@
 """The LangGraph server (`langgraph dev` serving langgraph.json, keys made by `longqa keys add`, on a
 free port of 127.0.0.1) lets one key have at most LONGQA_MAX_INDEX_JOBS (1) index runs under way
-(issue 45, longqa/index_runs.py): while tenant A's background index run works, A's next index run is
+(issue 45, longqa/http/index_runs.py): while tenant A's background index run works, A's next index run is
 429 whether background or waited, or on an assistant an admin made of that graph; tenant B's index
 run is served, and once A's run is cancelled A may index again. Runs use no model: the index graph
 only reads and embeds."""

@@ -1,7 +1,7 @@
 """The LangGraph server (`langgraph dev` serving langgraph.json, on a free port of 127.0.0.1) bounds
 what a caller sends and stops work nobody waits for (issue 45): inline `texts` over the deployment's
 limits are refused by the run guard with 413/422 before a run is created; a run the caller waits on
-(`runs/wait`) is cancelled when the caller disconnects (longqa/disconnect.py makes "cancel" the
+(`runs/wait`) is cancelled when the caller disconnects (longqa/http/disconnect.py makes "cancel" the
 default), its status `interrupted`, and the index node's own thread stops at its next embedding batch
 (no inline text of it is kept). Runs use no model: the index graph only reads and embeds."""
 

@@ -779,7 +779,7 @@ def test_citations_name_documents_relative_to_the_root(client, new_thread):
     ],
 )
 def test_bad_inline_input_is_a_named_422_over_the_wire(client, new_thread, payload, error):
-    """A run input of the wrong shape is refused before the run (longqa/requests.py, issue 45)."""
+    """A run input of the wrong shape is refused before the run (longqa/http/requests.py, issue 45)."""
     with pytest.raises(httpx.HTTPStatusError) as refused:
         client.runs.wait(new_thread(), "longqa", input={"question": FERRY_Q, **payload}, context={"model": "scripted"})
     assert refused.value.response.status_code == 422 and error in refused.value.response.text

@@ -206,21 +206,21 @@ ENVIRONMENT_ALLOWED = {
     "retrieval/environment.py": "the engines' process-wide choices (tokenizer, embedder, cache folders), which "
     "load below contracts/ (ARCHITECTURE.md's layers) and so cannot receive Settings",
     "longqa/__init__.py": "setdefault of third-party libraries' own switches (telemetry, tracing), not longqa's",
-    "longqa/console.py": "TERM: whether the terminal draws colour, not a setting",
+    "longqa/cli/console.py": "TERM: whether the terminal draws colour, not a setting",
     "llm/models.py": "the API key, a secret named by api_key_env: read when the client is made, never kept in "
     "Settings, which travel in run contexts and checkpoints",
     "evals/long_contexts.py": "LONGQA_SHARED_DATA: where the evaluation's data sets lie, a harness option, "
     "not a run setting",
-    "longqa/warm_client.py": "the standard-library entry point: hands the caller's whole environment to the warm "
+    "longqa/cli/warm_client.py": "the standard-library entry point: hands the caller's whole environment to the warm "
     "server (its question runs with the caller's settings) and reads the warm server's own switches "
     "(LONGQA_WARM*) before anything that could read Settings is imported",
-    "longqa/warm_protocol.py": "the warm server's home and stamp (a changed environment is a new server), "
+    "longqa/cli/warm_protocol.py": "the warm server's home and stamp (a changed environment is a new server), "
     "computed by the standard-library client",
-    "longqa/warm_worker.py": "a warm server's worker (or standby) takes on its client's environment, then reads "
+    "longqa/warm/worker.py": "a warm server's worker (or standby) takes on its client's environment, then reads "
     "Settings like any process",
 }
 # the one writer besides longqa/__init__.py: a warm server's forked worker becomes its client's process
-ENVIRONMENT_WRITERS = ("longqa/__init__.py:", "longqa/warm_worker.py:")
+ENVIRONMENT_WRITERS = ("longqa/__init__.py:", "longqa/warm/worker.py:")
 
 
 def _environment_uses(tree: ast.AST) -> list[int]:
@@ -238,8 +238,8 @@ def _environment_uses(tree: ast.AST) -> list[int]:
 def test_the_environment_is_read_only_where_allowed():
     found = {}
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
-            where = f"{package}/{path.name}"
+        for path in sorted((ROOT / package).rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
             lines = _environment_uses(ast.parse(path.read_text("utf-8")))
             if lines and where not in ENVIRONMENT_ALLOWED:
                 found[where] = lines
@@ -256,17 +256,17 @@ def test_only_longqa_init_writes_to_the_environment():
     used to set LONGQA_SERVER and LONGQA_HOME that way)."""
     writers = []
     for package in PACKAGES:
-        for path in sorted((ROOT / package).glob("*.py")):
+        for path in sorted((ROOT / package).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text("utf-8"))):
                 target = node.targets[0] if isinstance(node, ast.Assign) else None
                 if isinstance(target, ast.Subscript) and ast.unparse(target.value) == "os.environ":
-                    writers.append(f"{package}/{path.name}:{node.lineno}")
+                    writers.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
                 if (
                     isinstance(node, ast.Call)
                     and ast.unparse(node.func).startswith("os.environ.")
                     and ast.unparse(node.func).endswith(("setdefault", "update", "pop"))
                 ):
-                    writers.append(f"{package}/{path.name}:{node.lineno}")
+                    writers.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno}")
     assert all(w.startswith(ENVIRONMENT_WRITERS) for w in writers), writers
 
 
@@ -275,7 +275,7 @@ def test_longqa_serve_is_a_server_without_changing_the_environment(monkeypatch, 
     refused, and os.environ is as it was."""
     from starlette.testclient import TestClient
 
-    from longqa.serve import build_app
+    from longqa.http.serve import build_app
 
     for name in ("LONGQA_SERVER", "LONGQA_DOCUMENTS_ROOT"):
         monkeypatch.delenv(name, raising=False)

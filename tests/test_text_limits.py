@@ -12,10 +12,10 @@ import threading
 
 import pytest
 
-from longqa.disconnect import cancel_on_disconnect
 from longqa.graph.graph import graph as question_graph
 from longqa.graph.index_graph import graph as index_graph
-from longqa.job_slots import Busy, JobSlots
+from longqa.http.disconnect import cancel_on_disconnect
+from longqa.http.job_slots import Busy, JobSlots
 from longqa.retrieval import DocumentError
 from longqa.retrieval.cancel import cancelled_by
 from longqa.retrieval.index.chunking import (

@@ -1,4 +1,4 @@
-"""The warm server `longqa ask` reuses (longqa/warm_server.py, warm_client.py, warm_protocol.py):
+"""The warm server `longqa ask` reuses (longqa/warm/server.py, warm_client.py, warm_protocol.py):
 the protocol and its limits with a stand-in for the CLI, then the real command, whose output must be
 the in-process output byte for byte."""
 
@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from longqa import warm_client
-from longqa.warm_client import Ask, Fallback
-from longqa.warm_protocol import (
+from longqa.cli import warm_client
+from longqa.cli.warm_client import Ask, Fallback
+from longqa.cli.warm_protocol import (
     peer_allowed,
     receive_message,
     socket_path,
 )
-from longqa.warm_server import Server
+from longqa.warm.server import Server
 
 from .conftest import harbor_text
 
@@ -35,7 +35,7 @@ from .conftest import harbor_text
 SERVER = """
 import os, sys, time
 from pathlib import Path
-from longqa.warm_server import serve
+from longqa.warm.server import serve
 
 def run(argv):
     if argv[0] == "print":
@@ -331,8 +331,8 @@ def test_a_request_too_large_to_wait_for_a_rehearsal_goes_to_a_fresh_child(rehea
 
 
 def test_a_rehearsal_past_its_time_is_ended_and_the_next_question_still_answered(tmp_path, capfd):
-    short = "import longqa.warm_server as ws\nws.REHEARSAL_MAX_S = 1.0\nfrom longqa.warm_server import serve"
-    script = REHEARSING_SERVER.replace("from longqa.warm_server import serve", short)
+    short = "import longqa.warm.server as ws\nws.REHEARSAL_MAX_S = 1.0\nfrom longqa.warm.server import serve"
+    script = REHEARSING_SERVER.replace("from longqa.warm.server import serve", short)
     with _serving(tmp_path / "home", script) as (home, proc):
         _standby_ready(home)
         assert _ask(home, ["rehearse-forever"]) == 3
@@ -378,7 +378,7 @@ def test_stopping_the_server_ends_its_standby_and_standbys_can_be_turned_off(reh
 def test_another_users_process_is_refused(tmp_path, monkeypatch):
     assert peer_allowed(os.getuid()) and not peer_allowed(os.getuid() + 1)
     assert peer_allowed(0, own_uid=0) and not peer_allowed(0, own_uid=1000)
-    monkeypatch.setattr("longqa.warm_server.peer_uid", lambda conn: os.getuid() + 1)
+    monkeypatch.setattr("longqa.warm.server.peer_uid", lambda conn: os.getuid() + 1)
     server, client = socket.socketpair()
     with server, client:
         Server(server, 0, "stamp", run=lambda argv: 0)._handle(server)
@@ -389,7 +389,7 @@ def test_another_users_process_is_refused(tmp_path, monkeypatch):
 LOADING = """
 import sys, time
 from pathlib import Path
-from longqa.warm_server import serve
+from longqa.warm.server import serve
 
 log = Path(sys.argv[2])
 

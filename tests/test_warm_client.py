@@ -1,4 +1,4 @@
-"""The warm client's own pieces (longqa/warm_client.py, warm_protocol.py): which command lines it
+"""The warm client's own pieces (longqa/cli/warm_client.py, warm_protocol.py): which command lines it
 routes, the home, the stamp and its run-time variables, message limits, and when it may answer
 in-process instead of through the server."""
 
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from longqa import warm_client, warm_protocol
-from longqa.warm_client import Ask, Fallback, parse
-from longqa.warm_protocol import (
+from longqa.cli import warm_client, warm_protocol
+from longqa.cli.warm_client import Ask, Fallback, parse
+from longqa.cli.warm_protocol import (
     RUNTIME_VARIABLES,
     WarmError,
     receive_message,
@@ -167,7 +167,8 @@ def test_a_fault_of_the_warm_path_answers_in_process(monkeypatch, tmp_path, caps
 def test_an_index_starts_the_warm_server_before_it_reads(monkeypatch, tmp_path):
     """`longqa index` starts its home's server as it begins (the server imports while the index embeds),
     only when none runs and the warm path is on, and whatever the index's outcome."""
-    from longqa import cli, commands
+    from longqa import cli
+    from longqa.cli import commands
 
     calls: list[str] = []
     monkeypatch.setattr(warm_client, "start_server", lambda home: calls.append(f"start {home.name}"))
@@ -200,13 +201,13 @@ def test_the_server_is_started_with_the_clients_warm_switches(monkeypatch, tmp_p
 
 
 def test_the_longqa_script_imports_only_its_entry_point_before_it_asks(tmp_path):
-    """The `longqa` console script runs `from longqa.cli import main`, and the import system then asks
-    the module for `__path__`: that must not import every in-process command (0.35 s, measured) before
-    the warm server is asked. The commands' names stay importable from `longqa.cli`."""
+    """The `longqa` console script runs `from longqa.cli import main`: that must import only the CLI's entry
+    point (standard library only), not every in-process command (0.35 s, measured), before the warm server is
+    asked. The commands' names are importable from `longqa.cli.commands`."""
     code = (
         "import sys; from longqa.cli import main; print(sorted(m for m in sys.modules if m.startswith('longqa')))\n"
-        "from longqa.cli import build_parser; print(build_parser().prog)"
+        "from longqa.cli.commands import build_parser; print(build_parser().prog)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.splitlines() == ["['longqa', 'longqa.cli']", "longqa"]
+    assert done.stdout.splitlines() == ["['longqa', 'longqa.cli', 'longqa.cli.entry']", "longqa"]
