@@ -1,4 +1,4 @@
-"""The subject check without a model (retrieval/mentions.py): how many answerable questions it would decline, and how
+"""The subject check without a model (retrieval/search/mentions.py): how many answerable questions it would decline, and how
 many planted unanswerable ones (each question over another item's document) it catches, with and without the form
 words (the computation and the document's form: "percentage change ... between", "the table provide information").
 
@@ -21,7 +21,7 @@ offline_env()
 
 from longqa.evals.converters import convert, unanswerable  # noqa: E402
 from longqa.retrieval.bm25 import bm25_tokens  # noqa: E402
-from longqa.retrieval.mentions import FORM_WORDS, Vocabulary, unmentioned  # noqa: E402
+from longqa.retrieval.search.mentions import FORM_WORDS, Vocabulary, unmentioned  # noqa: E402
 
 SETS = ("hotpotqa", "musique", "tatqa", "papers")
 

@@ -155,7 +155,7 @@ class DeploymentSettings(BaseModel):
         ge=0,
         le=1024,
         description="the LangGraph server's threads for the nodes' own work (LONGQA_NODE_THREADS; 0 = Python's "
-        "default pool; longqa/server_app.py)",
+        "default pool; longqa/http/server_app.py)",
     )
     keys_file: Path | None = Field(
         default_factory=env_path("LONGQA_KEYS_FILE"),

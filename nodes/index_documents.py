@@ -89,7 +89,7 @@ def index_node() -> RunnableLambda:
     """`index_documents` as the index graph runs it: in the caller's thread under `invoke` (the CLI,
     `longqa serve`, which stop a run themselves); under `ainvoke` (the LangGraph server) in a worker
     thread that stops at its next file or embedding batch once the run is cancelled, as when its
-    waiting client disconnects (longqa/disconnect.py), instead of indexing on for nobody."""
+    waiting client disconnects (longqa/http/disconnect.py), instead of indexing on for nobody."""
 
     def run(state: IndexInput) -> IndexOutput:
         return index_documents(state, get_runtime())

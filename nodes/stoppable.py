@@ -1,7 +1,7 @@
 """A sync step that may run for minutes (a library update over many files or inline texts) as the
 graph runs it: under `invoke` (the CLI, `longqa serve`, which stop a run themselves) in the caller's
 thread; awaited (the LangGraph server) in a worker thread that stops within the step once the run is
-cancelled, as when its waiting client disconnects (longqa/disconnect.py): the task's cancellation
+cancelled, as when its waiting client disconnects (longqa/http/disconnect.py): the task's cancellation
 sets the step's event, and its work raises `Cancelled` at its next file or embedding batch
 (retrieval/cancel.py) instead of running on for nobody."""
 

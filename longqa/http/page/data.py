@@ -20,7 +20,7 @@ from longqa.http.access import Caller, Denied
 from longqa.http.keys import ANY
 from longqa.retrieval.index.library.manifest import valid_name
 from longqa.retrieval.read.ocr import page_at, page_span
-from longqa.retrieval.search.search.sections import section_of
+from longqa.retrieval.search.sections import section_of
 from longqa.runner.threads import OWNERS_TABLE
 
 MAX_THREADS = 100  # the most recent ones listed

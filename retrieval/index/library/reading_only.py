@@ -1,7 +1,7 @@
 """Reading only: runs inside `reading_only()` search libraries as they are and write nothing. A
 library that is missing, changed since it was indexed, or lacks a chunk size is `ReadingOnly`
 instead of updated, and an inline library's last use is not recorded. The warm server's rehearsal
-(longqa/rehearsal.py) runs a question this way, so warming up never indexes what nobody asked for.
+(longqa/warm/rehearsal.py) runs a question this way, so warming up never indexes what nobody asked for.
 
 A context variable, not a process flag: another run in the same process (a question that arrives
 while a rehearsal finishes) still updates as always; LangGraph runs nodes in copies of the context
