@@ -134,8 +134,6 @@ def test_no_production_module_is_over_450_lines():
     assert not long, long
 
 
-# folders over the limit while issue 51's split of longqa/ is on another branch: empty it when merged
-FOLDERS_OVER_ALLOWED = {"longqa"}
 
 
 def test_no_folder_holds_more_than_4000_lines_of_its_own():
@@ -146,7 +144,7 @@ def test_no_folder_holds_more_than_4000_lines_of_its_own():
         for f in folders
     }
     assert len(own) > len(PACKAGES)  # the sub-folders are seen
-    assert not {f: n for f, n in own.items() if n > 4000 and f not in FOLDERS_OVER_ALLOWED}
+    assert not {f: n for f, n in own.items() if n > 4000}
 
 
 def test_evals_read_no_private_name():
