@@ -1,6 +1,7 @@
-"""The subject check without a model (retrieval/search/mentions.py): how many answerable questions it would decline, and how
-many planted unanswerable ones (each question over another item's document) it catches, with and without the form
-words (the computation and the document's form: "percentage change ... between", "the table provide information").
+"""The subject check without a model (retrieval/search/mentions.py): how many answerable questions it would decline,
+and how many planted unanswerable ones (each question over another item's document) it catches, with and without
+the form words (the computation and the document's form: "percentage change ... between", "the table provide
+information").
 
 The vocabulary is each item's own context as BM25 tokens (the library's words, as the graph reads them). Data: the
 shared sets converted as `longqa convert` does, a seeded sample per set; planted items as `--unanswerable` makes them.

@@ -13,14 +13,14 @@ import pytest
 
 from longqa.cli.commands import main
 from longqa.retrieval import Searcher
-from longqa.retrieval.index.library import batch_embed
 from longqa.retrieval.index.config import EndpointSpec, IndexSettings
 from longqa.retrieval.index.embed.embedder_errors import EmbedderMismatch, EmbedderUnavailable
 from longqa.retrieval.index.embed.endpoint_embedder import EndpointEmbedder
+from longqa.retrieval.index.library import batch_embed
 from longqa.retrieval.index.library.library import Library
-from longqa.retrieval.read.loaders import document_from_text
 from longqa.retrieval.index.library.manifest import document_members
 from longqa.retrieval.index.store import IndexStore
+from longqa.retrieval.read.loaders import document_from_text
 
 from .embeddings_stub import EmbeddingsStub
 from .servers import chroma_server, postgres_server

@@ -18,8 +18,8 @@ import pytest
 
 from bench.scan_corpus import build
 from longqa.contracts.settings import Settings
-from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
 from longqa.retrieval.documents import Document
+from longqa.retrieval.read.bounded import BoundedReader, ReadLimits
 from longqa.retrieval.read.loaders import DocumentError, load_document
 from longqa.retrieval.read.ocr import OcrLimits, configure, location, page_span
 from longqa.runner.ask import run_question

@@ -134,8 +134,6 @@ def test_no_production_module_is_over_450_lines():
     assert not long, long
 
 
-
-
 def test_no_folder_holds_more_than_4000_lines_of_its_own():
     """A folder's own modules (not its sub-folders') stay readable as one room (issue 51)."""
     folders = {p.parent for package in PACKAGES for p in (ROOT / package).rglob("*.py")}

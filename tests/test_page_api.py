@@ -203,8 +203,8 @@ def test_a_passage_of_a_paged_document_says_its_pages(tmp_path: Path) -> None:
     from longqa.contracts.settings import Settings
     from longqa.http.access import LOCAL
     from longqa.http.page import data as page_data
-    from longqa.retrieval.read.loaders import document_from_text
     from longqa.retrieval.index.library.manifest import document_members
+    from longqa.retrieval.read.loaders import document_from_text
     from longqa.services.stores import library_for, store_for
 
     settings = Settings(home=tmp_path / "home", model=None)

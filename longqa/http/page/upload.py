@@ -66,8 +66,8 @@ def _bytes(upload: Upload) -> bytes:
 def upload(caller: Caller, settings: Settings, request: Upload) -> dict[str, Any]:
     """Read the file with the bounded readers and add it to the collection (a new version)."""
     from longqa.retrieval import DocumentError
-    from longqa.retrieval.read.bounded import reader_for
     from longqa.retrieval.index.library.manifest import Member
+    from longqa.retrieval.read.bounded import reader_for
     from longqa.services.stores import library_for, store_for
 
     if not caller.can("index"):
