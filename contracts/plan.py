@@ -87,6 +87,13 @@ def is_adaptive(strategy: str) -> bool:
     return strategy in ADAPTIVE
 
 
+def run_strategy(settings: Settings, asked: str | None = None) -> Strategy:
+    """The strategy a run plans by: the one its input asks for (`State.strategy`), else its settings'.
+    Resolved here only: the organizer writes it into the plan (`Plan.strategy`), which every later
+    reader reads; the router before the plan (graph/graph.py `after_prepare`) asks this too."""
+    return asked or settings.strategy  # type: ignore[return-value]
+
+
 def plan_of(state: State) -> Plan:
     """The plan `organize` wrote (the state holds it as JSON-able data)."""
     return Plan.model_validate(state["plan"])
@@ -179,9 +186,10 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
 
 
 def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = None) -> Plan:
-    """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies, presets otherwise;
-    without a model, a split or step-wise workflow becomes one direct retrieval."""
-    strategy = strategy or settings.strategy
+    """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies, presets otherwise
+    (`strategy`: the input's, resolved with the settings' by `run_strategy`); without a model, a split
+    or step-wise workflow becomes one direct retrieval."""
+    strategy = run_strategy(settings, strategy)
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
     if the_plan.workflow != "long_context" and (
         settings.calculator == "on"
@@ -192,12 +200,12 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
-    if settings.server and settings.question_budget and not the_plan.question_budget:
+    if settings.server and settings.question_limit and not the_plan.question_budget:
         # a server's caller never escapes the operator's budget by naming a preset (issue 45): the fixed
         # baselines, which run unbudgeted in process to reproduce their papers, run capped to it here
-        reason = f"server: the question budget ({settings.question_budget} tokens) binds this preset; run capped"
+        reason = f"server: the question budget ({settings.question_limit} tokens) binds this preset; run capped"
         the_plan = the_plan.model_copy(
-            update={"question_budget": settings.question_budget, "reasons": [*the_plan.reasons, reason]}
+            update={"question_budget": settings.question_limit, "reasons": [*the_plan.reasons, reason]}
         )
     if not settings.has_llm and the_plan.workflow in ("split", "stepwise"):
         # splitting and reasoning need a model; k per sub-question / per hop would be too few for
@@ -304,7 +312,7 @@ def adaptive_plan(analysis: Analysis, settings: Settings, strategy: Strategy) ->
         fallback=fallback,
         allow_unanswerable=True,
         max_hops=settings.max_hops,
-        question_budget=settings.question_budget or None,
+        question_budget=settings.question_limit,
         filter_mode=settings.filter_mode,
         precision=list(settings.precision) if by_budget else [],
         precision_gap=settings.precision_gap,

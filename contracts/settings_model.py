@@ -107,6 +107,12 @@ class RunSettings(BaseModel):
         """The offline scripted test model, not a real LLM."""
         return (self.model or "").startswith("scripted")
 
+    @property
+    def question_limit(self) -> int | None:
+        """The question budget as a run carries it, from the plan to the ledger's totals: input tokens,
+        None for no limit (the setting's 0)."""
+        return self.question_budget or None
+
 
 RUN_FIELDS: tuple[str, ...] = tuple(RunSettings.model_fields)
 SERVER_LOCKED = DEPLOYMENT_FIELDS  # what a server's caller may not set

@@ -31,7 +31,7 @@ from typing import Any, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from longqa.contracts.plan import Plan, is_adaptive, plan_of
+from longqa.contracts.plan import Plan, is_adaptive, plan_of, run_strategy
 from longqa.contracts.settings import RunContext, Settings, settings_of
 from longqa.contracts.state import FilterTask, InputState, OutputState, RetrieveTask, State, turn_start
 from longqa.contracts.verdicts import is_unanswerable
@@ -121,7 +121,7 @@ def after_prepare(state: State, runtime) -> Literal["adaptive", "preset", "faile
     once; bad input (or a failed prepare) goes straight to respond."""
     if ended(state):
         return FAILED
-    strategy = state.get("strategy") or settings_of(runtime).strategy
+    strategy = run_strategy(settings_of(runtime), state.get("strategy"))
     return "adaptive" if is_adaptive(strategy) else "preset"
 
 

@@ -2,10 +2,12 @@
 cost in input tokens before they are made (the tokens each prompt holds besides its evidence,
 `overheads`; a prompt's size, `prompt_tokens`), a text cut to a number of tokens (`cut_to`), and what
 each call may spend: `Budget`, read from the run's state (what is left, the generator's share that
-calls before it keep back), which fits a node's `Prompt` to it for the model-node driver
-(llm/model_node.py), so no node does this arithmetic. This module counts; the arithmetic itself (what
-is left, the caps, the fit loops, the plan's share) is `longqa.llm.budget_arithmetic`, which the
-organizer's `sized_plan` (`longqa.contracts.budget`) uses too.
+calls before it keep back, what a node's `Prompt` declares later calls will read: a hop's notes, the
+generator's passages), which fits the prompt to it for the model-node driver (llm/model_node.py), so
+no node does this arithmetic or imports this module. The long context's room within the model's
+window is `LongContext`'s, given to the node as a `Room` (llm/window.py). This module counts; the
+arithmetic itself (what is left, the caps, the fit loops, the plan's share) is
+`longqa.llm.budget_arithmetic`, which the organizer's `sized_plan` (`longqa.contracts.budget`) uses too.
 
 Where the model's server can count (llama.cpp: its chat template applied, then its own tokenizer), a
 prompt's size is the server's count, so a call is sized by exactly what it will be charged, whatever
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage
+from pydantic import BaseModel, ConfigDict
 
 from longqa.prompts import generation, longrag, okralong, self_route
 from longqa.retrieval.tokens import default_counter
@@ -147,17 +150,26 @@ def _model_count(messages: Sequence[BaseMessage] | str, scale: float) -> int:
     return arithmetic.by_the_model(prompt_tokens(messages), scale)
 
 
-def notes_room(text: str) -> int:
+def _notes_room(text: str) -> int:
     """What a later prompt will read again of `text` (the hops' notes so far), and this call's note."""
     return arithmetic.with_notes(default_counter().count(text))
 
 
-def generator_room(passages: Sequence[Mapping[str, Any]], granularity: int, global_info_cap: int) -> int:
-    """What the extractor keeps for the generator beside its share: the passages it will read (our
-    count) and the global information it is written (LongRAG's source paragraphs are longer than the
-    chunks: unkept, they took the generator's evidence)."""
-    counted = sum(default_counter().count(p["text"]) for p in passages)
-    return arithmetic.generator_reading(counted, granularity, global_info_cap)
+def _generator_room(later: Later, granularity: int) -> int:
+    """What a call before the generator keeps for it beside its share: the passages it will read (our
+    count) and the global information this call writes it (LongRAG's source paragraphs are longer than
+    the chunks: unkept, they took the generator's evidence)."""
+    counted = sum(default_counter().count(p["text"]) for p in later.passages)
+    return arithmetic.generator_reading(counted, granularity, later.writes)
+
+
+@dataclass(frozen=True)
+class Later:
+    """What the generator reads after a call besides its share: the `passages` it will be shown and the
+    global information (at most `writes` tokens) the call writes for it (LongRAG's extractor)."""
+
+    passages: Sequence[Mapping[str, Any]]
+    writes: int
 
 
 def _score(item: Any) -> float:
@@ -170,7 +182,8 @@ class Prompt(Generic[T]):
     some of them, for the driver (llm/model_node.py) to fit to what is left of the question budget.
     - `score`: which items go first when some must (the lowest-scored are dropped);
     - `answers`: this call gives (or checks) the answer: nothing is kept back for the generator;
-    - `keep`: tokens kept for later calls besides the generator's share (`notes_room`);
+    - `notes`: the hops' notes so far, which later prompts read again with this call's note: kept back;
+    - `later`: what the generator reads after this call besides its share (`Later`): kept back;
     - `share`: at most this share of the whole budget (the analyzer, before the plan shares it);
     - `bare`: the prompt may be sent without any item (the generator holding notes);
     - `cut`: when no item fits whole, the best one's start (its "text" cut) is sent instead."""
@@ -179,7 +192,8 @@ class Prompt(Generic[T]):
     render: Callable[[list[T]], Sequence[BaseMessage] | str]
     score: Callable[[T], float] = _score
     answers: bool = False
-    keep: int = 0
+    notes: str | None = None
+    later: Later | None = None
     share: float | None = None
     bare: bool = False
     cut: bool = False
@@ -199,7 +213,9 @@ class Prompt(Generic[T]):
 @dataclass(frozen=True)
 class Fitted:
     """A prompt fitted to the budget: its messages, the items kept (`dropped` left out, the best one
-    `cut` to so many tokens), the call's `allowance`; or `refused`: why not even that fits."""
+    `cut` to so many tokens), the call's `allowance`; or `refused`: why not even that fits. A prompt
+    sized by the model's window (llm/window.py) also says how its items were `chosen` for its `room`
+    (content tokens, our count) and what the driver did to fit it (`notes`, for the node's trace)."""
 
     messages: list[BaseMessage]
     kept: list
@@ -207,19 +223,31 @@ class Fitted:
     dropped: int = 0
     cut: int | None = None
     refused: str | None = None
+    chosen: str | None = None
+    room: int | None = None
+    notes: tuple[str, ...] = ()
 
 
-def _field(record: Any, name: str) -> Any:
-    return record.get(name) if isinstance(record, Mapping) else getattr(record, name, None)
+class PlanTerms(BaseModel):
+    """What the budget reads of the organizer's plan (`longqa.contracts.plan.Plan`, which the state
+    holds as data; llm/ sits below contracts/): the question budget, the prompts' overheads, the
+    chunk size."""
+
+    model_config = ConfigDict(extra="ignore", from_attributes=True)
+
+    question_budget: int | None = None
+    overheads: Overheads | None = None
+    granularity: int | None = None
 
 
 @dataclass(frozen=True)
 class Budget:
     """What is left of one question's input-token budget, as the run's state records it: the plan's
-    `question_budget` (before the organizer plans, the run setting's), the ledger, and the
+    `question_budget` (before the organizer plans, the run's, passed in), the ledger, and the
     generator's share (its fixed prompt and one chunk) that calls before it leave. A `Send` task that
-    carries its own `allowance` is budgeted by that alone. The plan is read as data: llm/ sits below
-    contracts/ (ARCHITECTURE.md's layers). It counts prompts; its sums are `budget_arithmetic`'s."""
+    carries its own `allowance` is budgeted by that alone. The plan is read as data (`PlanTerms`):
+    llm/ sits below contracts/ (ARCHITECTURE.md's layers). It counts prompts; its sums are
+    `budget_arithmetic`'s."""
 
     total: int | None
     usage: tuple[dict, ...] = ()
@@ -228,20 +256,21 @@ class Budget:
     granularity: int = 0
 
     @classmethod
-    def of(cls, state: Any, spec: Any = None, ledger: Sequence[dict] = ()) -> Budget:
-        """The budget a node's call works within: the state's, less `ledger` (this node's calls)."""
+    def of(cls, state: Any, question_budget: int | None = None, ledger: Sequence[dict] = ()) -> Budget:
+        """The budget a node's call works within: the state's, less `ledger` (this node's calls);
+        before the organizer plans, the run's `question_budget` (None: no limit)."""
         state = state if isinstance(state, Mapping) else {}
         if "allowance" in state:  # a Send task, pre-paid by its router (nodes/filter.py `judgements`)
             return cls(state["allowance"], tuple(ledger))
-        plan = state.get("plan") or {}
-        total = _field(plan, "question_budget") if plan else getattr(spec, "question_budget", None)
         usage = (*(state.get("usage") or ()), *ledger)
-        overheads = _field(plan, "overheads")
-        granularity = (_field(plan, "granularity") or 0) if plan else 0
+        if not state.get("plan"):
+            return cls(question_budget or None, usage)
+        terms = PlanTerms.model_validate(state["plan"])
+        total, overheads, granularity = terms.question_budget, terms.overheads, terms.granularity or 0
         if not (overheads and total):
             return cls(total or None, usage, granularity=granularity)
-        share = arithmetic.answer_share(_field(overheads, "generate"), granularity)
-        return cls(total, usage, share, _field(overheads, "long_context"), granularity)
+        share = arithmetic.answer_share(overheads.generate, granularity)
+        return cls(total, usage, share, overheads.long_context, granularity)
 
     @property
     def left(self) -> int | None:
@@ -255,8 +284,14 @@ class Budget:
 
     def cap(self, prompt: Prompt) -> int | None:
         """The most `prompt`'s call may cost, keeping what later calls need (None: no budget)."""
-        reserved = (0 if prompt.answers else self.answer_share) + prompt.keep
+        reserved = (0 if prompt.answers else self.answer_share) + self.kept_back(prompt)
         return arithmetic.call_cap(self.total, self.left or 0, reserved, prompt.share)
+
+    def kept_back(self, prompt: Prompt) -> int:
+        """The tokens `prompt` leaves for later calls besides the generator's share: what they read
+        again of the hops' notes (`notes`), and what the generator reads after it (`later`)."""
+        notes = 0 if prompt.notes is None else _notes_room(prompt.notes)
+        return notes + (0 if prompt.later is None else _generator_room(prompt.later, self.granularity))
 
     def refusal(self, prompt: Prompt, cap: int) -> str:
         """Why `prompt` is not sent: what the budget leaves it."""
@@ -291,10 +326,22 @@ class Budget:
         instructions within what is left (None: no budget)."""
         return arithmetic.long_context_room(self.cap(Prompt((), str, answers=True)), self.scale, overhead)
 
-    def fallback_shortfall(self, read: int) -> tuple[int, int] | None:
-        """(what is left, the smallest long-context prompt that reads more than the `read` tokens
-        retrieval found) when the first is less than the second; else None."""
-        return arithmetic.fallback_shortfall(self.left, self.long_context, self.granularity, read)
+    def fallback_shortfall(self, texts: Sequence[str]) -> Shortfall | None:
+        """What is left, when it is less than the smallest long-context prompt that reads more than
+        the `texts` retrieval found (None: it is not)."""
+        read = sum(default_counter().count_many(list(texts)))
+        short = arithmetic.fallback_shortfall(self.left, self.long_context, self.granularity, read)
+        return None if short is None else Shortfall(short[0], short[1], read)
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A long-context fallback the question budget cannot pay for: what is `left`, the `smallest`
+    prompt that reads more than retrieval found, and the tokens retrieval found (`read`)."""
+
+    left: int
+    smallest: int
+    read: int
 
 
 @dataclass(frozen=True)
@@ -306,10 +353,10 @@ class LongContext:
     window: int
     answer_cap: int
 
-    def room(self, state: Any, question: str) -> int:
-        """The content tokens a long-context prompt for `question` may hold in this run's state."""
+    def room(self, budget: Budget, question: str) -> int:
+        """The content tokens a long-context prompt for `question` may hold within `budget`."""
         fixed = arithmetic.long_context_fixed(default_counter().count(question))
-        return arithmetic.window_room(self.window, self.answer_cap, fixed, Budget.of(state).long_context_room(fixed))
+        return arithmetic.window_room(self.window, self.answer_cap, fixed, budget.long_context_room(fixed))
 
     def overflows(self, counted: int) -> bool:
         """Whether a prompt the server counts as `counted` tokens leaves no room for the answer."""
@@ -324,15 +371,21 @@ class LongContext:
         gave them: the prompt's `counted` tokens, its `context_size`)."""
         return arithmetic.refused_room(room, counted, context_size, self.window, self.answer_cap)
 
-    @staticmethod
-    def fits_whole(sizes: Sequence[int], room: int, each: int) -> bool:
-        """Whether whole texts of these sizes (each with `each` tokens around it) fit `room`."""
-        return arithmetic.fits_whole(sizes, room, each)
 
-    @staticmethod
-    def fill(sizes: Sequence[int], room: int, each: int) -> tuple[int, int]:
-        """(how many of the texts, best first, fit `room`, their tokens): the first that does not ends it."""
-        return arithmetic.fill_in_order(sizes, room, each)
+@dataclass(frozen=True)
+class Room:
+    """The content `tokens` (our count) a prompt sized by the model's window may hold, as the driver
+    gives it to the node that fills it (llm/window.py), and how texts fill it."""
+
+    tokens: int
+
+    def holds(self, sizes: Sequence[int], each: int = 0) -> bool:
+        """Whether whole texts of these sizes (each with `each` tokens around it) fit."""
+        return arithmetic.fits_whole(sizes, self.tokens, each)
+
+    def fill(self, sizes: Sequence[int], each: int) -> tuple[int, int]:
+        """(how many of the texts, best first, fit, their tokens): the first that does not ends it."""
+        return arithmetic.fill_in_order(sizes, self.tokens, each)
 
 
 def _cut_best(

@@ -69,6 +69,8 @@ class LLMError(RuntimeError):
         self.prompt_tokens = prompt_tokens
         self.context_size = context_size
         self.kept: list = []  # the items of the prompt it was asked with (the driver sets them)
+        self.chosen: str | None = None  # how a window prompt's items were chosen (the driver sets it)
+        self.notes: list[str] = []  # what the driver did to fit that prompt (the driver sets them)
 
 
 class Unaffordable(LLMError):
@@ -83,7 +85,9 @@ class Unaffordable(LLMError):
 @dataclass
 class Reply:
     """A model's answer: its text, the ledger of its attempts, and (from the model-node driver)
-    the prompt's items it was asked with: `kept`, `dropped` to fit the budget, the best one `cut`."""
+    the prompt's items it was asked with: `kept`, `dropped` to fit the budget, the best one `cut`;
+    for a prompt sized by the model's window, how they were `chosen` and what the driver did to fit
+    it (`notes`: the server's count, a refusal retried smaller)."""
 
     text: str
     usage: list[dict]  # one record per attempt, the successful one last
@@ -92,6 +96,8 @@ class Reply:
     kept: list = field(default_factory=list)
     dropped: int = 0
     cut: int | None = None  # the tokens the only item shown was cut to, where it was
+    chosen: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def truncated(self) -> bool:

@@ -13,8 +13,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, shown_by
 from longqa.contracts.verdicts import kept_evidence
-from longqa.llm.budget import generator_room
-from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
+from longqa.llm.model_node import Later, LLMError, ModelSteps, Prompt, ask, model_node
 from longqa.llm.passages import as_data
 from longqa.prompts import longrag
 
@@ -44,12 +43,12 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         paragraphs = surviving(paragraphs, read_later) or paragraphs
         notes.append(f"the {len(read_later)} passage(s) the filter kept")
     # the best paragraphs that fit what is left of the question budget, beside the generator's passages and I_g
-    keep = generator_room(read_later, plan.granularity, settings.extract_max_tokens)
+    later = Later(read_later, writes=settings.extract_max_tokens)
     try:
         reply = yield ask(
             settings,
             "extract",
-            Prompt(paragraphs, lambda ps: [HumanMessage(extract_prompt(ps, state["question"]))], keep=keep),
+            Prompt(paragraphs, lambda ps: [HumanMessage(extract_prompt(ps, state["question"]))], later=later),
             max_tokens=settings.extract_max_tokens,
         )
     except LLMError as e:

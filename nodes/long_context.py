@@ -1,13 +1,15 @@
 """long_context: the long-context reader (Self-Route's second step; the `lc` baseline; OkraLong's
 precise mode). The whole document when it fits the model's window; otherwise the top chunks by
 dense similarity (200 by default), put back in document order and cut to the window. Without a
-model the chosen spans are returned as the evidence (what the reader would be given), unread."""
+model the chosen spans are returned as the evidence (what the reader would be given), unread.
+How large the window's room is (the answer's cap, the question budget, the server's own count, a
+prompt the server refused as too long) is the model-node driver's (llm/window.py): this node fills
+the room it is given."""
 
 from __future__ import annotations
 
 import re
 
-from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from longqa.contracts.failure import fail
@@ -15,10 +17,7 @@ from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.answer_core import answer_core
-from longqa.llm.budget import LongContext
-from longqa.llm.endpoint import count_tokens
-from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
-from longqa.llm.models import context_window, speaks_openai
+from longqa.llm.model_node import LLMError, ModelSteps, Room, Window, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.llm.passages import as_data
 from longqa.prompts import self_route
@@ -29,18 +28,18 @@ _FIXED = fixed_text(self_route.LONG_CONTEXT)
 _HEADERS = re.compile(self_route.ECHO_HEADERS)
 
 
-def select_context(state: State, settings: Settings, budget: int) -> tuple[list[Evidence], str]:
-    """(spans, how they were chosen): whole documents if they fit `budget` tokens, else top chunks."""
+def select_context(state: State, settings: Settings, room: Room) -> tuple[list[Evidence], str]:
+    """(spans, how they were chosen): whole documents if they fit the `room`, else top chunks."""
     searcher = searcher_for(settings, state["library"], state["doc_ids"])
     counter = default_counter()
     header = counter.count("\n\nPassage 999:\n")  # what each span adds around its text in the prompt
     # every word is at least one token: a library with more words than the budget is not read whole
     words = searcher.n_words()
     size = f"{words:,} words"
-    if LongContext.fits_whole([words], budget, 0):
+    if room.holds([words]):
         sizes = counter.count_many([d.text for d in searcher.documents])
         size = f"{sum(sizes):,} tokens"
-        if LongContext.fits_whole(sizes, budget, header):
+        if room.holds(sizes, header):
             names = state.get("sources")
             spans = [evidence_from_document(d, f"L{i}", names) for i, d in enumerate(searcher.documents, 1)]
             return spans, f"whole document(s), {size}"
@@ -52,13 +51,13 @@ def select_context(state: State, settings: Settings, budget: int) -> tuple[list[
         mode="dense",
     )
     # best first until the window is full, then back into document order
-    n, used = LongContext.fill([r.chunk.n_tokens for r in results], budget, header)
+    n, used = room.fill([r.chunk.n_tokens for r in results], header)
     chosen = results[:n]
     order = {d.doc_id: i for i, d in enumerate(searcher.documents)}
     chosen.sort(key=lambda r: (order[r.chunk.doc_id], r.chunk.start))
     spans = [evidence_from_chunk(r, f"L{i}", state["question"], state.get("sources")) for i, r in enumerate(chosen, 1)]
     return spans, (
-        f"document exceeds the window ({size} > {budget:,} tokens): top {len(spans)} of "
+        f"document exceeds the window ({size} > {room.tokens:,} tokens): top {len(spans)} of "
         f"{len(results)} dense chunks, {used:,} tokens, in document order"
     )
 
@@ -68,10 +67,15 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     question = state["question"]
     cap = settings.long_context_max_tokens
-    window = LongContext(context_window(settings), cap)
-    # the model's window, and for a fallback what is left of the question budget, in the model's tokens
-    budget = window.room(state, question)
-    spans, how = select_context(state, settings, budget)
+    # as much of the documents as the model's window holds (the driver says how much: `Room`)
+    reading = Window(
+        lambda room: select_context(state, settings, room), lambda spans: _prompt(spans, question), question
+    )
+    try:
+        reply = yield ask(settings, "long_context", reading, send=settings.has_llm, max_tokens=cap)
+    except LLMError as e:
+        return _failed(str(e), e.kept, e.chosen or "", e.notes)
+    spans, how, trace = reply.kept, reply.chosen or "", list(reply.notes)
     if not settings.has_llm:
         selection = f"{how}; no model to read it"
         return {
@@ -79,31 +83,6 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             "long_context_selection": selection,
             "trace": [f"long_context: {selection}"],
         }
-    trace: list[str] = []
-    prompt = _prompt(spans, question)
-    served = count_tokens(settings.base_url, prompt) if settings.base_url and speaks_openai(settings) else None
-    if served is not None and window.overflows(served):  # the server counts more than we do: fit its count
-        budget = window.recounted(budget, served)
-        spans, how = select_context(state, settings, budget)
-        prompt = _prompt(spans, question)
-        trace.append(f"long_context: the server counts {served:,} prompt tokens, over its window; reselected")
-    for attempt in (1, 2):
-        try:
-            reply = yield ask(
-                settings,
-                "long_context",
-                Prompt.fixed([HumanMessage(prompt)], answers=True),
-                max_tokens=cap,
-            )
-            break
-        except LLMError as e:
-            if e.kind != "context_length" or attempt == 2:
-                return _failed(str(e), spans, how, trace)
-            # the server's count is not ours: once, a selection that fits what it said
-            budget = window.refused(budget, e.prompt_tokens, e.context_size)
-            spans, how = select_context(state, settings, budget)
-            prompt = _prompt(spans, question)
-            trace.append(f"long_context: the server refused the prompt as too long; retrying with {how}")
     shown = shown_by("long_context", spans)
     quoting = "\n".join([question, *(s["text"] for s in spans)])
     text, problem = read_answer(

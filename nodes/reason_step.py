@@ -11,7 +11,6 @@ from langgraph.runtime import Runtime
 
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Hit, State, Step, shown_hits
-from longqa.llm.budget import notes_room
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.parsing import echoes, fixed_text
 from longqa.llm.passages import as_data
@@ -69,7 +68,7 @@ def reason_step(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     hits = [h for h in state.get("hits") or [] if h["query"] not in read_before] or state.get("hits") or []
     earlier = " ".join(f"(hop {s['hop']}) {s['evidence']}" for s in state.get("steps") or [])
     # the best of this hop's chunks that fit; the generator reads every hop's notes too: room for them
-    prompt = Prompt(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), keep=notes_room(earlier))
+    prompt = Prompt(hits, lambda hs: reasoner_messages(hs, earlier, state["question"]), notes=earlier)
     try:
         reply = yield ask(settings, "reason_step", prompt, max_tokens=settings.reason_max_tokens)
     except LLMError as e:

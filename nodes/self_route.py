@@ -13,8 +13,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings
 from longqa.contracts.state import State
 from longqa.contracts.verdicts import declined, is_unsupported, needs_long_context
-from longqa.llm.budget import Budget
-from longqa.retrieval.tokens import default_counter
+from longqa.llm.model_node import long_context_shortfall
 
 
 def self_route(state: State, runtime: Runtime[Settings]) -> dict:
@@ -23,8 +22,7 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
     plan = plan_of(state)
     fallback = needs_long_context(state, plan.fallback)
     # a long context that reads no more than retrieval found would only repeat it
-    shown = sum(default_counter().count_many([e["text"] for e in state.get("evidence") or []]))
-    short = Budget.of(state).fallback_shortfall(shown)
+    short = long_context_shortfall(state, [e["text"] for e in state.get("evidence") or []])
     why = "unsupported by its passages" if is_unsupported(state) else "unanswerable"
     if is_unsupported(state) and state["grounding"]["method"] == "non-answer":  # nodes/ground.py: an echo, a label
         why = "not an answer"
@@ -34,10 +32,11 @@ def self_route(state: State, runtime: Runtime[Settings]) -> dict:
         names = ", ".join(f'"{n}"' for n in unmentioned)
         decision = f"{why}: the documents never mention {names}, so their long context cannot answer: no fallback"
     elif fallback and short is not None:
-        fallback, (rest, smallest) = False, short
+        fallback = False
         decision = (
-            f"{why} from retrieval; the question budget leaves {rest} input tokens, too few for a long "
-            f"context larger than the {shown} tokens retrieval found ({smallest} with its prompt): no fallback"
+            f"{why} from retrieval; the question budget leaves {short.left} input tokens, too few for a long "
+            f"context larger than the {short.read} tokens retrieval found ({short.smallest} with its prompt): "
+            "no fallback"
         )
     elif fallback:
         decision = f"{why} from retrieval: falling back to the long context"

@@ -343,3 +343,21 @@ def test_the_extractor_leaves_the_generator_its_passages(tmp_path):
     read = [s for s in out["shown"] if s["reader"] == "generate"]
     assert {s["id"] for s in read} == {e["id"] for e in out["evidence"]}
     assert sum(u["input_tokens"] for u in out["usage"]) <= 1900
+
+
+def test_the_question_budget_is_one_type_from_the_settings_to_the_ledger():
+    """`question_budget` is input tokens or None (no limit) from the run's settings to the plan, the
+    driver's `Budget` (which reads the plan as data, stored or not) and the totals."""
+    from longqa.llm.budget import Budget
+
+    assert Settings(question_budget=0).question_limit is None and Settings(question_budget=900).question_limit == 900
+    assert (
+        plan(Analysis(question_type="extractive"), Settings(model="scripted", question_budget=0)).question_budget
+        is None
+    )
+    settings = Settings(model="scripted", question_budget=1900)
+    sized = sized_plan(plan(Analysis(question_type="extractive"), settings), overheads("q"), settings)
+    for stored in (sized, sized.model_dump()):
+        budget = Budget.of({"plan": stored, "usage": [{"input_tokens": 100}]})
+        assert (budget.total, budget.left, budget.granularity) == (1900, 1800, sized.granularity)
+    assert Budget.of({}, None).total is None and Budget.of({}, 500).left == 500  # before the plan: the run's

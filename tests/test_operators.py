@@ -181,6 +181,45 @@ def test_only_the_budget_modules_import_the_arithmetic():
     assert importers == MAY_DO_ARITHMETIC
 
 
+BUDGET_MODULE = "longqa.llm.budget"
+
+
+def imports_budget(source: str, package: str = "nodes") -> list[str]:
+    """Where a module's source imports the budget module (`longqa.llm.budget`, or a name of it)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            module = (f"longqa.{package}.{node.module or ''}" if node.level else node.module or "").rstrip(".")
+            names = {a.name for a in node.names}
+            if module == BUDGET_MODULE or (module == "longqa.llm" and "budget" in names):
+                found.append(f"line {node.lineno}: from {module} import {', '.join(sorted(names))}")
+        elif isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name == BUDGET_MODULE]
+    return found
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from longqa.llm.budget import Budget\n",
+        "from longqa.llm import budget\n",
+        "import longqa.llm.budget\n",
+        "def n():\n    from longqa.llm.budget import LongContext\n",
+    ],
+)
+def test_the_scan_finds_an_import_of_the_budget_module(snippet):
+    assert imports_budget(snippet), snippet
+
+
+def test_no_node_imports_the_budget_module():
+    """Spending is the driver's (llm/model_node.py and what it calls): a node says what it would send
+    (`Prompt`, `Window`) and what later calls will read, and never imports `longqa.llm.budget`."""
+    modules = sorted((ROOT / "nodes").rglob("*.py"))
+    assert len(modules) >= 15
+    found = {str(p.relative_to(ROOT)): imports_budget(p.read_text("utf-8")) for p in modules}
+    assert not {name: lines for name, lines in found.items() if lines}
+
+
 # -- the routers -------------------------------------------------------------------------------------
 
 
