@@ -88,6 +88,20 @@ def test_every_name_architecture_lists_exists():
     assert not missing, f"ARCHITECTURE.md names what the code does not have: {missing}"
 
 
+def test_architecture_names_every_folder_of_the_package():
+    """A newcomer finds each room on the map: every folder holding modules is named (`retrieval/read/office/`)."""
+    text = (ROOT / "ARCHITECTURE.md").read_text("utf-8")
+    folders = {
+        path.parent.relative_to(ROOT).as_posix()
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("__init__.py")
+        if "__pycache__" not in path.parts
+    }
+    assert len(folders) > len(PACKAGES)  # the sub-folders are seen
+    unnamed = sorted(f for f in folders if f"{f}/" not in text)
+    assert not unnamed, f"ARCHITECTURE.md never names these folders: {unnamed}"
+
+
 def test_the_check_finds_a_name_that_is_gone():
     text = "`build_graph()` `graph/nowhere.py` `build_the_graph_twice()` `AFTER_*` `NOPE_*` `status: error` `Send`"
     assert _missing(text, _defined_names()) == ["graph/nowhere.py", "build_the_graph_twice()", "NOPE_*"]
