@@ -48,14 +48,15 @@ _AND_A_HALF = re.compile(rf"(?i)\b(?P<whole>\d+|{_ALT(_UNITS + _TEENS + _TENS)})
 _SCALE_WORDS = {"hundred": 100, "thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _SCALE_SUFFIXES = {"bn": 10**9, "mn": 10**6, "mln": 10**6, "tn": 10**12, "trn": 10**12}
 _LETTERS = {"k": 10**3, "m": 10**6, "b": 10**9}  # "5m": 5 million, or 5 metres: ambiguous without a currency
-_DIGIT_SCALE = re.compile(rf"(?i)(\d)\s+({_ALT(_SCALE_WORDS)})\b")  # kept together through alpha2digit
+# a digit and its scale word ("1.4 millions" too), kept together through alpha2digit
+_DIGIT_SCALE = re.compile(rf"(?i)(\d)\s+({_ALT(_SCALE_WORDS)})s?\b")
 _CODES = "USD|EUR|GBP|JPY|CNY|RMB|INR|CHF|AUD|CAD|HKD|SGD|NZD|SEK|NOK|DKK|KRW|BRL|ZAR|MXN|RUB"
 _CURRENCY_WORDS = r"(?i:dollars?|euros?|pounds?(?: sterling)?|yen|yuan|rupees?|francs?|cents?)"
 _NUMBER = re.compile(
     rf"(?<![\w.])(?P<currency>(?:[A-Z]{{0,2}}\$|[€£¥₹₩₽]|(?:{_CODES})\s?|Rs\.?\s?))?(?P<sign>[-−])?"
     r"(?P<digits>\d{1,3}(?:[,\u00a0\u202f\u2009]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
-    r"(?:/(?P<denominator>\d{1,2})(?![\d/]))?(?P<ordinal>st|nd|rd|th)?"
-    rf"(?:\s?(?P<scale>(?i:{_ALT(_SCALE_WORDS)}|{_ALT(_SCALE_SUFFIXES)}))\b|(?P<letter>[kKmMbB])(?!\w))?"
+    r"(?:/(?P<denominator>\d{1,2})(?![\d/]))?(?:(?P<ordinal>st|nd|rd|th)(?![^\W\d_]))?"
+    rf"(?:\s?(?P<scale>(?i:{_ALT(_SCALE_WORDS)}|{_ALT(_SCALE_SUFFIXES)}))(?i:s)?\b|(?P<letter>[kKmMbB])(?!\w))?"
     rf"(?:\s?(?P<currency_after>{_CODES}|{_CURRENCY_WORDS})\b)?"
     r"(?:\s?(?P<percent>%|(?i:per\s?cent|percent|pct)\b))?"
 )

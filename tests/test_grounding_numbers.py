@@ -89,6 +89,7 @@ def test_and_the_other_way_round(answer: str, passage: str) -> None:
         ("5%", "Fifty percent of staff left."),
         ("1962", "nineteen sixty-three"),
         ("third", "ranked 2nd"),
+        ("1.4 million", "we obtained 1.4 billions event pairs"),
     ],
 )
 def test_near_misses_stay_unsupported(answer: str, passage: str) -> None:
@@ -131,3 +132,19 @@ def test_odd_text_is_read_without_failing(text: str) -> None:
     numbers, rest = numbers_in(text)
     assert isinstance(rest, str) and all(n.value for n in numbers)
     assert isinstance(lexical_support(text, [text], text).verdict, str)
+
+
+def test_a_plural_scale_word_after_digits_is_its_scale() -> None:
+    """As a paper wrote it ("1.4 millions event pairs"): the 1.5B model's answer "1.4 million" was declined."""
+    passage = "we obtained 1.4 millions event pairs for AL, 41 millions for CA, and 6 millions for CO"
+    assert _verdict("1.4 million", passage) == "supported"
+    assert _verdict("41,000,000", passage) == "supported" and _verdict("6 million", passage) == "supported"
+    assert _verdict("1.4 billion", passage) == "unsupported" and _verdict("1.4 thousand", passage) == "unsupported"
+
+
+def test_thousand_after_digits_is_a_scale_not_an_ordinal() -> None:
+    """ "5 thousand" was read as "5th" and "ousand": never found, whatever the passage said."""
+    assert _verdict("5 thousand", "about 5,000 people came") == "supported"
+    assert _verdict("5,000", "about 5 thousand people came") == "supported"
+    assert _verdict("5 thousand", "about 5,000,000 people came") == "unsupported"
+    assert _verdict("5th", "they finished fifth") == "supported"
