@@ -180,9 +180,12 @@ def test_plain_text_reading_is_linear_on_a_run_without_spaces(tmp_path):
     small, large = build.long_run_text(tmp_path / "small.txt", 4), build.long_run_text(tmp_path / "large.txt", 32)
     times = []
     for path in (small, large):
-        t0 = time.perf_counter()
-        document = load_document(path)
-        times.append(time.perf_counter() - t0)
+        best = float("inf")
+        for _ in range(2):  # this process's CPU seconds, the better of two: other processes' load does not count
+            t0 = time.process_time()
+            document = load_document(path)
+            best = min(best, time.process_time() - t0)
+        times.append(best)
         assert len(document.text) == path.stat().st_size and len(document.paragraphs) == 1
     assert times[1] < 30 * max(times[0], 0.05), times  # quadratic would be ~64x; linear ~8x
 

@@ -93,9 +93,12 @@ def test_repair_and_reading_order_are_linear_in_the_page(tmp_path):
     times = []
     for n in (5_000, 40_000):
         text = page(n)
-        t0 = time.perf_counter()
-        repair_words([reading_order(text)])
-        times.append(time.perf_counter() - t0)
+        best = float("inf")
+        for _ in range(2):  # this process's CPU seconds, the better of two: other processes' load does not count
+            t0 = time.process_time()
+            repair_words([reading_order(text)])
+            best = min(best, time.process_time() - t0)
+        times.append(best)
     assert times[1] < 30 * max(times[0], 0.05), times  # quadratic would be ~64x; linear ~8x
 
 
