@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
+from longqa.evals.metrics import f1_score  # noqa: E402
 
 DEFAULT = "adaptive-precise"
 
@@ -53,7 +54,8 @@ def load(spec: str) -> tuple[str, list[dict[str, Any]]]:
     for key, record in latest.items():
         if key in wanted and key in gold:
             item = gold[key]
-            out.append(record | {"planted": bool(item.get("unanswerable")), "question": item.get("input", "")})
+            planted = bool(item.get("unanswerable"))
+            out.append(record | {"planted": planted, "question": item.get("input", ""), "golds": item.get("answers")})
     return name, out
 
 
@@ -62,7 +64,7 @@ def _pct(part: int, whole: int) -> str:
 
 
 def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
-    """One row per run and set: model, commits, n, answerable kept %, unanswerable declined %."""
+    """One row per run and set: model, commits, n, answerable kept %, right replies declined, planted declined %."""
     rows = []
     for name, records in runs.items():
         for dataset in dict.fromkeys(r["dataset"] for r in records):
@@ -70,13 +72,22 @@ def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
             answerable = [r for r in mine if not r["planted"]]
             planted = [r for r in mine if r["planted"]]
             kept = sum(r["status"] != "unanswerable" for r in answerable)
+            right = sum(_declined_right(r) for r in answerable)
             declined = sum(r["status"] == "unanswerable" for r in planted)
             models = ", ".join(dict.fromkeys(str(r.get("model")) for r in mine))
             commits = ", ".join(dict.fromkeys(str(r.get("commit") or "unrecorded") for r in mine))
-            rows.append(
-                [dataset, name, models, commits, len(mine), _pct(kept, len(answerable)), _pct(declined, len(planted))]
-            )
+            rows.append([dataset, name, models, commits, len(mine), _pct(kept, len(answerable))])
+            rows[-1] += [right if answerable else "–", _pct(declined, len(planted))]
     return rows
+
+
+RIGHT_F1 = 0.5  # a reply this close to a gold answer (token F1) is a right answer
+
+
+def _declined_right(record: dict[str, Any]) -> bool:
+    """An answerable question declined although the reply the check judged was right (F1 >= RIGHT_F1)."""
+    reply = record.get("judged_answer") or ""
+    return record["status"] == "unanswerable" and bool(reply) and f1_score(reply, record["golds"]) >= RIGHT_F1
 
 
 def _outcome(record: dict[str, Any]) -> str:
@@ -115,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pair", action="append", default=[], help="A-B: list the items whose outcome differs")
     args = parser.parse_args(argv)
     runs = dict(load(spec) for spec in args.run)
-    head = ["set", "run", "model", "commit", "n", "answerable kept % (n)", "unanswerable declined % (n)"]
+    head = ["set", "run", "model", "commit", "n", "answerable kept % (n)", "right replies declined"]
+    head.append("unanswerable declined % (n)")
     print(md_table(head, summary_rows(runs)))
     for pair in args.pair:
         a, b = pair.split("-", 1)

@@ -1,5 +1,6 @@
-"""bench/grounding_kept.py on known runs: answerable kept and planted unanswerable declined per run and set, the
-model and commit the records name, and each item whose outcome differs listed with the reply judged and how."""
+"""bench/grounding_kept.py on known runs: answerable kept (and right replies declined) and planted unanswerable
+declined per run and set, the model and commit the records name, and each item whose outcome differs listed with
+the reply judged and how."""
 
 from __future__ import annotations
 
@@ -60,8 +61,8 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
     )
     assert main(["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after"]) == 0
     out = capsys.readouterr().out
-    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 4 | 50.0 (1/2) | 100.0 (2/2) |" in out
-    assert "| tatqa | after | qwen-1.5b | c0ffeea | 4 | 100.0 (2/2) | 50.0 (1/2) |" in out
+    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 4 | 50.0 (1/2) | 1 | 100.0 (2/2) |" in out
+    assert "| tatqa | after | qwen-1.5b | c0ffeea | 4 | 100.0 (2/2) | 0 | 50.0 (1/2) |" in out
     assert "Items whose outcome differs, before → after: 2" in out
     assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
     assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
