@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from longqa.llm.answer_core import SHORT_ANSWER_WORDS, chosen_option
+from longqa.llm.answer_core import MAX_OPTION_WORDS, chosen_option
 from longqa.llm.numbers import claimed_numbers, values_in
 from longqa.llm.passages import source_name
 from longqa.retrieval.bm25 import bm25_tokens
@@ -102,13 +102,17 @@ def _heading(reply: str, question: str, passages: Sequence[Mapping[str, Any]]) -
 
 
 def _kept_without_new_words(reply: str, question: str) -> bool:
-    """Replies that add no word and still answer: yes or no, a yes/no question affirmed, a choice's option."""
+    """Replies that add no word and still answer: yes or no, a yes/no question affirmed, a choice's option (not
+    the question given back, which names every option)."""
+    if reply.rstrip().endswith("?"):
+        return False
     if _YES_NO.match(reply) or chosen_option(reply, question):
         return True
     if _YES_NO_QUESTION.match(question) and not reply.rstrip().endswith("?"):
         return True
-    # one of the things a comparison compares: "Between Tom Hanks and Jerry Lewis, who is older?" "Tom Hanks"
-    short = len(reply.split()) <= SHORT_ANSWER_WORDS and bool(names_in(reply))
+    # one of the things a comparison compares: "Between Tom Hanks and Jerry Lewis, who is older?" "Tom Hanks";
+    # "Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?" (an option's size)
+    short = len(reply.split()) <= MAX_OPTION_WORDS and bool(names_in(reply))
     return short and bool(_COMPARISON.search(question)) and f" {_plain(reply)} " in f" {_plain(question)} "
 
 
@@ -121,6 +125,8 @@ def non_answer(reply: str, question: str, passages: Sequence[Mapping[str, Any]] 
     why = _label(reply, question, passages) or _heading(reply, question, passages)
     if why and why.startswith("it copies a heading") and _ASKS_TITLE.search(question):
         return None  # "Which section describes the built-in global variables?": a heading is the answer
+    if why and why.startswith("it copies a heading") and _kept_without_new_words(reply, question):
+        return None  # a choice's option is often a passage's title too ("Which is a comedy film, A or B?" "B")
     if why:
         return why
     new = adds(reply, question)

@@ -76,6 +76,39 @@ def test_a_short_answer_is_an_answer(reply: str, question: str) -> None:
     assert non_answer(reply, question, PASSAGES) is None
 
 
+# the 1.5B model's replies to HotpotQA's choice questions, each also the title line of a passage it read: declined as
+# copied headings (or as the question restated) until an option was kept before the heading check
+TITLED = [
+    {"id": "E1", "source": "text-1", "text": "Passage 3:\nDon Quixote\nDon Quixote is a 1933 film by G. W. Pabst."},
+    {"id": "E2", "source": "text-1", "text": "Nate Albert\nNate Albert is an American guitarist and A&R executive."},
+    {"id": "E3", "source": "text-1", "text": "Philippe Perrin\nPhilippe Perrin (born 1963) is a French astronaut."},
+    {"id": "E4", "source": "text-1", "text": "Second Battle of Bull Run\nThe battle was fought in August 1862."},
+]
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        ("Don Quixote", "Which is a comedy film, The Million Dollar Duck or Don Quixote?"),
+        (
+            "Nate Albert",
+            "Which singer/songwriter is the Executive Vice President of A&R at Capitol Records: Nate Albert or "
+            "Rod Stewart?",
+        ),
+        ("Philippe Perrin", "Between two scientists Ernst Messerschmid and Philippe Perrin, who is older?"),
+        (
+            "The Second Battle of Bull Run",
+            "Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?",
+        ),
+    ],
+)
+def test_a_choice_questions_option_is_an_answer_though_a_passage_is_titled_with_it(reply: str, question: str) -> None:
+    assert non_answer(reply, question, TITLED) is None
+    # the question given back is still no answer, and a title that is no option stays a copied heading
+    assert non_answer(question, question, TITLED) is not None
+    assert non_answer("Don Quixote", "Which film did G. W. Pabst make about Don Quixote?", TITLED) is not None
+
+
 @pytest.mark.parametrize("reply", ["", "   ", "?", "\x00", "[]", "E99999999", "# ", "Sources:"])
 def test_odd_replies_are_judged_without_failing(reply: str) -> None:
     assert non_answer(reply, BUSES_Q, [{"id": "E1"}, {"id": "E2", "source": None, "text": None}]) in (
