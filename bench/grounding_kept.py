@@ -41,7 +41,11 @@ def _gold(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 def load(spec: str) -> tuple[str, list[dict[str, Any]]]:
     """A run's name and its default's records (the last per item), each with `planted` and `question`."""
-    name, folder = spec.split("=", 1)
+    name, _, folder = spec.partition("=")
+    if not (Path(folder) / "report.json").is_file() or not (Path(folder) / "results.jsonl").is_file():
+        raise SystemExit(
+            f"--run {spec}: expected NAME=DIR, DIR a longqa eval output folder (report.json, results.jsonl)"
+        )
     report = json.loads((Path(folder) / "report.json").read_text("utf-8"))
     gold = _gold(report)
     latest: dict[tuple[str, str], dict[str, Any]] = {}

@@ -67,3 +67,10 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
     assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
     assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
     assert "Who founded the observatory?" not in out  # declined by both: not a change
+
+
+def test_a_run_that_is_not_an_eval_folder_is_named(tmp_path: Path) -> None:
+    import pytest
+
+    with pytest.raises(SystemExit, match="expected NAME=DIR"):
+        main(["--run", f"after={tmp_path / 'missing'}"])
