@@ -222,6 +222,7 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
     passages = [_passage(e, whole=e["text"] == item.context) for e in distinct.values()]
     tokens, words = _evidence_size(passages, item.context)
     analysis = final.get("analysis") or {}
+    grounding = final.get("grounding") or {}
     return {
         **_base_record(item, strategy, settings),
         "status": final.get("status"),
@@ -239,10 +240,10 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
         "passages": passages,
         # what the answer cites (its grounding is scored against these, evals/scoring.py)
         "cited": [_passage(e, whole=e["text"] == item.context) for e in final.get("citations") or []],
-        "grounding": (final.get("grounding") or {}).get("verdict"),
+        "grounding": grounding.get("verdict"),
         # how it was judged and what was (a declined reply's words stay readable: issue #52's measurement)
-        "grounding_method": (final.get("grounding") or {}).get("method"),
-        "judged_answer": (final.get("grounding") or {}).get("answer"),
+        "grounding_method": grounding.get("method"),
+        "judged_answer": grounding.get("answer"),
         "evidence_tokens": tokens,
         "evidence_words": words,
     }

@@ -122,13 +122,13 @@ def non_answer(reply: str, question: str, passages: Sequence[Mapping[str, Any]] 
     reply = reply.strip()
     if not reply:
         return None
-    why = _label(reply, question, passages) or _heading(reply, question, passages)
-    if why and why.startswith("it copies a heading") and _ASKS_TITLE.search(question):
-        return None  # "Which section describes the built-in global variables?": a heading is the answer
-    if why and why.startswith("it copies a heading") and _kept_without_new_words(reply, question):
-        return None  # a choice's option is often a passage's title too ("Which is a comedy film, A or B?" "B")
-    if why:
-        return why
+    label = _label(reply, question, passages)
+    if label:
+        return label
+    heading = _heading(reply, question, passages)
+    if heading:  # an answer where the question asks for a section ("Which section describes ...?"), or where the
+        # heading is a choice's option (a passage titled with it: "Which is a comedy film, A or B?" "B")
+        return None if _ASKS_TITLE.search(question) or _kept_without_new_words(reply, question) else heading
     new = adds(reply, question)
     asked = set(bm25_tokens(question))
     repeated = len(asked & set(bm25_tokens(reply))) / len(asked) if asked else 0.0

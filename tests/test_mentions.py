@@ -125,34 +125,8 @@ def test_without_grounding_the_names_are_not_looked_up(run_graph, scripted):
 # -- on the shared data, no model ----------------------------------------------------------------------
 
 
-@pytest.mark.shared_data
-def test_questions_over_another_items_document_are_told_apart():
-    """60 HotpotQA and 60 MuSiQue items with their own long contexts, and the same questions each over
-    another item's context (`longqa convert --unanswerable`). Measured when written with names alone: 0 of
-    120 answerable questions flagged; 41 of 48 HotpotQA and 32 of 46 MuSiQue questions over another
-    document flagged (78%; the rest name nothing, or only what both documents say). With three unsaid words
-    also flagging, at seeds 5 and 9 (n = 300 each): 2 of 250 answerable; 81.8% and 80.2% elsewhere."""
-    from longqa.evals import long_contexts
-    from longqa.evals.converters import convert, unanswerable
-
-    try:
-        long_contexts.shared_data_dir()
-    except FileNotFoundError:
-        pytest.skip("../shared/data is not here")
-    answerable = convert("hotpotqa", n=60, seed=3) + convert("musique", n=60, seed=3)
-    elsewhere = unanswerable(answerable)
-
-    def flagged(records: list[dict]) -> int:
-        return sum(bool(unmentioned(r["input"], Vocabulary(bm25_tokens(r["context"])))) for r in records)
-
-    assert flagged(answerable) <= 1
-    assert flagged(elsewhere) >= 0.78 * len(elsewhere)
-
-
-@pytest.mark.shared_data
-def test_answerable_table_questions_are_not_declined_for_their_form_words():
-    """TAT-QA (n = 150, seed 5): 13 answerable questions were flagged on their form words before; 1 now
-    (bench/subject_check.py prints both, and the other sets)."""
+def _shared(dataset: str, n: int, seed: int) -> list[dict]:
+    """A seeded sample of a shared dataset as `longqa convert` makes it; the test is skipped without ../shared."""
     from longqa.evals import long_contexts
     from longqa.evals.converters import convert
 
@@ -160,6 +134,31 @@ def test_answerable_table_questions_are_not_declined_for_their_form_words():
         long_contexts.shared_data_dir()
     except FileNotFoundError:
         pytest.skip("../shared/data is not here")
-    answerable = convert("tatqa", n=150, seed=5)
-    flagged = sum(bool(unmentioned(r["input"], Vocabulary(bm25_tokens(r["context"])))) for r in answerable)
-    assert flagged <= 3
+    return convert(dataset, n=n, seed=seed)
+
+
+def _flagged(records: list[dict]) -> int:
+    """How many questions name something their own context never says."""
+    return sum(bool(unmentioned(r["input"], Vocabulary(bm25_tokens(r["context"])))) for r in records)
+
+
+@pytest.mark.shared_data
+def test_questions_over_another_items_document_are_told_apart():
+    """60 HotpotQA and 60 MuSiQue items with their own long contexts, and the same questions each over
+    another item's context (`longqa convert --unanswerable`). Measured when written with names alone: 0 of
+    120 answerable questions flagged; 41 of 48 HotpotQA and 32 of 46 MuSiQue questions over another
+    document flagged (78%; the rest name nothing, or only what both documents say). With three unsaid words
+    also flagging, at seeds 5 and 9 (n = 300 each): 2 of 250 answerable; 81.8% and 80.2% elsewhere."""
+    from longqa.evals.converters import unanswerable
+
+    answerable = _shared("hotpotqa", 60, 3) + _shared("musique", 60, 3)
+    elsewhere = unanswerable(answerable)
+    assert _flagged(answerable) <= 1
+    assert _flagged(elsewhere) >= 0.78 * len(elsewhere)
+
+
+@pytest.mark.shared_data
+def test_answerable_table_questions_are_not_declined_for_their_form_words():
+    """TAT-QA (n = 150, seed 5): 13 answerable questions were flagged on their form words before; 1 now
+    (bench/subject_check.py prints both, and the other sets)."""
+    assert _flagged(_shared("tatqa", 150, 5)) <= 3
