@@ -43,6 +43,9 @@ class Plan(BaseModel):
     fallback: bool = Field(default=False, description="Self-Route: read the long context when unanswerable")
     allow_unanswerable: bool = Field(default=True, description="the generator may answer 'unanswerable'")
     ground: bool = Field(default=False, description="check the answer against its cited passages (nodes/ground.py)")
+    reask: bool = Field(
+        default=False, description="a grounded reply that answers nothing is asked again once (nodes/generate.py)"
+    )
     calculate: bool = Field(
         default=False,
         description="arithmetic: the model writes the expression, Python computes it (nodes/calculate.py)",
@@ -200,6 +203,9 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
+        if settings.reask:
+            reason = "re-ask: a reply that answers nothing (the question restated, a label) is asked again once"
+            the_plan = the_plan.model_copy(update={"reask": True, "reasons": [*the_plan.reasons, reason]})
     if settings.server and settings.question_limit and not the_plan.question_budget:
         # a server's caller never escapes the operator's budget by naming a preset (issue 45): the fixed
         # baselines, which run unbudgeted in process to reproduce their papers, run capped to it here

@@ -80,6 +80,11 @@ class ResearchSettings(BaseModel):
         default="auto",
         description="an answer its cited passages do not support is a decline (auto: the adaptive strategies)",
     )
+    reask: bool = Field(
+        default=True,
+        description="where answers are grounded, a reply that answers nothing (the question restated, a passage's "
+        "label, a heading) is asked again once, told so, over the best passages the question budget still affords",
+    )
     filter_mode: Literal["joint", "per-chunk"] = Field(
         default="joint",
         description="the CoT-guided filter of the adaptive strategies: 'joint' = one structured call writes the "

@@ -90,6 +90,7 @@ class Grounding(TypedDict):
     # "non-answer": the reply restates the question or copies a heading or a passage's label (llm/non_answer.py)
     method: Literal["lexical", "model", "computed", "subject", "non-answer"]
     missing: list[str]  # the answer's numbers and words the passages do not hold
+    why: NotRequired[str]  # "non-answer": why the reply answers nothing (the generator is told it when asked again)
 
 
 class Calculation(TypedDict):
@@ -222,6 +223,7 @@ class State(InputState, OutputState, total=False):
     cot: str | None
     verdicts: Annotated[list[Verdict], _extend]
     draft: str | None  # answer proposed by the step-wise reasoner
+    reasked: str | None  # the earlier reply that answered nothing, once the generator was asked again (ground)
     fallback: bool  # self_route's decision: read the long context
     deadline_at: float | None  # time.time() after which no model call starts or runs (Settings.deadline_s)
     failed: str | None  # the node that raised: the run goes to respond (graph/node.py)

@@ -15,8 +15,8 @@ process_context ←────────────────────�
   ├─────────────────────────────────────────────────┴─ extract (the survivors) ─┐
   └──────────────────────────────────────────────────────────────────────────────┴→ generate
 generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond → END
-          └──────────────────────┘              └─ long_context ─┬─ (plan.ground) ground → respond
-                                                                  └─ respond
+   ↑      └──────────────────────┘ │              └─ long_context ─┬─ (plan.ground) ground → respond
+   └── (plan.reask: no answer, once) ┘                                └─ respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
 raises ends the run as one that returns `fail(...)` does (contracts/failure.py) — each router asks
@@ -41,7 +41,7 @@ from longqa.nodes.calculate import calculate
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
 from longqa.nodes.filter import filter_chunk, judgements
-from longqa.nodes.generate import generate
+from longqa.nodes.generate import generate, no_answer_before
 from longqa.nodes.ground import ground
 from longqa.nodes.long_context import long_context
 from longqa.nodes.organize import organize
@@ -101,7 +101,12 @@ AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer":
 AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
 AFTER_LONG_CONTEXT = {"check grounding": "ground", "done": "respond", "failed": "respond"}
-AFTER_GROUND = {"Self-Route decides": "self_route", "after the long context": "respond", "failed": "respond"}
+AFTER_GROUND = {
+    "no answer: ask again": "generate",
+    "Self-Route decides": "self_route",
+    "after the long context": "respond",
+    "failed": "respond",
+}
 AFTER_SELF_ROUTE = {"fallback: long context": "long_context", "answered": "respond", "failed": "respond"}
 FAILED = "failed"
 
@@ -236,12 +241,19 @@ def after_long_context(state: State) -> Literal["check grounding", "done", "fail
     return "check grounding" if _checks(state) else "done"
 
 
-def after_ground(state: State) -> Literal["Self-Route decides", "after the long context", "failed"]:
+def after_ground(
+    state: State,
+) -> Literal["no answer: ask again", "Self-Route decides", "after the long context", "failed"]:
     """A checked RAG answer goes to Self-Route's decision; the long context's answer ends the run
-    (respond declines it if it is unsupported)."""
+    (respond declines it if it is unsupported). A reply that answered nothing (the question restated, a
+    label) goes back to the generator once, where the plan says so (nodes/generate.py `no_answer_before`)."""
     if ended(state):
         return FAILED
-    return "after the long context" if "long_context" in (state.get("route") or []) else "Self-Route decides"
+    if "long_context" in (state.get("route") or []):
+        return "after the long context"
+    if plan_of(state).reask and no_answer_before(state):
+        return "no answer: ask again"
+    return "Self-Route decides"
 
 
 def after_self_route(state: State) -> Literal["fallback: long context", "answered", "failed"]:

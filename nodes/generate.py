@@ -33,8 +33,10 @@ _FIXED = fixed_text(
     generation.CITE_INSTRUCTION,
     generation.DATA_NOTE,
     self_route.UNANSWERABLE_CLAUSE,
+    generation.REASK_NOTE,
 )
 _HEADERS = re.compile(generation.ECHO_HEADERS)
+REPLY_QUOTED = 200  # characters of an earlier reply quoted back when the generator is asked again
 
 
 def split_citations(reply: str, evidence: list[Evidence]) -> tuple[str, list[Evidence], bool]:
@@ -53,7 +55,10 @@ def build_prompt(
     steps: list,
     allow_unanswerable: bool,
     history: list[str] | None = None,
+    earlier: tuple[str, str] | None = None,
 ) -> str:
+    """LongRAG's generator prompt over the notes and passages; `earlier`: (reply, why it answered nothing) when
+    the generator is asked again."""
     parts = []
     if history:
         parts.append(generation.HISTORY_HEADER.format(history="\n".join(history)))
@@ -64,7 +69,10 @@ def build_prompt(
         parts.append(generation.REASONING_HEADER.format(steps=lines))
     blocks = "\n\n".join(f"[{e['id']}] ({source_name(e['source'])})\n{as_data(e['text'])}" for e in evidence)
     parts.append(generation.EVIDENCE_HEADER.format(evidence=blocks))
-    extra = (" " + self_route.UNANSWERABLE_CLAUSE if allow_unanswerable else "") + "\n" + generation.CITE_INSTRUCTION
+    extra = ""
+    if earlier:
+        extra += " " + generation.REASK_NOTE.format(reply=as_data(earlier[0][:REPLY_QUOTED]), why=earlier[1])
+    extra += (" " + self_route.UNANSWERABLE_CLAUSE if allow_unanswerable else "") + "\n" + generation.CITE_INSTRUCTION
     extra += " " + generation.DATA_NOTE
     return longrag.GENERATOR.format(content="".join(parts), extra=extra, question=question)
 
@@ -79,9 +87,10 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     evidence = state.get("evidence") or []
+    earlier = no_answer_before(state)
     # the step-wise reasoner's answer is final unless the generator is to answer from the hops' passages
     reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
-    if state.get("draft") and (reasoner_decides or state.get("calculation")):
+    if state.get("draft") and (reasoner_decides or state.get("calculation")) and not earlier:
         computed = state.get("calculation")
         return {
             "answer": state["draft"],
@@ -101,6 +110,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             steps,
             plan.allow_unanswerable,
             state.get("history"),
+            earlier,
         )
 
     # what is left of the question budget: the best passages that fit it; an answer may come from the
@@ -110,11 +120,16 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         reply = yield ask(
             settings,
             "generate",
-            Prompt(kept, lambda ps: [HumanMessage(render(ps))], answers=True, bare=notes, cut=True),
+            # asked again: whole passages only (one cut to what is left would give the model less to answer from)
+            Prompt(kept, lambda ps: [HumanMessage(render(ps))], answers=True, bare=notes, cut=not earlier),
             max_tokens=settings.max_answer_tokens,
         )
     except LLMError as e:
+        if earlier:  # the earlier reply stands, and the ground node declines it again
+            return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
         return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
+    if earlier:
+        trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} answering nothing ({earlier[1]})")
     if reply.cut is not None:
         trace.append(f"generate: passage {reply.kept[0]['id']} cut to {reply.cut} tokens to fit the question budget")
     if reply.dropped:
@@ -131,7 +146,17 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
-    return _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
+    answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
+    return {**answered, "reasked": earlier[0], "grounding": None} if earlier else answered
+
+
+def no_answer_before(state: State) -> tuple[str, str] | None:
+    """(the earlier reply, why it answers nothing) when the ground node found the generator's reply to be no
+    answer and the graph asks it again (graph/graph.py `after_ground`); None on the first asking."""
+    grounding = state.get("grounding")
+    if state.get("reasked") is not None or not grounding or grounding["method"] != "non-answer":
+        return None
+    return grounding["answer"], grounding.get("why") or "it does not answer the question"
 
 
 def extracted_from(state: State) -> list[Evidence]:

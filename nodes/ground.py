@@ -59,7 +59,9 @@ def _decided_before_the_words(state: State, answer: str, cited: list[Evidence]) 
         return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
     why = non_answer(answer, state["question"], [*cited, *(state.get("evidence") or [])])
     if why:  # seen (issue 48): a 0.5B model's whole reply was the question, every word of it in the passages
-        verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[])
+        verdict = Grounding(
+            answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=why
+        )
         return {"grounding": verdict, "trace": [f"ground: no answer: {why}"]}
     return None
 

@@ -23,3 +23,10 @@ ECHO_HEADERS = (
     r"(?im)^\s*(?:question\s*:|retrieved passages\s*:|global information \(|conversation so far\s*:|"
     r"reasoning steps so far\s*:|based on the above information|\[[EP]\d+\]\s*\()"
 )
+
+# ours (issue 52): the generator asked once more after a reply that answered nothing (llm/non_answer.py:
+# the question restated, a passage's label, a heading); `why` is non_answer's reason, `reply` the earlier reply
+REASK_NOTE = (
+    'Your earlier reply, "{reply}", is not an answer: {why}. Give the answer itself, the name, number, date or '
+    "short phrase that the passages state, not the question's own words or a passage's label."
+)

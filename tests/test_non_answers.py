@@ -136,10 +136,59 @@ def test_the_echoed_question_is_declined(run_graph, scripted):
         "share": 0.0,
         "method": "non-answer",
         "missing": [],
+        "why": "it restates the question",
     }
     assert "ground: no answer: it restates the question" in out["trace"]
     assert "grounding" not in model.calls, "the model is not asked whether an echo is supported"
     assert "which is no answer" in out["messages"][-1].content
+    # asked again once (the scripted reply is the echo again), then declined: no loop
+    assert model.calls.count("generator") == 2 and out["route"].count("ground") == 2
+    assert any(t.startswith("generate: asked again, the earlier reply") for t in out["trace"])
+
+
+TERMINAL = "the Greyhound terminal on 9th Avenue SW"
+
+
+def _told_again(prompt: str) -> str:
+    """Scripted: the echo first; told that it is no answer, the terminal."""
+    return cited_answer(TERMINAL)(prompt) if "is not an answer" in prompt else f"{BUSES_Q}\nSources: E1"
+
+
+def test_a_reply_that_answers_nothing_is_asked_again_once_and_told_why(run_graph, scripted):
+    prompts: list[str] = []
+
+    def generator(prompt: str) -> str:
+        prompts.append(prompt)
+        return _told_again(prompt)
+
+    name, model = scripted({"analyzer": _extractive(), "generator": generator})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "answered" and out["answer"] == TERMINAL
+    assert out["grounding"]["verdict"] == "supported" and out["grounding"]["method"] == "lexical"
+    assert out["route"][-6:] == ["generate", "ground", "generate", "ground", "self_route", "respond"]
+    assert model.calls.count("generator") == 2
+    # the second prompt quotes the earlier reply and says why it is no answer; the first does not
+    assert "is not an answer" not in prompts[0]
+    assert f'"{BUSES_Q}", is not an answer: it restates the question.' in prompts[1]
+
+
+def test_without_reask_the_reply_that_answers_nothing_is_declined_at_once(run_graph, scripted):
+    name, model = scripted({"analyzer": _extractive(), "generator": _told_again})
+    out = run_graph(
+        BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0, reask=False
+    )
+    assert out["status"] == "unanswerable" and out["grounding"]["method"] == "non-answer"
+    assert model.calls.count("generator") == 1
+    assert not any("re-ask" in r for r in out["plan"]["reasons"])
+
+
+def test_asked_again_only_within_the_question_budget(run_graph, scripted):
+    """A budget spent by the first asking leaves the earlier reply standing: declined, not failed."""
+    name, model = scripted({"analyzer": _extractive(), "generator": _told_again})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=400)
+    assert out["status"] == "unanswerable" and out["grounding"]["method"] == "non-answer"
+    assert out["totals"]["input_tokens"] <= 400
+    assert any(t.startswith("generate: not asked again") for t in out["trace"]), out["trace"]
 
 
 def test_the_echoed_question_falls_back_to_the_long_context(run_graph, scripted):
