@@ -24,6 +24,7 @@ from longqa.llm.budget_arithmetic import (
     evidence_floor,
     evidence_tokens,
     holds_a_chunk,
+    kept_for_asking_again,
     per_query,
     planned_evidence,
     route_need,
@@ -49,6 +50,17 @@ def sized_plan(plan: Plan, o: Overheads, settings: Settings, usage: Sequence[dic
     room = usable(plan.question_budget, usage)
     floor = evidence_floor(plan.granularity)
     reasons = list(plan.reasons)
+    if plan.reask and plan.reask_tokens:  # the first reading leaves room to ask again, where the budget holds both
+        kept = kept_for_asking_again(plan.reask_tokens)
+        if plan.workflow == "stepwise":  # its hops read the evidence step by step: they get the budget
+            plan = plan.model_copy(update={"reask_tokens": 0})
+            reasons.append("budget: nothing kept back for asking again, a step-wise route's hops spend it")
+        elif evidence_tokens(plan, o, settings, room - kept) >= floor:
+            room -= kept
+            reasons.append(f"budget: {plan.reask_tokens} tokens kept back for asking again")
+        else:
+            plan = plan.model_copy(update={"reask_tokens": 0})
+            reasons.append("budget: nothing kept back for asking again, it would leave less than two chunks")
     if plan.workflow == "stepwise" and plan.extract:
         plan = plan.model_copy(update={"extract": False})
         reasons.append("budget: no extractor after step-wise reasoning (its notes carry the bridge)")

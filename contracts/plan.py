@@ -46,6 +46,9 @@ class Plan(BaseModel):
     reask: bool = Field(
         default=False, description="a grounded reply that answers nothing is asked again once (nodes/generate.py)"
     )
+    reask_tokens: int = Field(
+        default=0, description="input tokens of the question budget the first reading keeps back for asking again"
+    )
     calculate: bool = Field(
         default=False,
         description="arithmetic: the model writes the expression, Python computes it (nodes/calculate.py)",
@@ -205,7 +208,8 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
         if settings.reask:
             reason = "re-ask: a reply that answers nothing (the question restated, a label) is asked again once"
-            the_plan = the_plan.model_copy(update={"reask": True, "reasons": [*the_plan.reasons, reason]})
+            update = {"reask": True, "reask_tokens": settings.reask_tokens, "reasons": [*the_plan.reasons, reason]}
+            the_plan = the_plan.model_copy(update=update)
     if settings.server and settings.question_limit and not the_plan.question_budget:
         # a server's caller never escapes the operator's budget by naming a preset (issue 45): the fixed
         # baselines, which run unbudgeted in process to reproduce their papers, run capped to it here

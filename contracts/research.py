@@ -85,6 +85,14 @@ class ResearchSettings(BaseModel):
         description="where answers are grounded, a reply that answers nothing (the question restated, a passage's "
         "label, a heading) is asked again once, told so, over the best passages the question budget still affords",
     )
+    reask_tokens: int = Field(
+        ge=0,
+        le=100_000,
+        default=370,
+        description="input tokens of the question budget kept back for asking again (reask): the generator's prompt "
+        "with a question of about 20 tokens, the note quoting the earlier reply, and one 150-token chunk; the "
+        "first reading's evidence is sized to the rest, and a budget too small for both keeps nothing back",
+    )
     filter_mode: Literal["joint", "per-chunk"] = Field(
         default="joint",
         description="the CoT-guided filter of the adaptive strategies: 'joint' = one structured call writes the "

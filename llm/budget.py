@@ -186,7 +186,8 @@ class Prompt(Generic[T]):
     - `later`: what the generator reads after this call besides its share (`Later`): kept back;
     - `share`: at most this share of the whole budget (the analyzer, before the plan shares it);
     - `bare`: the prompt may be sent without any item (the generator holding notes);
-    - `cut`: when no item fits whole, the best one's start (its "text" cut) is sent instead."""
+    - `cut`: when no item fits whole, the best one's start (its "text" cut) is sent instead;
+    - `keep`: tokens kept back for a later call the plan pays for (the generator asked again)."""
 
     items: Sequence[T]
     render: Callable[[list[T]], Sequence[BaseMessage] | str]
@@ -197,6 +198,7 @@ class Prompt(Generic[T]):
     share: float | None = None
     bare: bool = False
     cut: bool = False
+    keep: int = 0
     sized: bool = True  # False: fixed messages, sent as they are (`fixed`)
 
     @classmethod
@@ -238,6 +240,7 @@ class PlanTerms(BaseModel):
     question_budget: int | None = None
     overheads: Overheads | None = None
     granularity: int | None = None
+    reask_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -269,7 +272,8 @@ class Budget:
         total, overheads, granularity = terms.question_budget, terms.overheads, terms.granularity or 0
         if not (overheads and total):
             return cls(total or None, usage, granularity=granularity)
-        share = arithmetic.answer_share(overheads.generate, granularity)
+        # the generator's share, and what its first reading keeps back for asking again
+        share = arithmetic.answer_share(overheads.generate, granularity) + terms.reask_tokens
         return cls(total, usage, share, overheads.long_context, granularity)
 
     @property
@@ -284,7 +288,7 @@ class Budget:
 
     def cap(self, prompt: Prompt) -> int | None:
         """The most `prompt`'s call may cost, keeping what later calls need (None: no budget)."""
-        reserved = (0 if prompt.answers else self.answer_share) + self.kept_back(prompt)
+        reserved = (0 if prompt.answers else self.answer_share) + self.kept_back(prompt) + prompt.keep
         return arithmetic.call_cap(self.total, self.left or 0, reserved, prompt.share)
 
     def kept_back(self, prompt: Prompt) -> int:

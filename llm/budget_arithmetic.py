@@ -143,6 +143,12 @@ def evidence_tokens(plan: Route, o: Overheads, settings: Reads, room: int) -> in
     return int((room - fixed) / (reads * labels))
 
 
+def kept_for_asking_again(reask_tokens: int) -> int:
+    """What the plan's sizing keeps back of `usable`'s room for one re-ask of `reask_tokens`: their share
+    beside the safety share (the first reading's cap keeps the whole of them back)."""
+    return int(reask_tokens * (1 - SAFETY))
+
+
 def evidence_floor(granularity: int) -> int:
     """Less evidence than two chunks: the organizer drops a perspective instead."""
     return 2 * granularity

@@ -121,7 +121,14 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             settings,
             "generate",
             # asked again: whole passages only (one cut to what is left would give the model less to answer from)
-            Prompt(kept, lambda ps: [HumanMessage(render(ps))], answers=True, bare=notes, cut=not earlier),
+            Prompt(
+                kept,
+                lambda ps: [HumanMessage(render(ps))],
+                answers=True,
+                bare=notes,
+                cut=not earlier,
+                keep=0 if earlier or not plan.reask else plan.reask_tokens,
+            ),
             max_tokens=settings.max_answer_tokens,
         )
     except LLMError as e:
