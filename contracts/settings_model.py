@@ -88,7 +88,7 @@ class RunSettings(BaseModel):
     question_budget: int = Field(
         ge=0,
         le=10_000_000,
-        default_factory=env_int("LONGQA_QUESTION_BUDGET", 1900, lowest=0),
+        default_factory=env_int("LONGQA_QUESTION_BUDGET", 2270, lowest=0),
         description="input tokens all model calls of one question may spend together, retries included "
         "(LONGQA_QUESTION_BUDGET; adaptive strategies; 0 = no limit). The plan sizes every route to fit it; "
         "each prompt is cut to what is left; a question that cannot be answered within it says so",

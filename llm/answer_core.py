@@ -30,8 +30,11 @@ _LEAD_IN = re.compile(
     re.I,
 )
 _QUOTES = frozenset('"“”')
-# the options of a choice question: the end of it, "A or B?" / "A, B or C?"
+# the options of a choice question: the end of it, "A or B?" / "A, B or C?"; set off by commas inside it ("Which
+# battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?"); or "Between A and B, who"
 _CHOICE = re.compile(r"[^,:;]*?(?:,[^,:;]+)*\bor\b[^,:;?]+\?\s*$", re.I)
+_CHOICE_INSIDE = re.compile(r",([^,:;?]+),?\s+or\s+([^,:;?]+),", re.I)
+_BETWEEN = re.compile(r"^\s*between\s+([^,:;?]+?)\s+and\s+([^,:;?]+?)\s*,\s*(?:who|which|what)\b", re.I)
 _YES_NO = re.compile(r"^\s*(?:yes|no)\b", re.I)
 # words that never claim anything by themselves (a copula, "the", a preposition before the core)
 _GLUE = STOP_WORDS | frozenset("was were is are been be being has have had did does do also called named known".split())
@@ -85,15 +88,26 @@ def answer_core(answer: str, question: str) -> str:
 def chosen_option(reply: str, question: str) -> str | None:
     """Of the options a choice question offers ("..., Michael Tippett or Luigi Cherubini?"), the one the
     reply names first; None when the question offers no choice or the reply names none of them."""
-    match = _CHOICE.search(question)
-    if not match:
-        return None
-    options = [o.strip(" ,") for o in re.split(r",|\bor\b", match.group(0).rstrip("?"))]
     low = reply.lower()
-    options = [o for o in options if 1 < len(o) and len(o.split()) <= MAX_OPTION_WORDS]
+    options = [o for o in choice_options(question) if 1 < len(o) and len(o.split()) <= MAX_OPTION_WORDS]
     found = {o: low.find(o.lower()) for o in options}
     at = {o: i for o, i in found.items() if i >= 0}
     return min(at, key=at.get) if at else None
+
+
+def choice_options(question: str) -> list[str]:
+    """The options a choice question offers, as it writes them, each also as the name it holds ("two scientists
+    Ernst Messerschmid" is "Ernst Messerschmid" too); [] when it offers none."""
+    inside, between = _CHOICE_INSIDE.search(question), _BETWEEN.search(question)
+    if inside or between:
+        options = list((inside or between).groups())  # type: ignore[union-attr]
+    elif match := _CHOICE.search(question):
+        options = re.split(r",|\bor\b", match.group(0).rstrip("?"))
+    else:
+        return []
+    options = [o.strip(" ,") for o in options]
+    named = [n for o in options for n in names_in(o) if n != o and len(n.split()) > 1]
+    return [*options, *named]
 
 
 def _balanced(tokens: list[str], start: int, end: int) -> tuple[int, int]:

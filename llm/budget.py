@@ -187,7 +187,7 @@ class Prompt(Generic[T]):
     - `share`: at most this share of the whole budget (the analyzer, before the plan shares it);
     - `bare`: the prompt may be sent without any item (the generator holding notes);
     - `cut`: when no item fits whole, the best one's start (its "text" cut) is sent instead;
-    - `keep`: tokens kept back for a later call the plan pays for (the generator asked again)."""
+    - `reask`: this is the generator asked again, the call the plan's held tokens are for (`Budget.held`)."""
 
     items: Sequence[T]
     render: Callable[[list[T]], Sequence[BaseMessage] | str]
@@ -198,7 +198,7 @@ class Prompt(Generic[T]):
     share: float | None = None
     bare: bool = False
     cut: bool = False
-    keep: int = 0
+    reask: bool = False
     sized: bool = True  # False: fixed messages, sent as they are (`fixed`)
 
     @classmethod
@@ -257,6 +257,7 @@ class Budget:
     answer_share: int = 0
     long_context: int = 0  # the long-context prompt's fixed part (0: no plan sized it)
     granularity: int = 0
+    held: int = 0  # the plan's tokens for asking the generator again, which no other call spends (`Prompt.reask`)
 
     @classmethod
     def of(cls, state: Any, question_budget: int | None = None, ledger: Sequence[dict] = ()) -> Budget:
@@ -272,9 +273,9 @@ class Budget:
         total, overheads, granularity = terms.question_budget, terms.overheads, terms.granularity or 0
         if not (overheads and total):
             return cls(total or None, usage, granularity=granularity)
-        # the generator's share, and what its first reading keeps back for asking again
-        share = arithmetic.answer_share(overheads.generate, granularity) + terms.reask_tokens
-        return cls(total, usage, share, overheads.long_context, granularity)
+        share = arithmetic.answer_share(overheads.generate, granularity)
+        held = terms.reask_tokens if state.get("reasked") is None else 0  # until the generator is asked again
+        return cls(total, usage, share, overheads.long_context, granularity, held)
 
     @property
     def left(self) -> int | None:
@@ -288,7 +289,8 @@ class Budget:
 
     def cap(self, prompt: Prompt) -> int | None:
         """The most `prompt`'s call may cost, keeping what later calls need (None: no budget)."""
-        reserved = (0 if prompt.answers else self.answer_share) + self.kept_back(prompt) + prompt.keep
+        reserved = (0 if prompt.answers else self.answer_share) + self.kept_back(prompt)
+        reserved += 0 if prompt.reask else self.held
         return arithmetic.call_cap(self.total, self.left or 0, reserved, prompt.share)
 
     def kept_back(self, prompt: Prompt) -> int:
@@ -334,7 +336,8 @@ class Budget:
         """What is left, when it is less than the smallest long-context prompt that reads more than
         the `texts` retrieval found (None: it is not)."""
         read = sum(default_counter().count_many(list(texts)))
-        short = arithmetic.fallback_shortfall(self.left, self.long_context, self.granularity, read)
+        rest = None if self.left is None else self.left - self.held  # the re-ask's tokens are not the fallback's
+        short = arithmetic.fallback_shortfall(rest, self.long_context, self.granularity, read)
         return None if short is None else Shortfall(short[0], short[1], read)
 
 

@@ -127,7 +127,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
                 answers=True,
                 bare=notes,
                 cut=not earlier,
-                keep=0 if earlier or not plan.reask else plan.reask_tokens,
+                reask=earlier is not None,
             ),
             max_tokens=settings.max_answer_tokens,
         )

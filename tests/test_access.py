@@ -124,8 +124,8 @@ def test_grants_cover_collections_and_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("context", "says"),
     [
-        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 1900"),
-        ({"question_budget": 1901}, "question_budget: at most 1900"),
+        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 2270"),
+        ({"question_budget": 2271}, "question_budget: at most 2270"),
         ({"context_window": 10_000_000}, "context_window: at most 32768"),
         ({"deadline_s": 901}, "deadline_s: at most 900"),
         ({"deadline_s": float("nan")}, "deadline_s: must be a finite number"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from longqa.llm.answer_core import answer_core, chosen_option
+from longqa.llm.answer_core import answer_core, choice_options, chosen_option
+from longqa.llm.non_answer import non_answer
 from longqa.nodes.generate import _answered
 
 
@@ -99,3 +100,30 @@ def test_a_long_reply_of_new_words_is_kept_whole() -> None:
     """A reply at the longest the generator allows (384 tokens) of words the question lacks: kept whole."""
     reply = " ".join(f"word{i}" for i in range(400))
     assert answer_core(reply, "What is it?") == reply
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "option"),
+    [  # HotpotQA's forms, the replies Qwen2.5-Coder-0.5B gave (evals/README, eighth round)
+        (
+            "Between two scientists Ernst Messerschmid and Philippe Perrin, who is older?",
+            "Philippe Perrin is older.",
+            "Philippe Perrin",
+        ),
+        (
+            "Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?",
+            "The Battle of Cold Harbor was fought first.",
+            "the Battle of Cold Harbor",
+        ),
+        ("Between Ann Smith and Bob Jones, which one was born first?", "Ann Smith", "Ann Smith"),
+    ],
+)
+def test_options_set_off_inside_the_question_or_between_its_names(question: str, reply: str, option: str) -> None:
+    assert chosen_option(reply, question) == option
+    assert non_answer(reply, question) is None  # naming an option answers the choice
+
+
+def test_between_alone_offers_no_choice() -> None:
+    question = "What is the difference between the model and the baseline?"
+    assert choice_options(question) == []
+    assert chosen_option("the model", question) is None

@@ -74,9 +74,10 @@ def test_the_long_context_fallback_is_refused_when_the_budget_is_spent(run_graph
     out = run_graph(KEEPER_Q, model=name, question_budget=1900)
     assert out["status"] == "unanswerable" and "long_context" not in out["route"]
     assert any("question budget leaves" in line and "no fallback" in line for line in out["trace"])
-    # with room left, the fallback reads at most what is left
+    # with room left, the fallback reads at most what is left (less the tokens held for asking again, which
+    # only the re-ask spends: 6,370 is the 6,000 this test had before them)
     name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": "unanswerable"})
-    out = run_graph(KEEPER_Q, model=name, question_budget=6000)
+    out = run_graph(KEEPER_Q, model=name, question_budget=6370)
     assert out["route"][-3:] == ["long_context", "ground", "respond"] and spent(out["usage"]) <= 6000
 
 

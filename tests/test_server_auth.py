@@ -176,7 +176,7 @@ def test_a_run_keeps_to_its_keys_grants(keyed: KeyedServer) -> None:
 @pytest.mark.parametrize(
     ("context", "says"),
     [
-        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 1900"),
+        ({"question_budget": 0}, "question_budget: 0 (no limit) is not allowed on this server; at most 2270"),
         ({"context_window": 10_000_000}, "context_window: at most 32768 on this server"),
         ({"deadline_s": 86_400}, "deadline_s: at most 900 on this server"),
         ({"primary_k": -1}, "primary_k: Input should be greater than or equal to 1"),
