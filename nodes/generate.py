@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.failure import fail
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Evidence, State, shown_by
+from longqa.contracts.state import Evidence, Hit, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.answer_core import answer_core
 from longqa.llm.citations import split_sources
@@ -116,6 +116,8 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     # what is left of the question budget: the best passages that fit it; an answer may come from the
     # notes alone; one passage larger than what is left (a whole table) is shown cut to its start
     notes = bool(steps or state.get("global_info"))
+    if earlier:  # asked again: the chunks retrieval found in the passages, so the best of them fit what is left
+        kept = chunks_of(kept, state.get("hits") or [])
     try:
         reply = yield ask(
             settings,
@@ -155,6 +157,27 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
     return {**answered, "reasked": earlier[0], "grounding": None} if earlier else answered
+
+
+def chunks_of(passages: list[Evidence], hits: list[Hit]) -> list[Evidence]:
+    """The passages as the chunks retrieval found in them (process_context merged neighbours into one passage, which
+    can be longer than what a second asking can read), each under its passage's id, so a citation names the
+    passage; a passage no chunk lies in (a recovered table) stays whole."""
+    pieces: list[Evidence] = []
+    seen: set[tuple[str, int, int]] = set()
+    for passage in passages:
+        inside = [
+            h
+            for h in hits
+            if h["doc_id"] == passage["doc_id"] and passage["start"] <= h["start"] and h["end"] <= passage["end"]
+        ]
+        if not inside:
+            pieces.append(passage)
+        for hit in inside:
+            if (key := (hit["doc_id"], hit["start"], hit["end"])) not in seen:
+                seen.add(key)
+                pieces.append({**passage, "start": hit["start"], "end": hit["end"], "text": hit["text"], "score": hit["score"]})
+    return pieces
 
 
 def no_answer_before(state: State) -> tuple[str, str] | None:

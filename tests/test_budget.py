@@ -362,3 +362,38 @@ def test_the_question_budget_is_one_type_from_the_settings_to_the_ledger():
         budget = Budget.of({"plan": stored, "usage": [{"input_tokens": 100}]})
         assert (budget.total, budget.left, budget.granularity) == (1900, 1800, sized.granularity)
     assert Budget.of({}, None).total is None and Budget.of({}, 500).left == 500  # before the plan: the run's
+
+
+def test_the_re_ask_is_paid_from_the_tokens_held_for_it(run_graph, scripted):
+    """At the default budget a reply that answers nothing is asked again over the chunks retrieval found (the
+    first reading's merged passages would not fit what is held), within the budget; the first reading read what
+    the route's 1,900 tokens afforded."""
+    prompts: list[str] = []
+
+    def generator(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Amelie Kortsen\nSources: E1" if "is not an answer" in prompt else f"{KEEPER_Q}\nSources: E1"
+
+    name, model = scripted({"analyzer": analyzer_reply("extractive"), "generator": generator})
+    out = run_graph(KEEPER_Q, model=name, strategy="adaptive")
+    assert out["plan"]["question_budget"] == 2270 and out["plan"]["reask_tokens"] == 370
+    assert "budget: 370 tokens kept back for asking again" in out["plan"]["reasons"]
+    first, again = [r["input_tokens"] for r in out["usage"] if r["node"] == "generate"]
+    assert first <= 1900 and spent(out["usage"]) <= 2270
+    assert again < first and any(t.startswith("generate: asked again") for t in out["trace"])
+    assert out["answer"] == "Amelie Kortsen", out["trace"]
+    # what the second asking read: chunks of the passages under the passages' own ids
+    shown = [s for s in out["shown"] if s["reader"] == "generate"]
+    ids = {e["id"] for e in out["evidence"]}
+    assert shown[-1]["id"] in ids and len(shown[-1]["text"]) < max(len(e["text"]) for e in out["evidence"])
+
+
+def test_chunks_of_maps_each_chunk_to_its_passage() -> None:
+    from longqa.nodes.generate import chunks_of
+
+    passage = {"id": "E2", "doc_id": "d", "source": "a.md", "start": 0, "end": 100, "text": "x" * 100, "score": 0.9}
+    table = {"id": "E3", "doc_id": "d", "source": "a.md", "start": 200, "end": 260, "text": "t" * 60, "score": 0.5}
+    hit = {"doc_id": "d", "start": 40, "end": 90, "text": "y" * 50, "score": 0.7}
+    other = {"doc_id": "e", "start": 40, "end": 90, "text": "z" * 50, "score": 0.8}
+    pieces = chunks_of([passage, table], [hit, dict(hit), other])  # type: ignore[list-item]
+    assert [(p["id"], p["start"], p["end"], p["score"]) for p in pieces] == [("E2", 40, 90, 0.7), ("E3", 200, 260, 0.5)]
