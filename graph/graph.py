@@ -41,7 +41,7 @@ from longqa.nodes.calculate import calculate
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
 from longqa.nodes.filter import filter_chunk, judgements
-from longqa.nodes.generate import generate, no_answer_before
+from longqa.nodes.generate import generate, to_ask_again
 from longqa.nodes.ground import ground
 from longqa.nodes.long_context import long_context
 from longqa.nodes.organize import organize
@@ -102,7 +102,7 @@ AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respo
 AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
 AFTER_LONG_CONTEXT = {"check grounding": "ground", "done": "respond", "failed": "respond"}
 AFTER_GROUND = {
-    "no answer: ask again": "generate",
+    "no answer, or a rejected option: ask again": "generate",
     "Self-Route decides": "self_route",
     "after the long context": "respond",
     "failed": "respond",
@@ -243,16 +243,17 @@ def after_long_context(state: State) -> Literal["check grounding", "done", "fail
 
 def after_ground(
     state: State,
-) -> Literal["no answer: ask again", "Self-Route decides", "after the long context", "failed"]:
+) -> Literal["no answer, or a rejected option: ask again", "Self-Route decides", "after the long context", "failed"]:
     """A checked RAG answer goes to Self-Route's decision; the long context's answer ends the run
     (respond declines it if it is unsupported). A reply that answered nothing (the question restated, a
-    label) goes back to the generator once, where the plan says so (nodes/generate.py `no_answer_before`)."""
+    label), or a choice question's option the model's check rejected, goes back to the generator once, where the
+    plan says so (nodes/generate.py `to_ask_again`)."""
     if ended(state):
         return FAILED
     if "long_context" in (state.get("route") or []):
         return "after the long context"
-    if plan_of(state).reask and no_answer_before(state):
-        return "no answer: ask again"
+    if plan_of(state).reask and to_ask_again(state):
+        return "no answer, or a rejected option: ask again"
     return "Self-Route decides"
 
 

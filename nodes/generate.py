@@ -16,7 +16,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
-from longqa.llm.answer_core import answer_core
+from longqa.llm.answer_core import answer_core, chosen_option
 from longqa.llm.citations import split_sources
 from longqa.llm.grounding import attributed
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
@@ -87,7 +87,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     settings = settings_of(runtime)
     plan = plan_of(state)
     evidence = state.get("evidence") or []
-    earlier = no_answer_before(state)
+    earlier = to_ask_again(state)
     # the step-wise reasoner's answer is final unless the generator is to answer from the hops' passages
     reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
     if state.get("draft") and (reasoner_decides or state.get("calculation")) and not earlier:
@@ -138,7 +138,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
             return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
         return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
     if earlier:
-        trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} answering nothing ({earlier[1]})")
+        trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} ({earlier[1]})")
     if reply.cut is not None:
         trace.append(f"generate: passage {reply.kept[0]['id']} cut to {reply.cut} tokens to fit the question budget")
     if reply.dropped:
@@ -176,17 +176,26 @@ def chunks_of(passages: list[Evidence], hits: list[Hit]) -> list[Evidence]:
         for hit in inside:
             if (key := (hit["doc_id"], hit["start"], hit["end"])) not in seen:
                 seen.add(key)
-                pieces.append({**passage, "start": hit["start"], "end": hit["end"], "text": hit["text"], "score": hit["score"]})
+                pieces.append(
+                    {**passage, "start": hit["start"], "end": hit["end"], "text": hit["text"], "score": hit["score"]}
+                )
     return pieces
 
 
-def no_answer_before(state: State) -> tuple[str, str] | None:
-    """(the earlier reply, why it answers nothing) when the ground node found the generator's reply to be no
-    answer and the graph asks it again (graph/graph.py `after_ground`); None on the first asking."""
+def to_ask_again(state: State) -> tuple[str, str] | None:
+    """(the earlier reply, why it is asked again) when the ground node found the generator's reply to be no
+    answer, or found the option it chose of a choice question unsupported (by its words or the model's check:
+    with few options, the model may choose another), and the graph asks it again (graph/graph.py
+    `after_ground`); None on the first asking, and once asked again."""
     grounding = state.get("grounding")
-    if state.get("reasked") is not None or not grounding or grounding["method"] != "non-answer":
+    if state.get("reasked") is not None or not grounding:
         return None
-    return grounding["answer"], grounding.get("why") or "it does not answer the question"
+    if grounding["method"] == "non-answer":
+        return grounding["answer"], grounding.get("why") or "it does not answer the question"
+    rejected = grounding["method"] in ("model", "lexical") and grounding["verdict"] == "unsupported"
+    if rejected and chosen_option(grounding["answer"], state["question"]):
+        return grounding["answer"], "the passages do not support that option"
+    return None
 
 
 def extracted_from(state: State) -> list[Evidence]:

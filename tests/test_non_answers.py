@@ -10,6 +10,7 @@ import json
 import pytest
 
 from longqa.llm.non_answer import non_answer
+from longqa.nodes.generate import to_ask_again
 from tests.replies import cited_answer
 
 # the question and the model's whole reply to it (issue 48): every word of it is in the passages
@@ -24,6 +25,7 @@ CALGARY = (
 )
 PASSAGES = [{"id": "E1", "source": "/docs/calgary.md", "text": CALGARY}]
 VARIABLES_Q = "How many built-in global variables does DB2 for i support?"
+CHOICE_Q = "Between two scientists Ernst Messerschmid and Philippe Perrin, who is older?"
 
 
 @pytest.mark.parametrize(
@@ -225,3 +227,28 @@ def test_a_reply_of_passage_labels_alone_is_declined(run_graph, scripted, reply)
     # without the grounding check (a paper's baseline) the reply stays what it was: an error of the model's
     out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="rag")
     assert out["status"] == "error" and "names sources but gives no answer" in out["error"]
+
+
+@pytest.mark.parametrize(
+    ("question", "grounding", "asked_again"),
+    [
+        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "model"}, True),
+        (CHOICE_Q, {"answer": "Philippe Perrin is older.", "verdict": "unsupported", "method": "lexical"}, True),
+        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "supported", "method": "model"}, False),
+        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "subject"}, False),
+        (CHOICE_Q, {"answer": "Yuri Gagarin", "verdict": "unsupported", "method": "model"}, False),  # no option
+        (
+            "Who is older than Philippe Perrin?",
+            {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "model"},
+            False,
+        ),
+    ],
+)
+def test_a_choice_questions_rejected_option_is_asked_again(question: str, grounding: dict, asked_again: bool) -> None:
+    """An option the check finds unsupported (by its words or the model's check) is asked again, told why; an
+    unsupported answer to a question offering no choice, or naming no option, is declined without asking."""
+    state = {"question": question, "grounding": {**grounding, "share": 0.0, "missing": []}}
+    assert (to_ask_again(state) is not None) is asked_again  # type: ignore[arg-type]
+    if asked_again:
+        assert to_ask_again(state)[1] == "the passages do not support that option"  # type: ignore[arg-type,index]
+        assert to_ask_again({**state, "reasked": grounding["answer"]}) is None  # type: ignore[arg-type]  # once
