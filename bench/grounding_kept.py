@@ -124,10 +124,27 @@ def changed_rows(runs: dict[str, list[dict[str, Any]]], a: str, b: str) -> list[
     return rows
 
 
+def asked_again_rows(records: list[dict[str, Any]]) -> list[list[Any]]:
+    """The items where the generator was asked again (`reasked`, the reask operator): the earlier reply, the one
+    after it, how it ended and its F1 against the gold answers (a planted item has none)."""
+    rows = []
+    for r in records:
+        if not r.get("reasked"):
+            continue
+        after = str(r.get("judged_answer") or r.get("answer") or "")
+        question = r["question"] if len(r["question"]) <= 90 else r["question"][:87] + "..."
+        f1 = "–" if r["planted"] else f"{100 * f1_score(r.get('answer') or '', r['golds']):.0f}"
+        kind = "planted unanswerable" if r["planted"] else "answerable"
+        rows.append([r["dataset"], kind, question.replace("|", "/"), r["reasked"].replace("|", "/")[:60]])
+        rows[-1] += [after.replace("|", "/")[:60], _outcome(r), f1]
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--run", action="append", required=True, help="NAME=DIR, a longqa eval output folder")
     parser.add_argument("--pair", action="append", default=[], help="A-B: list the items whose outcome differs")
+    parser.add_argument("--asked-again", action="append", default=[], help="NAME: list the run's items asked again")
     args = parser.parse_args(argv)
     runs = dict(load(spec) for spec in args.run)
     head = ["set", "run", "model", "commit", "n", "answerable kept % (n)", "right replies declined"]
@@ -140,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
         if rows:
             head = ["set", "item", "question", f"reply judged ({a})", f"outcome ({a})", f"reply judged ({b})"]
             print(md_table([*head, f"outcome ({b})"], rows))
+    for name in args.asked_again:
+        rows = asked_again_rows(runs[name])
+        print(f"\nItems where the generator was asked again, {name}: {len(rows)}\n")
+        if rows:
+            head = ["set", "item", "question", "earlier reply", "reply after", "outcome", "F1 (final answer)"]
+            print(md_table(head, rows))
     return 0
 
 

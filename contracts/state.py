@@ -179,6 +179,8 @@ class OutputState(TypedDict, total=False):
     and cost (input + 4 x output) against the question budget; model: which model answered;
     calculation: the expression the model wrote and Python computed, for an arithmetic answer;
     grounding: the check of the answer against its cited passages (an unsupported one is declined);
+    reasked: the generator's earlier reply, where it was asked again (a reply that answered nothing, or a choice's
+    option the check rejected); `grounding` is the check of the reply that followed;
     error: why the run ended without an answer; skipped: files of a folder that could not be read;
     trace: one line per decision; long_context_selection: what the long-context reader chose to read;
     messages: the conversation, with this turn's answer and its sources as an AI message.
@@ -197,6 +199,7 @@ class OutputState(TypedDict, total=False):
     model: str | None
     calculation: Calculation | None
     grounding: Grounding | None
+    reasked: str | None
     error: str | None
     skipped: list[str]  # "file: reason" for each file found in a folder that could not be indexed
     long_context_selection: str | None  # the long-context reader's spans and how they were chosen (its trace line)
@@ -223,7 +226,6 @@ class State(InputState, OutputState, total=False):
     cot: str | None
     verdicts: Annotated[list[Verdict], _extend]
     draft: str | None  # answer proposed by the step-wise reasoner
-    reasked: str | None  # the earlier reply that answered nothing, once the generator was asked again (ground)
     fallback: bool  # self_route's decision: read the long context
     deadline_at: float | None  # time.time() after which no model call starts or runs (Settings.deadline_s)
     failed: str | None  # the node that raised: the run goes to respond (graph/node.py)

@@ -244,6 +244,7 @@ def run_one(item: EvalItem, strategy: str, settings: Settings) -> dict[str, Any]
         # how it was judged and what was (a declined reply's words stay readable: issue #52's measurement)
         "grounding_method": grounding.get("method"),
         "judged_answer": grounding.get("answer"),
+        "reasked": final.get("reasked"),  # the earlier reply, where the generator was asked again
         "evidence_tokens": tokens,
         "evidence_words": words,
     }

@@ -7,6 +7,7 @@ answer (llm/answer_core.py). An answer the step-wise reasoner already gave is ta
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
@@ -88,15 +89,9 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     plan = plan_of(state)
     evidence = state.get("evidence") or []
     earlier = to_ask_again(state)
-    # the step-wise reasoner's answer is final unless the generator is to answer from the hops' passages
-    reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
-    if state.get("draft") and (reasoner_decides or state.get("calculation")) and not earlier:
-        computed = state.get("calculation")
-        return {
-            "answer": state["draft"],
-            "citations": (state.get("citations") if computed else None) or evidence,
-            "trace": ["generate: the calculator's answer" if computed else "generate: the step-wise reasoner's answer"],
-        }
+    given = None if earlier else answer_given(state, settings)
+    if given:
+        return given
     kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
     trace = [note] if note else []
 
@@ -114,35 +109,22 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         )
 
     # what is left of the question budget: the best passages that fit it; an answer may come from the
-    # notes alone; one passage larger than what is left (a whole table) is shown cut to its start
+    # notes alone; one passage larger than what is left (a whole table) is shown cut to its start. Asked again:
+    # the chunks retrieval found in the passages, whole (one cut to what is left would give the model less)
     notes = bool(steps or state.get("global_info"))
-    if earlier:  # asked again: the chunks retrieval found in the passages, so the best of them fit what is left
-        kept = chunks_of(kept, state.get("hits") or [])
+    items = chunks_of(kept, state.get("hits") or []) if earlier else kept
+    prompt = Prompt(
+        items, lambda ps: [HumanMessage(render(ps))], answers=True, bare=notes, cut=not earlier, reask=bool(earlier)
+    )
     try:
-        reply = yield ask(
-            settings,
-            "generate",
-            # asked again: whole passages only (one cut to what is left would give the model less to answer from)
-            Prompt(
-                kept,
-                lambda ps: [HumanMessage(render(ps))],
-                answers=True,
-                bare=notes,
-                cut=not earlier,
-                reask=earlier is not None,
-            ),
-            max_tokens=settings.max_answer_tokens,
-        )
+        reply = yield ask(settings, "generate", prompt, max_tokens=settings.max_answer_tokens)
     except LLMError as e:
         if earlier:  # the earlier reply stands, and the ground node declines it again
             return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
         return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
     if earlier:
         trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} ({earlier[1]})")
-    if reply.cut is not None:
-        trace.append(f"generate: passage {reply.kept[0]['id']} cut to {reply.cut} tokens to fit the question budget")
-    if reply.dropped:
-        trace.append(f"generate: {reply.dropped} passage(s) left out to fit the question budget")
+    trace += fitted(reply)
     kept = reply.kept
     shown = shown_by("generate", kept)
     text, problem = read_answer(
@@ -196,6 +178,31 @@ def to_ask_again(state: State) -> tuple[str, str] | None:
     if rejected and chosen_option(grounding["answer"], state["question"]):
         return grounding["answer"], "the passages do not support that option"
     return None
+
+
+def answer_given(state: State, settings: Settings) -> dict | None:
+    """The answer the calculator or the step-wise reasoner already gave, where it is final (the reasoner's is,
+    unless the generator is to answer from the hops' passages); None otherwise."""
+    plan = plan_of(state)
+    reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
+    if not (state.get("draft") and (reasoner_decides or state.get("calculation"))):
+        return None
+    computed = state.get("calculation")
+    return {
+        "answer": state["draft"],
+        "citations": (state.get("citations") if computed else None) or state.get("evidence") or [],
+        "trace": ["generate: the calculator's answer" if computed else "generate: the step-wise reasoner's answer"],
+    }
+
+
+def fitted(reply: Any) -> list[str]:
+    """The trace of what fitting the prompt to the question budget did: a passage cut, passages left out."""
+    trace = []
+    if reply.cut is not None:
+        trace.append(f"generate: passage {reply.kept[0]['id']} cut to {reply.cut} tokens to fit the question budget")
+    if reply.dropped:
+        trace.append(f"generate: {reply.dropped} passage(s) left out to fit the question budget")
+    return trace
 
 
 def extracted_from(state: State) -> list[Evidence]:

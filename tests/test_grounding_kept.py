@@ -10,7 +10,9 @@ from pathlib import Path
 from bench.grounding_kept import main
 
 
-def _run(tmp_path: Path, name: str, data: Path, outcomes: list[tuple[str, str, str | None]]) -> str:
+def _run(
+    tmp_path: Path, name: str, data: Path, outcomes: list[tuple[str, str, str | None]], reasked: dict | None = None
+) -> str:
     """A longqa eval folder: one default record per item (status, judged reply, grounding method)."""
     folder = tmp_path / name
     folder.mkdir()
@@ -26,6 +28,7 @@ def _run(tmp_path: Path, name: str, data: Path, outcomes: list[tuple[str, str, s
             "judged_answer": reply,
             "grounding": "supported" if status == "answered" else "unsupported",
             "grounding_method": method,
+            "reasked": (reasked or {}).get(i),
         }
         for i, (status, reply, method) in enumerate(outcomes)
     ]
@@ -58,15 +61,21 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
         data,
         [("answered", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
         + [("answered", "1903", "lexical")],
+        reasked={0: "How many global variables?", 2: "Passage-2"},
     )
-    assert main(["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after"]) == 0
+    argv = ["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after", "--asked-again", "after"]
+    assert main(argv) == 0
     out = capsys.readouterr().out
     assert "| tatqa | before | qwen-1.5b | c0ffeeb | 4 | 50.0 (1/2) | 1 | 100.0 (2/2) |" in out
     assert "| tatqa | after | qwen-1.5b | c0ffeea | 4 | 100.0 (2/2) | 0 | 50.0 (1/2) |" in out
     assert "Items whose outcome differs, before → after: 2" in out
     assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
     assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
-    assert "Who founded the observatory?" not in out  # declined by both: not a change
+    assert "Who founded the observatory? | Ada" not in out  # declined by both: not a change
+    # the items asked again: the earlier reply, the one after, how it ended, the final answer's F1
+    assert "Items where the generator was asked again, after: 2" in out
+    assert "| tatqa | answerable | How many global variables does DB2 support? | How many global variables? | 9 |" in out
+    assert "| Passage-2 | Ada | unanswerable: unsupported (lexical) | – |" in out
 
 
 def test_a_run_that_is_not_an_eval_folder_is_named(tmp_path: Path) -> None:
