@@ -685,6 +685,7 @@ QUESTION_OUTPUT = {
     "messages",
     "long_context_selection",
     "grounding",
+    "reasked",
     "calculation",
 }
 INDEX_INPUT = {"documents", "include", "exclude", "texts", "collection", "granularities"}
