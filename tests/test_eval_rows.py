@@ -1,0 +1,44 @@
+"""bench/eval_rows.py: the answers table and the paired verdicts of eval runs, as evals/README prints them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.eval_rows import main
+
+
+def _report(folder: Path) -> str:
+    row = {"n": 30, "models": ["qwen-0.5b"], "commits": ["c0ffee1"], "errors": 1, "calls": 1.1}
+    row |= {"input_tokens": 1675.4, "output_tokens": 39.0, "declined_pct": 16.7}
+    rows = [
+        {**row, "dataset": "papers", "strategy": "adaptive-precise", "f1": 0.249, "em": 0.10},
+        {**row, "dataset": "papers", "strategy": "self-route", "f1": 0.334, "em": 0.167, "declined_pct": 0.0},
+        {**row, "dataset": "all", "strategy": "self-route", "f1": 0.334, "em": 0.167},
+    ]
+    verdict = {"dataset": "papers", "default": "adaptive-precise", "baseline": "self-route", "metric": "F1"}
+    verdict |= {"verdict": "can't tell", "cost_metric": "input tokens"}
+    verdict |= {"difference": {"mean": -8.49, "low": -23.05, "high": 4.14, "n": 30}}
+    verdict |= {"cost_difference": {"mean": -280.6, "low": -356.9, "high": -192.0, "n": 30}}
+    folder.mkdir()
+    (folder / "report.json").write_text(json.dumps({"model": "qwen-0.5b", "rows": rows, "verdicts": [verdict]}))
+    return str(folder)
+
+
+def test_rows_and_verdicts(tmp_path: Path, capsys) -> None:
+    assert main(["--run", _report(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "| papers | **default** | qwen-0.5b | c0ffee1 | 30 | 24.9 | 10.0 | 1,675 | 39 | 1.1 | 16.7 | 1 |" in out
+    assert "| papers | self-route | qwen-0.5b | c0ffee1 | 30 | 33.4 | 16.7 | 1,675 | 39 | 1.1 | 0.0 | 1 |" in out
+    assert "| all |" not in out
+    assert (
+        "- qwen-0.5b: papers: default (adaptive-precise) − best baseline (self-route), F1: −8.5 [−23.1, +4.1] "
+        "over 30 items: **can't tell**; input tokens −281 [−357, −192]"
+    ) in out
+
+
+def test_a_folder_without_a_report_is_named(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit, match="no report.json"):
+        main(["--run", str(tmp_path)])
