@@ -16,7 +16,7 @@ process_context ←────────────────────�
   └──────────────────────────────────────────────────────────────────────────────┴→ generate
 generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond → END
    ↑      └──────────────────────┘ │              └─ long_context ─┬─ (plan.ground) ground → respond
-   └── (plan.reask: no answer, once) ┘                                └─ respond
+   └─ (plan.reask, once: no answer, or a choice's option unsupported) ┘  └─ respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
 raises ends the run as one that returns `fail(...)` does (contracts/failure.py) — each router asks
