@@ -95,6 +95,11 @@ def chosen_option(reply: str, question: str) -> str | None:
     return min(at, key=at.get) if at else None
 
 
+def same_answer(a: str, b: str) -> bool:
+    """Whether two replies give the same answer: the same words, whatever their case and punctuation."""
+    return " ".join(re.findall(r"\w+", a.casefold())) == " ".join(re.findall(r"\w+", b.casefold()))
+
+
 def choice_options(question: str) -> list[str]:
     """The options a choice question offers, as it writes them, each also as the name it holds ("two scientists
     Ernst Messerschmid" is "Ernst Messerschmid" too); [] when it offers none."""

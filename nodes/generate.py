@@ -17,7 +17,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
-from longqa.llm.answer_core import answer_core, chosen_option
+from longqa.llm.answer_core import answer_core, chosen_option, same_answer
 from longqa.llm.citations import split_sources
 from longqa.llm.grounding import attributed
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
@@ -138,7 +138,11 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
-    return {**answered, "reasked": earlier[0], "grounding": None} if earlier else answered
+    if not earlier:
+        return answered
+    if same_answer(answered.get("answer") or "", earlier[0]):  # the check's verdict on it stands (nodes/ground.py)
+        return {**answered, "reasked": earlier[0], "trace": [*answered["trace"], "generate: the same reply again"]}
+    return {**answered, "reasked": earlier[0], "grounding": None}
 
 
 def chunks_of(passages: list[Evidence], hits: list[Hit]) -> list[Evidence]:

@@ -20,6 +20,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Grounding, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.answer_core import same_answer
 from longqa.llm.grounding import lexical_support
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
 from longqa.llm.non_answer import non_answer
@@ -59,9 +60,7 @@ def _decided_before_the_words(state: State, answer: str, cited: list[Evidence]) 
         return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
     why = non_answer(answer, state["question"], [*cited, *(state.get("evidence") or [])])
     if why:  # seen (issue 48): a 0.5B model's whole reply was the question, every word of it in the passages
-        verdict = Grounding(
-            answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=why
-        )
+        verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=why)
         return {"grounding": verdict, "trace": [f"ground: no answer: {why}"]}
     return None
 
@@ -76,6 +75,10 @@ def ground(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if not plan.ground or not answer or is_unanswerable(answer):
         return {"grounding": None}
     cited: list[Evidence] = state.get("citations") or []
+    before = state.get("grounding")
+    if state.get("reasked") is not None and before and same_answer(before["answer"], answer):
+        # asked again, the generator gave the same answer: the check's verdict on it stands (not a second call)
+        return {"trace": [f"ground: the same answer as before it was asked again: {before['verdict']} stands"]}
     decided = _decided_before_the_words(state, answer, cited)
     if decided:
         return decided

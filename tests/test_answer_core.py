@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from longqa.llm.answer_core import answer_core, choice_options, chosen_option
+from longqa.llm.answer_core import answer_core, choice_options, chosen_option, same_answer
 from longqa.llm.non_answer import non_answer
 from longqa.nodes.generate import _answered
 
@@ -127,3 +127,8 @@ def test_between_alone_offers_no_choice() -> None:
     question = "What is the difference between the model and the baseline?"
     assert choice_options(question) == []
     assert chosen_option("the model", question) is None
+
+
+def test_same_answer_ignores_case_and_punctuation() -> None:
+    assert same_answer("Philippe Perrin", "philippe perrin.")
+    assert not same_answer("Philippe Perrin", "Ernst Messerschmid")

@@ -252,3 +252,16 @@ def test_a_choice_questions_rejected_option_is_asked_again(question: str, ground
     if asked_again:
         assert to_ask_again(state)[1] == "the passages do not support that option"  # type: ignore[arg-type,index]
         assert to_ask_again({**state, "reasked": grounding["answer"]}) is None  # type: ignore[arg-type]  # once
+
+
+def test_the_same_answer_again_keeps_the_checks_verdict(run_graph, scripted):
+    """Asked again after its option was found unsupported, the generator gives it again: the verdict stands, the
+    run declines, and the check is not asked a second time."""
+    question = "Which city does CKIS-FM serve, Alberta or Calgary?"
+    name, model = scripted(
+        {"analyzer": _extractive(), "generator": "Alberta\nSources: E1", "grounding": json.dumps({"supported": False})}
+    )
+    out = run_graph(question, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "unanswerable" and out["reasked"] == "Alberta"
+    assert model.calls.count("generator") == 2 and model.calls.count("grounding") == 1
+    assert "ground: the same answer as before it was asked again: unsupported stands" in out["trace"]
