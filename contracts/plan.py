@@ -45,8 +45,7 @@ class Plan(BaseModel):
     ground: bool = Field(default=False, description="check the answer against its cited passages (nodes/ground.py)")
     reask: bool = Field(
         default=False,
-        description="a grounded reply that answers nothing, or a choice's option found unsupported, is asked again "
-        "once (nodes/generate.py)",
+        description="a grounded reply that answers nothing is asked again once (nodes/generate.py)",
     )
     reask_tokens: int = Field(
         default=0, description="input tokens of the question budget the first reading keeps back for asking again"
@@ -209,7 +208,7 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})
         if settings.reask:
-            reason = "re-ask: a reply that answers nothing, or a choice's option found unsupported, is asked again once"
+            reason = "re-ask: a reply that answers nothing (the question restated, a label) is asked again once"
             update = {"reask": True, "reask_tokens": settings.reask_tokens, "reasons": [*the_plan.reasons, reason]}
             the_plan = the_plan.model_copy(update=update)
     if settings.server and settings.question_limit and not the_plan.question_budget:

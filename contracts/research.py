@@ -83,8 +83,8 @@ class ResearchSettings(BaseModel):
     reask: bool = Field(
         default=True,
         description="where answers are grounded, a reply that answers nothing (the question restated, a passage's "
-        "label, a heading), or a choice question's option the check finds unsupported, is asked again once, told "
-        "why, over the best chunks the tokens held for it afford (reask_tokens)",
+        "label, a heading) is asked again once, told why, over the best chunks the tokens held for it afford "
+        "(reask_tokens)",
     )
     reask_tokens: int = Field(
         ge=0,

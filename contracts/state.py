@@ -179,8 +179,8 @@ class OutputState(TypedDict, total=False):
     and cost (input + 4 x output) against the question budget; model: which model answered;
     calculation: the expression the model wrote and Python computed, for an arithmetic answer;
     grounding: the check of the answer against its cited passages (an unsupported one is declined);
-    reasked: the generator's earlier reply, where it was asked again (a reply that answered nothing, or a choice's
-    option the check rejected); `grounding` is the check of the reply that followed;
+    reasked: the generator's earlier reply, where it was asked again (a reply that answered nothing); `grounding`
+    is the check of the reply that followed;
     error: why the run ended without an answer; skipped: files of a folder that could not be read;
     trace: one line per decision; long_context_selection: what the long-context reader chose to read;
     messages: the conversation, with this turn's answer and its sources as an AI message.

@@ -16,7 +16,7 @@ process_context ←────────────────────�
   └──────────────────────────────────────────────────────────────────────────────┴→ generate
 generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond → END
    ↑      └──────────────────────┘ │              └─ long_context ─┬─ (plan.ground) ground → respond
-   └─ (plan.reask, once: no answer, or a choice's option unsupported) ┘  └─ respond
+   └─ (plan.reask, once: a reply that answers nothing) ┘               └─ respond
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
 raises ends the run as one that returns `fail(...)` does (contracts/failure.py) — each router asks
@@ -102,7 +102,7 @@ AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respo
 AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
 AFTER_LONG_CONTEXT = {"check grounding": "ground", "done": "respond", "failed": "respond"}
 AFTER_GROUND = {
-    "no answer, or a rejected option: ask again": "generate",
+    "no answer: ask again": "generate",
     "Self-Route decides": "self_route",
     "after the long context": "respond",
     "failed": "respond",
@@ -243,17 +243,16 @@ def after_long_context(state: State) -> Literal["check grounding", "done", "fail
 
 def after_ground(
     state: State,
-) -> Literal["no answer, or a rejected option: ask again", "Self-Route decides", "after the long context", "failed"]:
+) -> Literal["no answer: ask again", "Self-Route decides", "after the long context", "failed"]:
     """A checked RAG answer goes to Self-Route's decision; the long context's answer ends the run
     (respond declines it if it is unsupported). A reply that answered nothing (the question restated, a
-    label), or a choice question's option the model's check rejected, goes back to the generator once, where the
-    plan says so (nodes/generate.py `to_ask_again`)."""
+    label) goes back to the generator once, where the plan says so (nodes/generate.py `to_ask_again`)."""
     if ended(state):
         return FAILED
     if "long_context" in (state.get("route") or []):
         return "after the long context"
     if plan_of(state).reask and to_ask_again(state):
-        return "no answer, or a rejected option: ask again"
+        return "no answer: ask again"
     return "Self-Route decides"
 
 

@@ -230,38 +230,33 @@ def test_a_reply_of_passage_labels_alone_is_declined(run_graph, scripted, reply)
 
 
 @pytest.mark.parametrize(
-    ("question", "grounding", "asked_again"),
+    ("grounding", "asked_again"),
     [
-        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "model"}, True),
-        (CHOICE_Q, {"answer": "Philippe Perrin is older.", "verdict": "unsupported", "method": "lexical"}, True),
-        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "supported", "method": "model"}, False),
-        (CHOICE_Q, {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "subject"}, False),
-        (CHOICE_Q, {"answer": "Yuri Gagarin", "verdict": "unsupported", "method": "model"}, False),  # no option
         (
-            "Who is older than Philippe Perrin?",
-            {"answer": "Philippe Perrin", "verdict": "unsupported", "method": "model"},
-            False,
+            {"answer": BUSES_Q, "verdict": "unsupported", "method": "non-answer", "why": "it restates the question"},
+            True,
         ),
+        ({"answer": "Philippe Perrin", "verdict": "unsupported", "method": "model"}, False),  # measured: no gain
+        ({"answer": "Philippe Perrin is older.", "verdict": "unsupported", "method": "lexical"}, False),
+        ({"answer": "Philippe Perrin", "verdict": "unsupported", "method": "subject"}, False),
     ],
 )
-def test_a_choice_questions_rejected_option_is_asked_again(question: str, grounding: dict, asked_again: bool) -> None:
-    """An option the check finds unsupported (by its words or the model's check) is asked again, told why; an
-    unsupported answer to a question offering no choice, or naming no option, is declined without asking."""
-    state = {"question": question, "grounding": {**grounding, "share": 0.0, "missing": []}}
+def test_only_a_reply_that_answers_nothing_is_asked_again(grounding: dict, asked_again: bool) -> None:
+    """A reply that answers nothing is asked again, once; an answer the check finds unsupported is declined without
+    asking (a choice's rejected option was asked again in the eighth round: the 1.5B gave the same option)."""
+    state = {"question": CHOICE_Q, "grounding": {**grounding, "share": 0.0, "missing": []}}
     assert (to_ask_again(state) is not None) is asked_again  # type: ignore[arg-type]
     if asked_again:
-        assert to_ask_again(state)[1] == "the passages do not support that option"  # type: ignore[arg-type,index]
+        assert to_ask_again(state) == (BUSES_Q, "it restates the question")  # type: ignore[arg-type]
         assert to_ask_again({**state, "reasked": grounding["answer"]}) is None  # type: ignore[arg-type]  # once
 
 
 def test_the_same_answer_again_keeps_the_checks_verdict(run_graph, scripted):
-    """Asked again after its option was found unsupported, the generator gives it again: the verdict stands, the
-    run declines, and the check is not asked a second time."""
-    question = "Which city does CKIS-FM serve, Alberta or Calgary?"
-    name, model = scripted(
-        {"analyzer": _extractive(), "generator": "Alberta\nSources: E1", "grounding": json.dumps({"supported": False})}
-    )
-    out = run_graph(question, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
-    assert out["status"] == "unanswerable" and out["reasked"] == "Alberta"
-    assert model.calls.count("generator") == 2 and model.calls.count("grounding") == 1
+    """Asked again, the generator gives the same reply: the verdict on it stands, the run declines, and the ground
+    node does not judge it twice."""
+    name, model = scripted({"analyzer": _extractive(), "generator": f"{BUSES_Q.lower()}\nSources: E1"})
+    out = run_graph(BUSES_Q, model=name, inputs={"texts": [CALGARY]}, strategy="adaptive", question_budget=0)
+    assert out["status"] == "unanswerable" and out["reasked"] == BUSES_Q.lower()
+    assert model.calls.count("generator") == 2 and out["grounding"]["method"] == "non-answer"
     assert "ground: the same answer as before it was asked again: unsupported stands" in out["trace"]
+    assert "generate: the same reply again" in out["trace"]
