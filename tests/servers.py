@@ -29,6 +29,7 @@ import pytest
 HOST = "127.0.0.1"
 STARTUP_DEADLINE_S = 90.0
 STOP_TIMEOUT_S = 10.0
+GROUP_STOP_TIMEOUT_S = 15.0  # a LangGraph server's group: its uvicorn workers end with it
 
 
 def add_key(env: dict[str, str], *args: str) -> str:
@@ -62,6 +63,62 @@ def stop(proc: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait(timeout=STOP_TIMEOUT_S)
+
+
+def answers_ok(url: str) -> bool:
+    """Whether a LangGraph server at `url` answers its /ok."""
+    try:
+        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+def stop_group(proc: subprocess.Popen) -> None:
+    """SIGTERM to a server's process group (its PID leads it: start_new_session), wait, SIGKILL what is left."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=GROUP_STOP_TIMEOUT_S)
+    with contextlib.suppress(ProcessLookupError):  # anything left in the group (uvicorn workers), and the leader
+        os.killpg(proc.pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.wait(timeout=GROUP_STOP_TIMEOUT_S)
+
+
+@dataclass
+class LanggraphDev:
+    """A running `langgraph dev`: its URL and process."""
+
+    url: str
+    proc: subprocess.Popen
+
+
+@contextlib.contextmanager
+def langgraph_dev(langgraph: Path, env: dict[str, str], log: Path, cwd: Path, *extra: str) -> Iterator[LanggraphDev]:
+    """`langgraph dev` (the CLI at `langgraph`) on 127.0.0.1 and a free port, serving the langgraph.json in `cwd`
+    with `extra` arguments, its output in `log`; stopped with its process group after. One that exits or does
+    not answer /ok within STARTUP_DEADLINE_S fails the test with the end of its log."""
+    port = free_port()
+    url = f"http://{HOST}:{port}"
+    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port), *extra]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + STARTUP_DEADLINE_S
+        while not answers_ok(url):
+            if proc.poll() is not None:
+                pytest.fail(f"langgraph dev exited with {proc.returncode} before serving:\n{log_text(log)}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev not ready on {url} after {STARTUP_DEADLINE_S:.0f}s:\n{log_text(log)}")
+            time.sleep(0.5)
+        yield LanggraphDev(url, proc)
+    finally:
+        stop_group(proc)
 
 
 def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, log: Path) -> None:

@@ -22,23 +22,18 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
 import pytest
 
-from .servers import free_port
+from .servers import langgraph_dev
 from .test_server_sdk import (
-    HOST,
     INDEX_INPUT,
     INDEX_OUTPUT,
     LOCKED,
     QUESTION_INPUT,
     QUESTION_OUTPUT,
-    STARTUP_DEADLINE_S,
-    _ok,
-    _stop,
 )
 
 pytestmark = pytest.mark.integration
@@ -132,26 +127,11 @@ def test_langgraph_dev_publishes_the_callers_schemas(version: str, wheel: Path, 
         LONGQA_HOME=str(tmp_path / "home"),
         LONGQA_DOCUMENTS_ROOT=str(tmp_path),
     )
-    port = free_port()
-    url = f"http://{HOST}:{port}"
     log = tmp_path / "server.log"
-    command = [str(bin_ / "langgraph"), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            command, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-    try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not _ok(url):
-            assert proc.poll() is None, f"langgraph dev ({version}) exited:\n{log.read_text(errors='replace')[-4000:]}"
-            assert time.monotonic() < deadline, f"langgraph dev ({version}) not ready:\n{log.read_text()[-4000:]}"
-            time.sleep(0.5)
+    with langgraph_dev(bin_ / "langgraph", env, log, tmp_path) as dev:
         done = subprocess.run(
-            [str(bin_ / "python"), "-c", SCHEMAS, url], capture_output=True, text=True, timeout=120, check=True
+            [str(bin_ / "python"), "-c", SCHEMAS, dev.url], capture_output=True, text=True, timeout=120, check=True
         )
-    finally:
-        _stop(proc)
     schemas = json.loads(done.stdout)
     question, index = schemas["longqa"], schemas["longqa-index"]
     assert set(question["input_schema"]["properties"]) == QUESTION_INPUT

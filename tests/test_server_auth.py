@@ -8,9 +8,7 @@ language model)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,18 +17,14 @@ import httpx
 import pytest
 
 from tests.openai_stub import OpenAIStub
-from tests.servers import add_key, free_port
+from tests.servers import add_key, langgraph_dev
 from tests.test_server_sdk import (
     ATLAS,
     CODES,
-    HOST,
     INDEXED,
     OBSERVATORY_Q,
     REPO,
-    STARTUP_DEADLINE_S,
-    _ok,
     _server_env,
-    _stop,
     vault_name,
     write_documents,
 )
@@ -58,7 +52,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
     pytest.importorskip("langgraph_sdk")
     langgraph = Path(sys.executable).parent / "langgraph"
     tmp = tmp_path_factory.mktemp("langgraph-auth")
-    docs, log, port = tmp / "docs", tmp / "server.log", free_port()
+    docs, log = tmp / "docs", tmp / "server.log"
     write_documents(docs)
     (docs / "notes").mkdir()
     (docs / "notes" / "own.md").write_text("# Notes\n\nThe harbour crane was repainted green in May.\n", "utf-8")
@@ -75,27 +69,8 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeyedServer]:
         bob = add_key(
             env, "--tenant", "bob", "--grant", "ask", "--collections", "bob-lib", "--documents", vault_name(0)
         )
-        command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(
-                [*command, "--config", "langgraph.json"],
-                cwd=REPO,
-                env=env,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        url = f"http://{HOST}:{port}"
-        try:
-            deadline = time.monotonic() + STARTUP_DEADLINE_S
-            while not _ok(url):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"langgraph dev did not start:\n{log.read_text('utf-8', errors='replace')[-4000:]}")
-                time.sleep(0.5)
-            yield KeyedServer(url, log, alice, bob, reader, docs)
-        finally:
-            _stop(proc)
+        with langgraph_dev(langgraph, env, log, REPO, "--config", "langgraph.json") as dev:
+            yield KeyedServer(dev.url, log, alice, bob, reader, docs)
 
 
 def refused(call: Callable[[], object]) -> tuple[int, str]:

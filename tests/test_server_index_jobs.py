@@ -7,7 +7,6 @@ only reads and embeds."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,9 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.servers import add_key, free_port
+from tests.servers import add_key, langgraph_dev
 from tests.test_serve_limits import STOP_WAIT_S, texts
-from tests.test_server_sdk import HOST, REPO, STARTUP_DEADLINE_S, _ok, _server_env, _stop
+from tests.test_server_sdk import REPO, _server_env
 
 pytestmark = pytest.mark.integration
 BUSY = "this key already has 1 index job under way (LONGQA_MAX_INDEX_JOBS)"
@@ -47,32 +46,15 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keyed]:
     pytest.importorskip("langgraph_sdk")
     tmp = tmp_path_factory.mktemp("langgraph-index-jobs")
     (tmp / "docs").mkdir()
-    port, log = free_port(), tmp / "server.log"
+    log = tmp / "server.log"
     env = _server_env(tmp / "home", tmp / "docs", "http://127.0.0.1:9/v1")
     env.update({"LONGQA_KEYS_FILE": str(tmp / "keys.json"), "LONGQA_MAX_INDEX_JOBS": "1"})
     for name in ("LANGGRAPH_API_KEY", "LANGSMITH_API_KEY"):
         env.pop(name, None)
     a, b = _key(env, "a"), _key(env, "b")
-    command = [str(Path(sys.executable).parent / "langgraph"), "dev", "--no-browser", "--no-reload"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [*command, "--host", HOST, "--port", str(port), "--config", "langgraph.json"],
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://{HOST}:{port}"
-    try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not _ok(url):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text("utf-8", "replace")[-4000:]
-            time.sleep(0.5)
-        yield Keyed(url, a, b)
-    finally:
-        _stop(proc)
+    langgraph = Path(sys.executable).parent / "langgraph"
+    with langgraph_dev(langgraph, env, log, REPO, "--config", "langgraph.json") as dev:
+        yield Keyed(dev.url, a, b)
 
 
 def _refused(call) -> tuple[int, str]:

@@ -8,7 +8,6 @@ default), its status `interrupted`, and the index node's own thread stops at its
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,9 +18,9 @@ import httpx
 import pytest
 
 from longqa.retrieval.index.store import INLINE_MARK
-from tests.servers import free_port
+from tests.servers import langgraph_dev
 from tests.test_serve_limits import STOP_WAIT_S, texts
-from tests.test_server_sdk import HOST, REPO, STARTUP_DEADLINE_S, _ok, _server_env, _stop
+from tests.test_server_sdk import REPO, _server_env
 
 pytestmark = pytest.mark.integration
 
@@ -44,27 +43,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     langgraph = Path(sys.executable).parent / "langgraph"
     tmp = tmp_path_factory.mktemp("langgraph-limits")
     (tmp / "docs").mkdir()
-    port = free_port()
-    url, log = f"http://{HOST}:{port}", tmp / "server.log"
-    command = [str(langgraph), "dev", "--no-browser", "--no-reload", "--host", HOST, "--port", str(port)]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            [*command, "--config", "langgraph.json"],
-            cwd=REPO,
-            env=_server_env(tmp / "home", tmp / "docs", "http://127.0.0.1:9/v1"),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not _ok(url):
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text("utf-8", "replace")[-4000:]
-            time.sleep(0.5)
-        yield Server(url, tmp / "home", log)
-    finally:
-        _stop(proc)
+    log = tmp / "server.log"
+    env = _server_env(tmp / "home", tmp / "docs", "http://127.0.0.1:9/v1")
+    with langgraph_dev(langgraph, env, log, REPO, "--config", "langgraph.json") as dev:
+        yield Server(dev.url, tmp / "home", log)
 
 
 @pytest.mark.parametrize(

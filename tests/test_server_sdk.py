@@ -15,11 +15,7 @@ import asyncio
 import os
 import random
 import re
-import signal
-import subprocess
 import sys
-import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -29,14 +25,12 @@ import httpx
 import pytest
 
 from .openai_stub import OpenAIStub
-from .servers import free_port
+from .servers import langgraph_dev
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[1]
 HOST = "127.0.0.1"
-STARTUP_DEADLINE_S = 90.0
-STOP_TIMEOUT_S = 15.0
 RUN_TIMEOUT_S = 120.0
 CONCURRENT_RUNS = 16  # over the 8 vault documents: two runs per document, at once
 
@@ -210,33 +204,6 @@ class Server:
             return f"(no server log: {e})"
 
 
-def _ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
-            return response.status == 200
-    except OSError:
-        return False
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM to the server's process group (its PID leads it: start_new_session), wait, SIGKILL."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            pass
-    try:  # anything left in the group (uvicorn workers), and the leader if SIGTERM did not do it
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    if proc.poll() is None:
-        proc.wait(timeout=STOP_TIMEOUT_S)
-
-
 def _server_env(home: Path, docs: Path, model_url: str) -> dict[str, str]:
     # no LONGQA_/CHROMA_ settings and no provider keys from the caller's shell: the deployment's are below
     env = {
@@ -284,53 +251,22 @@ def server(tmp_path_factory: pytest.TempPathFactory, model_stub: OpenAIStub) -> 
     tmp = tmp_path_factory.mktemp("langgraph-dev")
     docs, home, log = tmp / "docs", tmp / "home", tmp / "server.log"
     write_documents(docs)
-    port = free_port()
-    url = f"http://{HOST}:{port}"
-    command = [
-        str(langgraph),
-        "dev",
-        "--no-browser",
-        "--no-reload",
-        "--host",
-        HOST,
-        "--port",
-        str(port),
-        "--config",
-        "langgraph.json",
-        "--n-jobs-per-worker",
-        str(CONCURRENT_RUNS),
-    ]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            command,
-            cwd=REPO,
-            env=_server_env(home, docs, model_stub.base_url),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    running = Server(url=url, pid=proc.pid, log=log, docs=docs, tmp=tmp)
-    try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not _ok(url):
-            if proc.poll() is not None:
-                pytest.fail(f"langgraph dev exited with {proc.returncode} before serving:\n{running.log_tail()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev not ready on {url} after {STARTUP_DEADLINE_S:.0f}s:\n{running.log_tail()}")
-            time.sleep(0.5)
-        yield running
-    finally:
-        if proc.poll() is None and running.threads:
-            try:
-                from langgraph_sdk import get_sync_client
+    extra = ("--config", "langgraph.json", "--n-jobs-per-worker", str(CONCURRENT_RUNS))
+    env = _server_env(home, docs, model_stub.base_url)
+    with langgraph_dev(langgraph, env, log, REPO, *extra) as dev:
+        running = Server(url=dev.url, pid=dev.proc.pid, log=log, docs=docs, tmp=tmp)
+        try:
+            yield running
+        finally:
+            if dev.proc.poll() is None and running.threads:
+                try:
+                    from langgraph_sdk import get_sync_client
 
-                client = get_sync_client(url=url, timeout=10)
-                for thread_id in running.threads:
-                    client.threads.delete(thread_id)
-            except Exception as e:  # cleanup only: never hide the test's own result
-                print(f"could not delete the test threads: {e}", file=sys.stderr)
-        _stop(proc)
+                    client = get_sync_client(url=dev.url, timeout=10)
+                    for thread_id in running.threads:
+                        client.threads.delete(thread_id)
+                except Exception as e:  # cleanup only: never hide the test's own result
+                    print(f"could not delete the test threads: {e}", file=sys.stderr)
 
 
 @pytest.fixture(scope="module")
