@@ -17,6 +17,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
+from longqa.evals.tables import verdict_line  # noqa: E402
 
 DEFAULT = "adaptive-precise"
 HEAD = [
@@ -56,23 +57,9 @@ def rows_of(report: dict[str, Any]) -> list[list[Any]]:
     return rows
 
 
-def _signed(value: float, fmt: str = "+.1f") -> str:
-    """A difference as the report writes it: its sign always, a true minus sign."""
-    return format(value, fmt).replace("-", "−")
-
-
 def verdict_lines(report: dict[str, Any]) -> list[str]:
-    """The report's verdicts on the default against the best fixed baseline, one line each."""
-    lines = []
-    for v in report.get("verdicts") or []:
-        d, c = v["difference"], v["cost_difference"]
-        lines.append(
-            f"- {report['model']}: {v['dataset']}: default ({v['default']}) − best baseline ({v['baseline']}), "
-            f"{v['metric']}: {_signed(d['mean'])} [{_signed(d['low'])}, {_signed(d['high'])}] over {d['n']} items: "
-            f"**{v['verdict']}**; {v['cost_metric']} {_signed(c['mean'], '+,.0f')} "
-            f"[{_signed(c['low'], '+,.0f')}, {_signed(c['high'], '+,.0f')}]"
-        )
-    return lines
+    """The report's verdicts on the default against the best fixed baseline, one line each, its model named."""
+    return [f"- {report['model']}: {verdict_line(v)[2:]}" for v in report.get("verdicts") or []]
 
 
 def main(argv: list[str] | None = None) -> int:

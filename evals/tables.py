@@ -216,7 +216,8 @@ def _interval(d: dict[str, Any], metric: str) -> str:
     return f"{_signed(d['mean'], digits)} [{_signed(d['low'], digits)}, {_signed(d['high'], digits)}]"
 
 
-def _verdict_line(v: dict[str, Any]) -> str:
+def verdict_line(v: dict[str, Any]) -> str:
+    """One of report.json's verdicts as the report prints it: default − best baseline, interval, verdict, cost."""
     d, cost = v["difference"], v["cost_difference"]
     line = (
         f"- {v['dataset']}: default ({v['default']}) − best baseline ({v['baseline']}), {v['metric']}: "
@@ -231,7 +232,7 @@ def _paired(report: dict[str, Any]) -> list[str]:
     if not pairs:
         return []
     rows = [[p["dataset"], f"{p['a']} − {p['b']}", p["metric"], str(p["n"]), _interval(p, p["metric"])] for p in pairs]
-    out = ["## Paired differences", ""] + [_verdict_line(v) for v in report.get("verdicts") or []]
+    out = ["## Paired differences", ""] + [verdict_line(v) for v in report.get("verdicts") or []]
     out += ["", _table(["dataset", "a − b", "metric", "n", "mean [95% interval]"], rows), ""]
     return out + [_PAIRED_NOTE.format(resamples=RESAMPLES, seed=SEED, margin=MARGIN), ""]
 

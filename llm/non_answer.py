@@ -108,7 +108,7 @@ def _kept_without_new_words(reply: str, question: str) -> bool:
         return False
     if _YES_NO.match(reply) or chosen_option(reply, question):
         return True
-    if _YES_NO_QUESTION.match(question) and not reply.rstrip().endswith("?"):
+    if _YES_NO_QUESTION.match(question):
         return True
     # one of the things a comparison compares: "Between Tom Hanks and Jerry Lewis, who is older?" "Tom Hanks";
     # "Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?" (an option's size)

@@ -7,7 +7,6 @@ answer (llm/answer_core.py). An answer the step-wise reasoner already gave is ta
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
@@ -18,6 +17,7 @@ from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.answer_core import answer_core, same_answer
+from longqa.llm.calls import Reply
 from longqa.llm.citations import split_sources
 from longqa.llm.grounding import attributed
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, ask, model_node
@@ -195,7 +195,7 @@ def answer_given(state: State, settings: Settings) -> dict | None:
     }
 
 
-def fitted(reply: Any) -> list[str]:
+def fitted(reply: Reply) -> list[str]:
     """The trace of what fitting the prompt to the question budget did: a passage cut, passages left out."""
     trace = []
     if reply.cut is not None:

@@ -65,6 +65,21 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=STOP_TIMEOUT_S)
 
 
+def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, log: Path) -> None:
+    deadline, last = time.monotonic() + STARTUP_DEADLINE_S, None
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"{what} exited with code {proc.returncode} before it was ready; log:\n{log_text(log)}")
+        try:
+            if ready():
+                return
+        except Exception as e:  # noqa: BLE001 - refused until it listens
+            last = e
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} not ready after {STARTUP_DEADLINE_S:.0f} s ({last!r}); log:\n{log_text(log)}")
+        time.sleep(0.2)
+
+
 def answers_ok(url: str) -> bool:
     """Whether a LangGraph server at `url` answers its /ok."""
     try:
@@ -109,31 +124,10 @@ def langgraph_dev(langgraph: Path, env: dict[str, str], log: Path, cwd: Path, *e
             start_new_session=True,
         )  # fmt: skip
     try:
-        deadline = time.monotonic() + STARTUP_DEADLINE_S
-        while not answers_ok(url):
-            if proc.poll() is not None:
-                pytest.fail(f"langgraph dev exited with {proc.returncode} before serving:\n{log_text(log)}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev not ready on {url} after {STARTUP_DEADLINE_S:.0f}s:\n{log_text(log)}")
-            time.sleep(0.5)
+        wait_until(lambda: answers_ok(url), proc, f"langgraph dev on {url}", log)
         yield LanggraphDev(url, proc)
     finally:
         stop_group(proc)
-
-
-def wait_until(ready: Callable[[], bool], proc: subprocess.Popen, what: str, log: Path) -> None:
-    deadline, last = time.monotonic() + STARTUP_DEADLINE_S, None
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"{what} exited with code {proc.returncode} before it was ready; log:\n{log_text(log)}")
-        try:
-            if ready():
-                return
-        except Exception as e:  # noqa: BLE001 - refused until it listens
-            last = e
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} not ready after {STARTUP_DEADLINE_S:.0f} s ({last!r}); log:\n{log_text(log)}")
-        time.sleep(0.2)
 
 
 # -- Chroma ------------------------------------------------------------------------------------
