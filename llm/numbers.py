@@ -108,7 +108,7 @@ def _fraction(match: re.Match) -> str:
         return "0.5"
     count = match["count"].lower()
     top = int(count) if count.isdigit() else _WORD_VALUE.get(count, 1)
-    return canonical(Decimal(top) / Decimal(_DENOMINATORS[match["part"].lower().rstrip("s")]))
+    return canonical(Decimal(top) / Decimal(_DENOMINATORS[match["part"].lower()]))  # "halves" is a key
 
 
 def _and_a_half(match: re.Match) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from longqa.llm.grounding import lexical_support
-from longqa.llm.numbers import claimed_numbers, numbers_in, values_in
+from longqa.llm.numbers import claimed_numbers, digits_for_words, numbers_in, values_in
 
 QUESTION = "What figure does the report give?"
 
@@ -148,3 +148,24 @@ def test_thousand_after_digits_is_a_scale_not_an_ordinal() -> None:
     assert _verdict("5,000", "about 5 thousand people came") == "supported"
     assert _verdict("5 thousand", "about 5,000,000 people came") == "unsupported"
     assert _verdict("5th", "they finished fifth") == "supported"
+
+
+def test_halves_in_a_passage_is_read_not_a_crash() -> None:
+    """A MuSiQue passage wrote "divided into two halves": the fraction's lookup took "halves" for "halve" and the
+    KeyError ended the 1.5B model's run of that question in an error."""
+    passage = "The earlier shows were split into two halves: the first at 0100 and the second at 0400."
+    assert _verdict("2 halves", passage) == "supported"
+    assert _verdict("0400", passage) == "supported" and _verdict("0500", passage) == "unsupported"
+    assert digits_for_words("three halves") == "1.5"
+
+
+@pytest.mark.parametrize("count", ["a", "an", "one", "two", "nine", "3", "12", "half"])
+def test_every_fraction_word_and_its_plural_is_read(count: str) -> None:
+    """Each denominator the module knows, said as a passage may say it, singular and plural, hyphenated or not."""
+    from longqa.llm.numbers import _DENOMINATORS
+
+    for part in _DENOMINATORS:
+        for word in {part, part + "s", part.removesuffix("f") + "ves"}:
+            for text in (f"{count} {word}", f"{count}-{word} of it", f"{word.capitalize()} of {count}"):
+                numbers, _ = numbers_in(digits_for_words(text))
+                assert all(n.value for n in numbers), text
