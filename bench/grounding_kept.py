@@ -68,20 +68,22 @@ def _pct(part: int, whole: int) -> str:
 
 
 def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
-    """One row per run and set: model, commits, n, answerable kept %, right replies declined, planted declined %."""
+    """One row per run and set: model, commits, n, answerable kept % (answered: a run that ended in an error kept
+    nothing), right replies declined, answerable runs ended in an error, planted declined %."""
     rows = []
     for name, records in runs.items():
         for dataset in dict.fromkeys(r["dataset"] for r in records):
             mine = [r for r in records if r["dataset"] == dataset]
             answerable = [r for r in mine if not r["planted"]]
             planted = [r for r in mine if r["planted"]]
-            kept = sum(r["status"] != "unanswerable" for r in answerable)
+            kept = sum(r["status"] == "answered" for r in answerable)
+            errors = sum(r["status"] == "error" for r in answerable)
             right = sum(_declined_right(r) for r in answerable)
             declined = sum(r["status"] == "unanswerable" for r in planted)
             models = ", ".join(dict.fromkeys(str(r.get("model")) for r in mine))
             commits = ", ".join(dict.fromkeys(str(r.get("commit") or "unrecorded") for r in mine))
             rows.append([dataset, name, models, commits, len(mine), _pct(kept, len(answerable))])
-            rows[-1] += [right if answerable else "–", _pct(declined, len(planted))]
+            rows[-1] += [right if answerable else "–", errors if answerable else "–", _pct(declined, len(planted))]
     return rows
 
 
@@ -148,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     runs = dict(load(spec) for spec in args.run)
     head = ["set", "run", "model", "commit", "n", "answerable kept % (n)", "right replies declined"]
-    head.append("unanswerable declined % (n)")
+    head += ["ended in an error", "unanswerable declined % (n)"]
     print(md_table(head, summary_rows(runs)))
     for pair in args.pair:
         a, b = pair.split("-", 1)

@@ -24,9 +24,9 @@ def _run(
             "model": "qwen-1.5b",
             "commit": f"c0ffee{name[0]}",
             "status": status,
-            "answer": reply if status == "answered" else "unanswerable",
+            "answer": reply if status == "answered" else None if status == "error" else "unanswerable",
             "judged_answer": reply,
-            "grounding": "supported" if status == "answered" else "unsupported",
+            "grounding": {"answered": "supported", "error": None}.get(status, "unsupported"),
             "grounding_method": method,
             "reasked": (reasked or {}).get(i),
         }
@@ -46,6 +46,7 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
         {"_id": "q1", "input": "What was the revenue in 2019?", "answers": ["5 million"]},
         {"_id": "q2", "input": "Who founded the observatory?", "answers": ["unanswerable"], "unanswerable": True},
         {"_id": "q3", "input": "When did the ferry sail?", "answers": ["unanswerable"], "unanswerable": True},
+        {"_id": "q4", "input": "How long is the bridge?", "answers": ["2 km"]},
     ]
     data.write_text("".join(json.dumps(i) + "\n" for i in items), "utf-8")
     before = _run(
@@ -53,22 +54,23 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
         "before",
         data,
         [("unanswerable", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
-        + [("unanswerable", "1903", "lexical")],
+        + [("unanswerable", "1903", "lexical"), ("error", None, None)],  # an error kept nothing
     )
     after = _run(
         tmp_path,
         "after",
         data,
         [("answered", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
-        + [("answered", "1903", "lexical")],
+        + [("answered", "1903", "lexical"), ("answered", "2 km", "lexical")],
         reasked={0: "How many global variables?", 2: "Passage-2"},
     )
     argv = ["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after", "--asked-again", "after"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 4 | 50.0 (1/2) | 1 | 100.0 (2/2) |" in out
-    assert "| tatqa | after | qwen-1.5b | c0ffeea | 4 | 100.0 (2/2) | 0 | 50.0 (1/2) |" in out
-    assert "Items whose outcome differs, before → after: 2" in out
+    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 5 | 33.3 (1/3) | 1 | 1 | 100.0 (2/2) |" in out
+    assert "| tatqa | after | qwen-1.5b | c0ffeea | 5 | 100.0 (3/3) | 0 | 0 | 50.0 (1/2) |" in out
+    assert "Items whose outcome differs, before → after: 3" in out
+    assert "| tatqa | answerable | How long is the bridge? |  | error: not checked | 2 km |" in out
     assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
     assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
     assert "Who founded the observatory? | Ada" not in out  # declined by both: not a change
