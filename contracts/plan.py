@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from longqa.analyzer.schema import Analysis
 from longqa.llm.budget_arithmetic import Overheads, per_query, planned_evidence
+from longqa.llm.comparison import asked
 
 from .settings import Settings, Strategy
 from .state import State
@@ -53,6 +54,10 @@ class Plan(BaseModel):
     calculate: bool = Field(
         default=False,
         description="arithmetic: the model writes the expression, Python computes it (nodes/calculate.py)",
+    )
+    compare: bool = Field(
+        default=False,
+        description="which of two came first: the dates next to each option decide (nodes/compare.py)",
     )
     max_hops: int = Field(default=4, description="most retrievals a step-wise run makes")
     question_budget: int | None = Field(
@@ -192,10 +197,11 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
     return presets.get(strategy)
 
 
-def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = None) -> Plan:
+def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = None, question: str = "") -> Plan:
     """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies, presets otherwise
     (`strategy`: the input's, resolved with the settings' by `run_strategy`); without a model, a split
-    or step-wise workflow becomes one direct retrieval."""
+    or step-wise workflow becomes one direct retrieval. `question`: a which-came-first question is compared by
+    its dates (llm/comparison.py)."""
     strategy = run_strategy(settings, strategy)
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
     if the_plan.workflow != "long_context" and (
@@ -204,6 +210,14 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     ):
         reason = "calculator: the model writes the arithmetic, Python computes it"
         the_plan = the_plan.model_copy(update={"calculate": True, "reasons": [*the_plan.reasons, reason]})
+    if (
+        the_plan.workflow != "long_context"
+        and settings.date_comparison == "auto"
+        and is_adaptive(strategy)
+        and asked(question)
+    ):
+        reason = "date comparison: which of two came first is read from the dates the passages give each"
+        the_plan = the_plan.model_copy(update={"compare": True, "reasons": [*the_plan.reasons, reason]})
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
         the_plan = the_plan.model_copy(update={"ground": True, "reasons": [*the_plan.reasons, reason]})

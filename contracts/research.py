@@ -76,6 +76,12 @@ class ResearchSettings(BaseModel):
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",
     )
+    date_comparison: Literal["auto", "off"] = Field(
+        default="auto",
+        description="a question asking which of two options came first or last (born, founded, released...) is "
+        "answered from the dates the passages write next to each option, not generated (auto: the adaptive "
+        "strategies; undecided, the generator answers)",
+    )
     grounding: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="an answer its cited passages do not support is a decline (auto: the adaptive strategies)",

@@ -9,7 +9,8 @@ organize ─┬─ Send(retrieve) for the question ─────────�
           ├─ Send(retrieve) ⇄ reason_step (≤ max_hops) ───────┤        (stepwise)
           └─ long_context                                    │        (lc)
 process_context ←──────────────────────────────────────────────┘
-  ├─ (plan.calculate) calculate: the model's expression, computed ─┐ (a result: the answer, to generate)
+  ├─ (plan.compare) compare: which came first, by the options' dates ┐ (a result: the answer, to generate)
+  ├─ (plan.calculate) calculate: the model's expression, computed ─┤
   ├─ cot ─┬─ (per-chunk) Send(filter) per passage ─┐
   │       └─ (joint: cot judged them) ─────────────┤
   ├─────────────────────────────────────────────────┴─ extract (the survivors) ─┐
@@ -38,6 +39,7 @@ from longqa.contracts.verdicts import is_unanswerable
 from longqa.graph.node import as_node, ended
 from longqa.nodes.analyze import analyze
 from longqa.nodes.calculate import calculate
+from longqa.nodes.compare import compare
 from longqa.nodes.cot import cot
 from longqa.nodes.extract import extract
 from longqa.nodes.filter import filter_chunk, judgements
@@ -89,6 +91,7 @@ AFTER_SPLIT = {"per sub-question": "retrieve", "failed": "respond"}
 AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "failed": "respond"}
 AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context", "failed": "respond"}
 AFTER_CONTEXT = {
+    "compare dates": "compare",
     "calculate": "calculate",
     "CoT filter": "cot",
     "extract I_g": "extract",
@@ -97,6 +100,7 @@ AFTER_CONTEXT = {
     "failed": "respond",
 }
 AFTER_CALCULATE = {"CoT filter": "cot", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
+AFTER_COMPARE = {"calculate": "calculate", **AFTER_CALCULATE}
 AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
@@ -174,14 +178,24 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "f
 
 def after_context(
     state: State, runtime
-) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "evidence only", "failed"]:
-    """An arithmetic plan asks for the calculation first; the perspectives run one after the other:
+) -> Literal["compare dates", "calculate", "CoT filter", "extract I_g", "answer", "evidence only", "failed"]:
+    """A which-came-first plan compares the options' dates first, an arithmetic plan asks for the calculation
+    first (each a draft answer when it decides); the perspectives run one after the other:
     the filter first, so the extractor reads only what survived it. Without a model, the evidence is
     the answer; a failed run goes to respond on its own edge."""
     if ended(state):
         return FAILED
     if not settings_of(runtime).has_llm:
         return "evidence only"
+    if plan_of(state).compare and not state.get("draft"):
+        return "compare dates"
+    return after_compare(state)
+
+
+def after_compare(state: State) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "failed"]:
+    """Undecided by the dates, an arithmetic plan asks for the calculation; then the perspectives, or the draft."""
+    if ended(state):
+        return FAILED
     if plan_of(state).calculate and not state.get("draft"):
         return "calculate"
     return _perspectives(state)
@@ -280,6 +294,7 @@ def _routes() -> dict[str, tuple[Any, dict[str, str]]]:
         "retrieve": (after_retrieve, AFTER_RETRIEVE),
         "reason_step": (after_reason, AFTER_REASON),
         "process_context": (after_context, AFTER_CONTEXT),
+        "compare": (after_compare, AFTER_COMPARE),
         "calculate": (after_calculate, AFTER_CALCULATE),
         "extract": _one_way("generate"),
         "cot": (after_cot, AFTER_COT),
@@ -307,6 +322,7 @@ def build_graph(context: type[Settings] | type[RunContext] = Settings) -> StateG
         "extract": extract,
         "cot": cot,
         "filter": filter_chunk,
+        "compare": compare,
         "calculate": calculate,
         "generate": generate,
         "ground": ground,

@@ -92,7 +92,8 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     given = None if earlier else answer_given(state, settings)
     if given:
         return given
-    kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
+    verdicts = state.get("verdicts") or []
+    kept, note = kept_evidence(evidence, verdicts, state.get("hits")) if plan.filter else (evidence, None)
     trace = [note] if note else []
 
     steps = [] if settings.stepwise_answer == "passages" else state.get("steps") or []
@@ -181,8 +182,8 @@ def to_ask_again(state: State) -> tuple[str, str] | None:
 
 
 def answer_given(state: State, settings: Settings) -> dict | None:
-    """The answer the calculator or the step-wise reasoner already gave, where it is final (the reasoner's is,
-    unless the generator is to answer from the hops' passages); None otherwise."""
+    """The answer the calculator, the date comparison or the step-wise reasoner already gave, where it is final (the
+    reasoner's is, unless the generator is to answer from the hops' passages); None otherwise."""
     plan = plan_of(state)
     reasoner_decides = settings.stepwise_answer == "reasoner" or plan.workflow != "stepwise"
     if not (state.get("draft") and (reasoner_decides or state.get("calculation"))):
@@ -191,7 +192,11 @@ def answer_given(state: State, settings: Settings) -> dict | None:
     return {
         "answer": state["draft"],
         "citations": (state.get("citations") if computed else None) or state.get("evidence") or [],
-        "trace": ["generate: the calculator's answer" if computed else "generate: the step-wise reasoner's answer"],
+        "trace": [
+            f"generate: the computed answer ({computed['expression']})"
+            if computed
+            else "generate: the step-wise reasoner's answer"
+        ],
     }
 
 

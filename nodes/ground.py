@@ -51,7 +51,7 @@ def _decided_before_the_words(state: State, answer: str, cited: list[Evidence]) 
         verdict = Grounding(answer=answer, verdict="supported", share=1.0, method="computed", missing=[])
         return {
             "grounding": verdict,
-            "trace": [f"ground: computed from the cited passages' numbers ({calculation['expression']})"],
+            "trace": [f"ground: computed from what the cited passages write ({calculation['expression']})"],
         }
     unmentioned = state.get("unmentioned") or []
     if unmentioned:  # the answer is about something else: the documents never name what was asked about

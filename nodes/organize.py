@@ -19,7 +19,7 @@ def organize(state: State, runtime: Runtime[Settings]) -> dict:
     alone is over it)."""
     settings = settings_of(runtime)
     analysis = Analysis.model_validate(state["analysis"]) if state.get("analysis") else None
-    the_plan = plan(analysis or Analysis(backend="none"), settings, state.get("strategy"))
+    the_plan = plan(analysis or Analysis(backend="none"), settings, state.get("strategy"), state["question"])
     try:  # the question budget shared among the route's calls (what the LLM analyzer spent is gone)
         the_plan = sized_for(the_plan, state, settings)
     except OverBudget as e:
