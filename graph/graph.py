@@ -18,6 +18,7 @@ process_context ←────────────────────�
 generate ─┬─ (plan.ground) ground ─┬─ self_route ─┬─ respond → END
    ↑      └──────────────────────┘ │              └─ long_context ─┬─ (plan.ground) ground → respond
    └─ (plan.reask, once: a reply that answers nothing) ┘               └─ respond
+   (and from generate itself, once: a reply cut at its cap, empty or the prompt repeated)
 Every model call is sized to what is left of the plan's question budget (contracts/budget.py).
 Every node runs in one wrapper (graph/node.py): it puts the node on the route, and a node that
 raises ends the run as one that returns `fail(...)` does (contracts/failure.py) — each router asks
@@ -103,7 +104,12 @@ AFTER_CALCULATE = {"CoT filter": "cot", "extract I_g": "extract", "answer": "gen
 AFTER_COMPARE = {"calculate": "calculate", **AFTER_CALCULATE}
 AFTER_COT = {"judge each passage": "filter", "extract I_g": "extract", "answer": "generate", "failed": "respond"}
 AFTER_FILTER = {"extract I_g": "extract", "answer": "generate", "failed": "respond"}
-AFTER_GENERATE = {"check grounding": "ground", "Self-Route decides": "self_route", "failed": "respond"}
+AFTER_GENERATE = {
+    "check grounding": "ground",
+    "Self-Route decides": "self_route",
+    "no answer: ask again": "generate",
+    "failed": "respond",
+}
 AFTER_LONG_CONTEXT = {"check grounding": "ground", "done": "respond", "failed": "respond"}
 AFTER_GROUND = {
     "no answer: ask again": "generate",
@@ -236,11 +242,14 @@ def after_cot(state: State) -> list[Send] | Literal["extract I_g", "answer", "fa
     return after_filter(state)
 
 
-def after_generate(state: State) -> Literal["check grounding", "Self-Route decides", "failed"]:
+def after_generate(state: State) -> Literal["check grounding", "Self-Route decides", "no answer: ask again", "failed"]:
     """A plan that grounds its answers checks them first (nodes/ground.py); the papers' baselines do
-    not, and a decline has nothing to check."""
+    not, and a decline has nothing to check. A reply that is no answer at all (cut at its cap, empty, the prompt
+    repeated) is asked again once where the plan says so, as the ground node's non-answers are."""
     if ended(state):
         return FAILED
+    if not state.get("answer") and plan_of(state).reask and to_ask_again(state):
+        return "no answer: ask again"
     return "check grounding" if _checks(state) else "Self-Route decides"
 
 

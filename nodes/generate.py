@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 from longqa.contracts.failure import fail
 from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
-from longqa.contracts.state import Evidence, Hit, State, shown_by
+from longqa.contracts.state import Evidence, Grounding, Hit, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable, kept_evidence
 from longqa.llm.answer_core import answer_core, same_answer
 from longqa.llm.calls import Reply
@@ -136,6 +136,12 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         f"max_answer_tokens={settings.max_answer_tokens}",
         quoting=prompt_context(kept, state.get("global_info"), state["question"]),
     )
+    if text is None and plan.reask and not earlier:  # a reply cut at its cap, empty or the prompt repeated: ask again
+        unusable = Grounding(
+            answer=(reply.text or "")[:REPLY_QUOTED], verdict="unsupported", share=0.0, method="non-answer", missing=[]
+        )
+        why = f"generate: {problem}; asking again"
+        return {"answer": None, "grounding": {**unusable, "why": problem}, "shown": shown, "trace": [*trace, why]}
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)

@@ -116,6 +116,42 @@ def test_a_model_that_never_stops_is_cut_at_the_cap_and_not_taken_as_an_answer(h
     assert record["outcome"] == "truncated" and record["output_tokens"] == 40 and record["estimated"] is False
 
 
+def _cut_then(answer: str):
+    """A reply_fn: the generator never stops the first time; told its reply was no answer, it gives `answer`."""
+    scripted = scripted_reply_fn()
+
+    def reply(messages: list[dict]) -> str:
+        if kind_of(messages) != "generate":
+            return scripted(messages)
+        return answer if "is not an answer" in prompt_text(messages) else " ".join(["and so on"] * 2000)
+
+    return reply
+
+
+def test_the_default_asks_again_once_after_a_reply_cut_at_its_cap(home):
+    """Seen with the 0.5B model on 3 papers and MuSiQue items: a runaway reply ended the default's run in an error."""
+    with OpenAIStub(reply_fn=_cut_then("In 1904.\nSources: E1")) as stub:
+        out = run(stub, home, strategy="adaptive-precise", max_answer_tokens=40)
+        generate_prompts = [prompt_text(b["messages"]) for b in stub.requests if kind_of(b["messages"]) == "generate"]
+    assert out["status"] == "answered" and out["answer"] == "In 1904.", out.get("error")
+    assert out["route"].count("generate") == 2 and len(generate_prompts) == 2
+    assert "is not an answer: the reply was cut at its cap (max_answer_tokens=40" in generate_prompts[1]
+    assert out["reasked"].startswith("and so on and so on")
+    truncated = [r for r in out["usage"] if r["node"] == "generate" and r["outcome"] == "truncated"]
+    assert len(truncated) == 1 and truncated[0]["output_tokens"] == 40  # the first call stays on the ledger
+
+
+def test_a_second_reply_cut_at_its_cap_ends_the_run_as_before(home):
+    with OpenAIStub(reply_fn=replying(generate=" ".join(["and so on"] * 2000))) as stub:
+        out = run(stub, home, strategy="adaptive-precise", max_answer_tokens=40)
+    assert out["status"] == "error" and out["answer"] is None
+    assert "cut at its cap (max_answer_tokens=40, finish_reason=length)" in out["error"]
+    assert out["route"].count("generate") == 2  # asked again once, not in a loop
+    with OpenAIStub(reply_fn=replying(generate=" ".join(["and so on"] * 2000))) as stub:
+        out = run(stub, home, strategy="adaptive-precise", max_answer_tokens=40, reask=False)
+    assert out["status"] == "error" and out["route"].count("generate") == 1
+
+
 # -- 2 and 3. failed and timed-out calls stay on the ledger; a timeout is not retried ----------------
 
 
