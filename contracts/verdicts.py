@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .failure import ended
-from .state import Evidence, Hit, State, Verdict
+from .state import Evidence, State, Verdict
 
 _SOURCE = r"(?:passages?|documents?|texts?|context|articles?|information|sources?|evidence|excerpts?|data)"
 # how models decline besides Self-Route's word: "not mentioned in the passages", "the documents do not
@@ -40,41 +40,16 @@ def is_unanswerable(answer: str | None) -> bool:
     return bool(first and _DECLINES.search(first.group(0) or answer.strip()))
 
 
-def kept_evidence(
-    evidence: list[Evidence], verdicts: list[Verdict], hits: list[Hit] | None = None
-) -> tuple[list[Evidence], str | None]:
+def kept_evidence(evidence: list[Evidence], verdicts: list[Verdict]) -> tuple[list[Evidence], str | None]:
     """LongRAG's I_d: the chunks the CoT-guided filter judged relevant; all of them (with a note)
-    when none is, since an empty context can only produce a worse answer. Where the question was split
-    (`hits` retrieved for several sub-questions), each sub-question's best-scored chunk is kept whatever the filter
-    said: a comparison needs both sides, and measured with the 1.5B model (evals/README, ninth round) the filter
-    dropped one side's best chunk (its only evidence) and the answer was a guess the grounding check declined."""
+    when none is, since an empty context can only produce a worse answer."""
     if not verdicts:
         return evidence, None
     keep = {v["evidence_id"] for v in verdicts if v["keep"]}
     kept = [e for e in evidence if e["id"] in keep]
     if not kept:
         return evidence, f"filter: no chunk passed; keeping all {len(evidence)}"
-    note = f"filter: kept {len(kept)} of {len(evidence)} chunk(s)"
-    back = {e_id: q for e_id, q in best_of_every_question(evidence, hits or []).items() if e_id not in keep}
-    if back:
-        kept = [e for e in evidence if e["id"] in keep | set(back)]
-        note += "; " + "; ".join(f"{e_id} kept too, the best for {q!r}" for e_id, q in back.items())
-    return kept, note
-
-
-def best_of_every_question(evidence: list[Evidence], hits: list[Hit]) -> dict[str, str]:
-    """{passage id: sub-question}: the passage that holds each sub-question's best-scored chunk, where the hits were
-    retrieved for two or more queries (a split question); {} for one query."""
-    queries = list(dict.fromkeys(h["query"] for h in hits))
-    if len(queries) < 2:
-        return {}
-    best: dict[str, str] = {}
-    for query in queries:
-        top = max((h for h in hits if h["query"] == query), key=lambda h: h["score"])
-        inside = (p for p in evidence if p["doc_id"] == top["doc_id"] and p["start"] <= top["start"] < p["end"])
-        if (passage := next(inside, None)) is not None:
-            best.setdefault(passage["id"], query)
-    return best
+    return kept, f"filter: kept {len(kept)} of {len(evidence)} chunk(s)"
 
 
 def is_unsupported(state: State) -> bool:

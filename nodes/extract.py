@@ -39,7 +39,7 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     read_later = state.get("evidence") or []  # what the generator will read
     notes = []
     if plan.filter and state.get("verdicts"):
-        read_later, _ = kept_evidence(read_later, state["verdicts"], state.get("hits"))
+        read_later, _ = kept_evidence(read_later, state["verdicts"])
         paragraphs = surviving(paragraphs, read_later) or paragraphs
         notes.append(f"the {len(read_later)} passage(s) the filter kept")
     # the best paragraphs that fit what is left of the question budget, beside the generator's passages and I_g

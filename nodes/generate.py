@@ -92,8 +92,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     given = None if earlier else answer_given(state, settings)
     if given:
         return given
-    verdicts = state.get("verdicts") or []
-    kept, note = kept_evidence(evidence, verdicts, state.get("hits")) if plan.filter else (evidence, None)
+    kept, note = kept_evidence(evidence, state.get("verdicts") or []) if plan.filter else (evidence, None)
     trace = [note] if note else []
 
     steps = [] if settings.stepwise_answer == "passages" else state.get("steps") or []
