@@ -136,11 +136,10 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         quoting=prompt_context(kept, state.get("global_info"), state["question"]),
     )
     if text is None and plan.reask and not earlier:  # a reply cut at its cap, empty or the prompt repeated: ask again
-        unusable = Grounding(
-            answer=(reply.text or "")[:REPLY_QUOTED], verdict="unsupported", share=0.0, method="non-answer", missing=[]
-        )
-        why = f"generate: {problem}; asking again"
-        return {"answer": None, "grounding": {**unusable, "why": problem}, "shown": shown, "trace": [*trace, why]}
+        quoted = (reply.text or "")[:REPLY_QUOTED]
+        unusable = Grounding(answer=quoted, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=problem)
+        trace.append(f"generate: {problem}; asking again")
+        return {"answer": None, "grounding": unusable, "shown": shown, "trace": trace}
     if text is None:
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
