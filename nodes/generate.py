@@ -137,7 +137,9 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None and plan.reask and not earlier:  # a reply cut at its cap, empty or the prompt repeated: ask again
         quoted = (reply.text or "")[:REPLY_QUOTED]
-        unusable = Grounding(answer=quoted, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=problem)
+        unusable = Grounding(
+            answer=quoted, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=problem
+        )
         trace.append(f"generate: {problem}; asking again")
         return {"answer": None, "grounding": unusable, "shown": shown, "trace": trace}
     if text is None:
