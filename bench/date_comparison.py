@@ -1,0 +1,91 @@
+"""Which of two came first, read from the dates (llm/comparison.py), against the gold answers, no model: every
+HotpotQA question of the shared data it reads as a which-came-first question, answered from the item's own
+paragraphs; how many it decides and how many of those agree with the gold (token F1 >= 0.5); every disagreement
+listed with the dates read. Then how many questions of the other shared sets (MuSiQue, TAT-QA, papers) it would
+read as one at all (none should be).
+
+    python bench/date_comparison.py [--data-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import md_table  # noqa: E402
+from longqa.evals.long_contexts import shared_data_dir  # noqa: E402
+from longqa.evals.metrics import f1_score  # noqa: E402
+from longqa.llm.comparison import asked, compared  # noqa: E402
+
+AGREES_F1 = 0.5
+
+
+def hotpotqa_rows(path: Path) -> tuple[list, list]:
+    """([split, asked, decided, agree with gold], the disagreements) for one HotpotQA file."""
+    n = decided = agree = 0
+    wrong = []
+    for line in path.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        if not asked(item["question"]):
+            continue
+        n += 1
+        titles, sentences = item["context"]["title"], item["context"]["sentences"]
+        passages = [
+            {"id": f"E{i}", "text": f"Passage {i}:\n{t}\n" + "".join(s)}
+            for i, (t, s) in enumerate(zip(titles, sentences, strict=True), 1)
+        ]
+        found = compared(item["question"], passages)
+        if found is None:
+            continue
+        decided += 1
+        if f1_score(found.answer, [item["answer"]]) >= AGREES_F1:
+            agree += 1
+        else:
+            wrong.append([path.stem, item["question"], item["answer"], found.answer, found.expression()])
+    return [path.stem, n, decided, agree], wrong
+
+
+def other_questions(data: Path) -> list[list]:
+    """[set, questions, read as which-came-first] for the shared sets that are not HotpotQA."""
+    rows = []
+    musique = json.loads((data / "musique_a.json").read_text("utf-8"))
+    items = musique if isinstance(musique, list) else next(iter(musique.values()))
+    rows.append(["musique_a", len(items), sum(bool(asked(i["question"])) for i in items)])
+    tatqa = [
+        q["question"] for doc in json.loads((data / "tatqa_dev.json").read_text("utf-8")) for q in doc["questions"]
+    ]
+    rows.append(["tatqa_dev", len(tatqa), sum(bool(asked(q)) for q in tatqa)])
+    papers = [
+        q
+        for line in (data / "papers_qa.jsonl").read_text("utf-8").splitlines()
+        for q in json.loads(line)["instructions"]
+    ]
+    rows.append(["papers_qa", len(papers), sum(bool(asked(q)) for q in papers)])
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", default=None, help="the shared data (default: ../shared/data)")
+    args = parser.parse_args(argv)
+    data = shared_data_dir(args.data_dir)
+    rows, wrong = [], []
+    for name in ("hotpotqa_a.jsonl", "hotpotqa_b.jsonl"):
+        row, disagreements = hotpotqa_rows(data / name)
+        rows.append(row)
+        wrong += disagreements
+    print(md_table(["set", "read as which-came-first", "decided", f"agree with gold (F1 >= {AGREES_F1})"], rows))
+    print(f"\nDisagreements: {len(wrong)}\n")
+    if wrong:
+        print(md_table(["set", "question", "gold", "answer", "dates read"], wrong))
+    print()
+    print(md_table(["set", "questions", "read as which-came-first"], other_questions(data)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
