@@ -125,8 +125,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if earlier:
         trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} ({earlier[1]})")
     trace += fitted(reply)
-    kept = reply.kept
-    shown = shown_by("generate", kept)
+    kept, shown = reply.kept, shown_by("generate", reply.kept)
     text, problem = read_answer(
         reply.text,
         reply.truncated,
@@ -135,14 +134,9 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         f"max_answer_tokens={settings.max_answer_tokens}",
         quoting=prompt_context(kept, state.get("global_info"), state["question"]),
     )
-    if text is None and plan.reask and not earlier:  # a reply cut at its cap, empty or the prompt repeated: ask again
-        quoted = (reply.text or "")[:REPLY_QUOTED]
-        unusable = Grounding(
-            answer=quoted, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=problem
-        )
-        trace.append(f"generate: {problem}; asking again")
-        return {"answer": None, "grounding": unusable, "shown": shown, "trace": trace}
-    if text is None:
+    if text is None:  # a reply cut at its cap, empty or the prompt repeated: asked again once where the plan says so
+        if plan.reask and not earlier:
+            return _to_ask_again(reply.text, problem, shown, trace)
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
     if not earlier:
@@ -267,6 +261,19 @@ def _answered(
         )
     )
     return {"answer": answer, "citations": cited, "shown": shown, "trace": trace}
+
+
+def _to_ask_again(text: str | None, problem: str, shown: list, trace: list[str]) -> dict:
+    """No answer yet: the unusable reply as a non-answer verdict, which routes the run back to the generator once
+    (graph/graph.py `after_generate`, `to_ask_again`)."""
+    quoted = (text or "")[:REPLY_QUOTED]
+    unusable = Grounding(answer=quoted, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=problem)
+    return {
+        "answer": None,
+        "grounding": unusable,
+        "shown": shown,
+        "trace": [*trace, f"generate: {problem}; asking again"],
+    }
 
 
 def _failed(error: str, kept: list[Evidence], shown: list, trace: list[str]) -> dict:
