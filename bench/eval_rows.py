@@ -4,6 +4,9 @@ share declined, errors; then each run's verdict on the default against the best 
 (mean paired difference with its bootstrap 95% interval, `evals/paired.py`), read from its report.json.
 
     python bench/eval_rows.py --run runs/r15_0.5b_musique_confirm70_n70 --run runs/r15_0.5b_papers60_n60
+
+`--versus A=DIR_A,B=DIR_B` pairs two runs of the same items made with other settings (the default at a larger question
+budget against the default, or against `rag`: DIR@rag): A − B in F1 and input tokens, the same bootstrap interval.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
-from longqa.evals.tables import verdict_line  # noqa: E402
+from longqa.evals.paired import compare, verdict  # noqa: E402
+from longqa.evals.tables import interval_text, verdict_line  # noqa: E402
 
 DEFAULT = "adaptive-precise"
 HEAD = [
@@ -62,13 +66,41 @@ def verdict_lines(report: dict[str, Any]) -> list[str]:
     return [f"- {report['model']}: {verdict_line(v)[2:]}" for v in report.get("verdicts") or []]
 
 
+def versus_line(spec: str) -> str:
+    """'A=DIR_A,B=DIR_B': one strategy of run A against one of run B on the items both ran, in F1 and input tokens;
+    each DIR may end in @STRATEGY (default: the default strategy)."""
+    runs = [part.split("=", 1) for part in spec.split(",")]
+    if len(runs) != 2 or any(len(r) != 2 for r in runs):
+        raise SystemExit(f"--versus {spec}: expected A=DIR_A,B=DIR_B")
+    scores, models = [], set()
+    for name, where in runs:
+        folder, _, strategy = where.partition("@")
+        report = report_of(folder)
+        models.add(report["model"])
+        scores += [q | {"strategy": name} for q in report["per_question"] if q["strategy"] == (strategy or DEFAULT)]
+    (a, _), (b, _) = runs
+    f1, tokens = compare(scores, a, b, "f1", 100.0), compare(scores, a, b, "input_tokens", 1.0)
+    if f1 is None or tokens is None:
+        raise SystemExit(f"--versus {spec}: the two runs share no item")
+    dataset = ", ".join(dict.fromkeys(q["dataset"] for q in scores))
+    line = f"- {', '.join(sorted(models))}: {dataset}: {a} − {b}, F1: {interval_text(f1.model_dump(), 'F1')} over "
+    return line + f"{f1.n} items: **{verdict(f1)}**; input tokens {interval_text(tokens.model_dump(), 'tokens')}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", action="append", required=True, help="a longqa eval output folder")
+    parser.add_argument("--run", action="append", default=[], help="a longqa eval output folder")
+    parser.add_argument(
+        "--versus", action="append", default=[], help="A=DIR_A[@STRATEGY],B=DIR_B[@STRATEGY]: two runs, paired"
+    )
     args = parser.parse_args(argv)
+    if not args.run and not args.versus:
+        parser.error("give --run or --versus")
     reports = [report_of(folder) for folder in args.run]
-    print(md_table(HEAD, [row for report in reports for row in rows_of(report)]))
+    if reports:
+        print(md_table(HEAD, [row for report in reports for row in rows_of(report)]))
     lines = [line for report in reports for line in verdict_lines(report)]
+    lines += [versus_line(spec) for spec in args.versus]
     if lines:
         print("\n" + "\n".join(lines))
     return 0

@@ -210,7 +210,7 @@ def _signed(value: float, digits: int) -> str:
     return f"{value:+,.{digits}f}".replace("-", "−")
 
 
-def _interval(d: dict[str, Any], metric: str) -> str:
+def interval_text(d: dict[str, Any], metric: str) -> str:
     """'mean [low, high]' in points (1 decimal) or tokens (none)."""
     digits = 0 if "tokens" in metric else 1
     return f"{_signed(d['mean'], digits)} [{_signed(d['low'], digits)}, {_signed(d['high'], digits)}]"
@@ -221,9 +221,9 @@ def verdict_line(v: dict[str, Any]) -> str:
     d, cost = v["difference"], v["cost_difference"]
     line = (
         f"- {v['dataset']}: default ({v['default']}) − best baseline ({v['baseline']}), {v['metric']}: "
-        f"{_interval(d, v['metric'])} over {d['n']} items: **{v['verdict']}**"
+        f"{interval_text(d, v['metric'])} over {d['n']} items: **{v['verdict']}**"
     )
-    return line + (f"; {v['cost_metric']} {_interval(cost, v['cost_metric'])}" if cost else "")
+    return line + (f"; {v['cost_metric']} {interval_text(cost, v['cost_metric'])}" if cost else "")
 
 
 def _paired(report: dict[str, Any]) -> list[str]:
@@ -231,7 +231,9 @@ def _paired(report: dict[str, Any]) -> list[str]:
     pairs = report.get("paired") or []
     if not pairs:
         return []
-    rows = [[p["dataset"], f"{p['a']} − {p['b']}", p["metric"], str(p["n"]), _interval(p, p["metric"])] for p in pairs]
+    rows = [
+        [p["dataset"], f"{p['a']} − {p['b']}", p["metric"], str(p["n"]), interval_text(p, p["metric"])] for p in pairs
+    ]
     out = ["## Paired differences", ""] + [verdict_line(v) for v in report.get("verdicts") or []]
     out += ["", _table(["dataset", "a − b", "metric", "n", "mean [95% interval]"], rows), ""]
     return out + [_PAIRED_NOTE.format(resamples=RESAMPLES, seed=SEED, margin=MARGIN), ""]

@@ -42,3 +42,30 @@ def test_rows_and_verdicts(tmp_path: Path, capsys) -> None:
 def test_a_folder_without_a_report_is_named(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no report.json"):
         main(["--run", str(tmp_path)])
+
+
+def _per_question(folder: Path, strategy: str, f1s: list[float], tokens: int) -> str:
+    """A report with per-question scores only: what --versus reads."""
+    questions = [
+        {"id": f"q{i}", "dataset": "papers", "strategy": strategy, "f1": f1, "input_tokens": tokens}
+        for i, f1 in enumerate(f1s)
+    ]
+    questions.append({"id": "q0", "dataset": "papers", "strategy": "rag", "f1": 0.0, "input_tokens": 2400})
+    folder.mkdir()
+    (folder / "report.json").write_text(json.dumps({"model": "qwen-0.5b", "rows": [], "per_question": questions}))
+    return str(folder)
+
+
+def test_two_runs_of_the_same_items_paired(tmp_path: Path, capsys) -> None:
+    """The default at another setting against the default, and against another strategy of a run (@rag)."""
+    larger = _per_question(tmp_path / "larger", "adaptive-precise", [0.5, 0.5, 0.5, 0.5], 2000)
+    default = _per_question(tmp_path / "default", "adaptive-precise", [0.3, 0.3, 0.3, 0.3], 1500)
+    argv = ["--versus", f"budget2900={larger},default={default}", "--versus", f"budget2900={larger},rag={default}@rag"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "| set |" not in out  # no --run: no answers table
+    assert "- qwen-0.5b: papers: budget2900 − default, F1: +20.0 [+20.0, +20.0] over 4 items" in out
+    assert "input tokens +500 [+500, +500]" in out
+    assert "- qwen-0.5b: papers: budget2900 − rag, F1: +50.0 [+50.0, +50.0] over 1 items" in out
+    with pytest.raises(SystemExit, match="expected A=DIR_A,B=DIR_B"):
+        main(["--versus", larger])
