@@ -3,7 +3,7 @@ older, younger, earlier or later ("Who was born first, Marino Girolami or Daniel
 passage gives next to its name is compared. A small model reading both dates still named the wrong one (the 1.5B:
 "Daniel Myrick" for a 1914 against a 1963 birth, evals/README ninth round); the arithmetic of dates is no place for
 it. Undecided (None) wherever a date is missing, the two cannot be ordered at the precision both are written in, or
-the question asks about an end (died, closed, dissolved): the generator answers then, as before.
+the question asks about an end other than a death (closed, dissolved): the generator answers then, as before.
 
 Hand-written: date-extraction libraries (dateparser, datefinder) read one date in a string or every date-like token
 in a text; the part here is which date belongs to which option, which none of them does.
@@ -30,6 +30,7 @@ _DATE = re.compile(
     r")\b"
 )
 _EARLIER = re.compile(r"(?i)\b(?:first|earlier|earliest|older|oldest|sooner)\b")
+_ORDINAL = re.compile(r"(?i)\b(?:the|a|its|their|his|her)\s+first\b")  # "the first woman to ...": not a time asked
 _LATER = re.compile(r"(?i)\b(?:later|latest|younger|youngest|more recent(?:ly)?|most recent(?:ly)?|newer|newest)\b")
 _DEATH = re.compile(r"(?i)\b(?:die[ds]?|death|passed away)\b")  # a person's second date: "(1914 – 20 February 1994)"
 _ENDS = re.compile(r"(?i)\b(?:end(?:ed|s)?|clos(?:ed|es)|dissolved|defunct|retire[ds]?|demolished|abolished)\b")
@@ -79,10 +80,10 @@ class Compared:
 
 def asked(question: str) -> tuple[list[str], Literal["earlier", "later"]] | None:
     """(the two options, which one is asked for) for a question that asks which of two came first or last; None for
-    any other question (or one about an end: a death, a closing)."""
+    any other question, or one about an end other than a death (a closing, a dissolution)."""
     if len(question) > MAX_QUESTION:
         return None
-    earlier, later = bool(_EARLIER.search(question)), bool(_LATER.search(question))
+    earlier, later = bool(_EARLIER.search(_ORDINAL.sub(" ", question))), bool(_LATER.search(question))
     if earlier == later or _ENDS.search(question):
         return None
     match = (

@@ -30,6 +30,7 @@ EVENTS = [
     [
         ("Who was born first, Tomas Reyes or Ilse Varga?", ["Tomas Reyes", "Ilse Varga"], "earlier"),
         ("Who is younger, Tomas Reyes, or Ilse Varga?", ["Tomas Reyes", "Ilse Varga"], "later"),
+        ("Which band released its first album first, Kelso Band or Arlen Band?", ["Kelso Band", "Arlen Band"], None),
         ("Between two editors Ilse Varga and Tomas Reyes, who is older?", ["Ilse Varga", "Tomas Reyes"], "earlier"),
         ("Which battle, the Siege of Arlen, or the Battle of Dunmore, was fought first?", None, "earlier"),
         ("Which university is older: University of Leeds, Arlen or Kelso College?", None, "earlier"),
@@ -56,6 +57,7 @@ def test_the_question_forms_that_offer_two_options(question, options, which):
         "Which is older and younger, Tomas Reyes or Ilse Varga?",  # both directions: not a comparison it can read
         "Which market closed first, Kelso Market or Brannock Creamery?",  # an end: not what the dates next to it say
         "Is Tomas Reyes older than Ilse Varga?",  # yes/no: no options offered
+        "Who was the first woman to fly the Atlantic, Tomas Reyes or Ilse Varga?",  # an ordinal, not a time asked
     ],
 )
 def test_other_questions_are_not_compared(question):
