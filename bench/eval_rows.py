@@ -20,10 +20,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
-from longqa.evals.paired import compare, verdict  # noqa: E402
+from longqa.evals.paired import DEFAULT, compare, verdict  # noqa: E402
 from longqa.evals.tables import interval_text, verdict_line  # noqa: E402
 
-DEFAULT = "adaptive-precise"
 HEAD = [
     "set",
     "strategy",

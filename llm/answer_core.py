@@ -100,12 +100,18 @@ def same_answer(a: str, b: str) -> bool:
     return " ".join(re.findall(r"\w+", a.casefold())) == " ".join(re.findall(r"\w+", b.casefold()))
 
 
+def set_off_options(question: str) -> list[str] | None:
+    """The two options a question sets off inside it (", A, or B,") or opens with ("Between A and B, who ..."), as
+    it writes them; None for any other question."""
+    match = _CHOICE_INSIDE.search(question) or _BETWEEN.search(question)
+    return [o.strip(" ,") for o in match.groups()] if match else None
+
+
 def choice_options(question: str) -> list[str]:
     """The options a choice question offers, as it writes them, each also as the name it holds ("two scientists
     Ernst Messerschmid" is "Ernst Messerschmid" too); [] when it offers none."""
-    inside, between = _CHOICE_INSIDE.search(question), _BETWEEN.search(question)
-    if inside or between:
-        options = list((inside or between).groups())  # type: ignore[union-attr]
+    if set_off := set_off_options(question):
+        options = set_off
     elif match := _CHOICE.search(question):
         options = re.split(r",|\bor\b", match.group(0).rstrip("?"))
     else:

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from longqa.llm.answer_core import set_off_options
 from longqa.retrieval.search.links import names_in
 
 NEAR = 300  # characters after an option's name where its date is looked for
@@ -41,8 +42,6 @@ _AFTER_OPTION = re.compile(
 )
 _AFTER_COLON = re.compile(r":\s*([^:;?]+?),?\s+or\s+([^:;?]+?)\s*\?\s*$", re.I)
 _AT_END = re.compile(r",\s*([^,:;?]+?),?\s+or\s+([^,:;?]+?)\s*\?\s*$", re.I)
-_INSIDE = re.compile(r",\s*([^,:;?]+?),?\s+or\s+([^,:;?]+?),", re.I)
-_BETWEEN = re.compile(r"^\s*between\s+([^,:;?]+?)\s+and\s+([^,:;?]+?)\s*,\s*(?:who|which|what)\b", re.I)
 _LABEL = re.compile(r"^\s*Passage \d+:\s*\n", re.I)
 
 
@@ -86,15 +85,11 @@ def asked(question: str) -> tuple[list[str], Literal["earlier", "later"]] | None
     earlier, later = bool(_EARLIER.search(_ORDINAL.sub(" ", question))), bool(_LATER.search(question))
     if earlier == later or _ENDS.search(question):
         return None
-    match = (
-        _BETWEEN.search(question)
-        or _AFTER_COLON.search(question)
-        or _INSIDE.search(question)
-        or _AT_END.search(question)
-    )
-    if not match:
+    match = _AFTER_COLON.search(question) or _AT_END.search(question)
+    offered = set_off_options(question) or (list(match.groups()) if match else None)
+    if not offered:
         return None
-    options = [_option(o) for o in match.groups()]
+    options = [_option(o) for o in offered]
     if (
         not all(0 < len(o) <= MAX_OPTION and re.search(r"\w", o) for o in options)
         or options[0].lower() == options[1].lower()

@@ -22,11 +22,10 @@ def compare(state: State, runtime: Runtime[Settings]) -> dict:
         return {"trace": ["compare: the passages do not date both options; the generator answers"]}
     ids = set(found.sources.values())
     cited = [e for e in evidence if e["id"] in ids]
-    year = float(found.dates[found.option].year)
-    calculation = Calculation(expression=found.expression(), value=year, answer=found.answer)
+    expression, year = found.expression(), float(found.dates[found.option].year)
     return {
         "draft": found.answer,
         "citations": cited,
-        "calculation": calculation,
-        "trace": [f"compare: {found.expression()} ({', '.join(sorted(ids))}): {found.answer}"],
+        "calculation": Calculation(expression=expression, value=year, answer=found.answer),
+        "trace": [f"compare: {expression} ({', '.join(sorted(ids))}): {found.answer}"],
     }

@@ -136,7 +136,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:  # a reply cut at its cap, empty or the prompt repeated: asked again once where the plan says so
         if plan.reask and not earlier:
-            return _to_ask_again(reply.text, problem, shown, trace)
+            return _unusable_reply(reply.text, problem, shown, trace)
         return _failed(f"generate: {problem}", kept, shown, trace)
     answered = _answered(text, kept, shown, trace, state["question"], extracted_from(state), grounded=plan.ground)
     if not earlier:
@@ -263,7 +263,7 @@ def _answered(
     return {"answer": answer, "citations": cited, "shown": shown, "trace": trace}
 
 
-def _to_ask_again(text: str | None, problem: str, shown: list, trace: list[str]) -> dict:
+def _unusable_reply(text: str | None, problem: str, shown: list, trace: list[str]) -> dict:
     """No answer yet: the unusable reply as a non-answer verdict, which routes the run back to the generator once
     (graph/graph.py `after_generate`, `to_ask_again`)."""
     quoted = (text or "")[:REPLY_QUOTED]
