@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,12 +34,7 @@ def hotpotqa_rows(path: Path) -> tuple[list, list]:
         if not asked(item["question"]):
             continue
         n += 1
-        titles, sentences = item["context"]["title"], item["context"]["sentences"]
-        passages = [
-            {"id": f"E{i}", "text": f"Passage {i}:\n{t}\n" + "".join(s)}
-            for i, (t, s) in enumerate(zip(titles, sentences, strict=True), 1)
-        ]
-        found = compared(item["question"], passages)
+        found = compared(item["question"], hotpotqa_passages(item))
         if found is None:
             continue
         decided += 1
@@ -49,8 +45,17 @@ def hotpotqa_rows(path: Path) -> tuple[list, list]:
     return [path.stem, n, decided, agree], wrong
 
 
-def other_questions(data: Path) -> list[list]:
-    """[set, questions, read as which-came-first] for the shared sets that are not HotpotQA."""
+def hotpotqa_passages(item: dict) -> list[dict]:
+    """A HotpotQA item's paragraphs as the graph's evidence writes them ("Passage 3:\nTitle\ntext"), ids E1...."""
+    titles, sentences = item["context"]["title"], item["context"]["sentences"]
+    return [
+        {"id": f"E{i}", "text": f"Passage {i}:\n{t}\n" + "".join(s)}
+        for i, (t, s) in enumerate(zip(titles, sentences, strict=True), 1)
+    ]
+
+
+def other_questions(data: Path, asked: Callable[[str], object] = asked) -> list[list]:
+    """[set, questions, read by `asked`] for the shared sets that are not HotpotQA."""
     rows = []
     musique = json.loads((data / "musique_a.json").read_text("utf-8"))
     items = musique if isinstance(musique, list) else next(iter(musique.values()))

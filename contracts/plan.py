@@ -12,8 +12,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from longqa.analyzer.schema import Analysis
+from longqa.llm import comparison, shared_attribute
 from longqa.llm.budget_arithmetic import Overheads, per_query, planned_evidence
-from longqa.llm.comparison import asked
 
 from .settings import Settings, Strategy
 from .state import State
@@ -201,7 +201,7 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     """OkraLong's heuristics (§3.3, appendix C.3) for the adaptive strategies, presets otherwise
     (`strategy`: the input's, resolved with the settings' by `run_strategy`); without a model, a split
     or step-wise workflow becomes one direct retrieval. `question`: a which-came-first question is compared by
-    its dates (llm/comparison.py)."""
+    its dates (llm/comparison.py), a shared-kind one by the sentences introducing each (llm/shared_attribute.py)."""
     strategy = run_strategy(settings, strategy)
     the_plan = preset(strategy, settings) or adaptive_plan(analysis, settings, strategy)
     if the_plan.workflow != "long_context" and (
@@ -210,13 +210,7 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
     ):
         reason = "calculator: the model writes the arithmetic, Python computes it"
         the_plan = the_plan.model_copy(update={"calculate": True, "reasons": [*the_plan.reasons, reason]})
-    if (
-        the_plan.workflow != "long_context"
-        and settings.date_comparison == "auto"
-        and is_adaptive(strategy)
-        and asked(question)
-    ):
-        reason = "date comparison: which of two came first is read from the dates the passages give each"
+    if reason := _compared_by(question, the_plan, settings):
         the_plan = the_plan.model_copy(update={"compare": True, "reasons": [*the_plan.reasons, reason]})
     if settings.grounding == "on" or (settings.grounding == "auto" and is_adaptive(strategy)):
         reason = "grounding: an answer its cited passages do not support is treated as unanswerable"
@@ -250,6 +244,18 @@ def plan(analysis: Analysis, settings: Settings, strategy: Strategy | None = Non
             }
         )
     return the_plan
+
+
+def _compared_by(question: str, the_plan: Plan, settings: Settings) -> str | None:
+    """Why the compare node answers this question (an adaptive plan's which-came-first or shared-kind question), or
+    None when it does not."""
+    if the_plan.workflow == "long_context" or not is_adaptive(the_plan.strategy):
+        return None
+    if settings.date_comparison == "auto" and comparison.asked(question):
+        return "date comparison: which of two came first is read from the dates the passages give each"
+    if settings.shared_description == "auto" and shared_attribute.asked(question):
+        return "shared description: whether both are one kind is read from the sentences introducing each"
+    return None
 
 
 def read_once(analysis: Analysis, settings: Settings) -> bool:

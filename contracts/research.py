@@ -82,6 +82,12 @@ class ResearchSettings(BaseModel):
         "answered from the dates the passages write next to each option, not generated (auto: the adaptive "
         "strategies; undecided, the generator answers)",
     )
+    shared_description: Literal["auto", "off"] = Field(
+        default="auto",
+        description="a yes/no question asking whether two named things both are one kind ('Were A and B both "
+        "directors?') is answered 'yes' where the sentence introducing each in its own passage says every word of the "
+        "kind, not generated (auto: the adaptive strategies; otherwise, the generator answers)",
+    )
     grounding: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="an answer its cited passages do not support is a decline (auto: the adaptive strategies)",

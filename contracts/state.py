@@ -94,10 +94,11 @@ class Grounding(TypedDict):
 
 
 class Calculation(TypedDict):
-    """The calculator's work (nodes/calculate.py): the model's expression, its value, the answer."""
+    """The calculator's work (nodes/calculate.py): the model's expression, its value, the answer; or the compare
+    node's (nodes/compare.py): the dates or the introductions that decided, and no value for a yes."""
 
     expression: str
-    value: float
+    value: float | None
     answer: str
 
 

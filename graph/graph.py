@@ -9,7 +9,7 @@ organize ─┬─ Send(retrieve) for the question ─────────�
           ├─ Send(retrieve) ⇄ reason_step (≤ max_hops) ───────┤        (stepwise)
           └─ long_context                                    │        (lc)
 process_context ←──────────────────────────────────────────────┘
-  ├─ (plan.compare) compare: which came first, by the options' dates ┐ (a result: the answer, to generate)
+  ├─ (plan.compare) compare: which came first, both one kind ─────┐ (a result: the answer, to generate)
   ├─ (plan.calculate) calculate: the model's expression, computed ─┤
   ├─ cot ─┬─ (per-chunk) Send(filter) per passage ─┐
   │       └─ (joint: cot judged them) ─────────────┤
@@ -92,7 +92,7 @@ AFTER_SPLIT = {"per sub-question": "retrieve", "failed": "respond"}
 AFTER_RETRIEVE = {"stepwise": "reason_step", "direct | split": "process_context", "failed": "respond"}
 AFTER_REASON = {"next hop": "retrieve", "answered | last hop": "process_context", "failed": "respond"}
 AFTER_CONTEXT = {
-    "compare dates": "compare",
+    "compare": "compare",
     "calculate": "calculate",
     "CoT filter": "cot",
     "extract I_g": "extract",
@@ -184,9 +184,9 @@ def after_reason(state: State) -> list[Send] | Literal["answered | last hop", "f
 
 def after_context(
     state: State, runtime
-) -> Literal["compare dates", "calculate", "CoT filter", "extract I_g", "answer", "evidence only", "failed"]:
-    """A which-came-first plan compares the options' dates first, an arithmetic plan asks for the calculation
-    first (each a draft answer when it decides); the perspectives run one after the other:
+) -> Literal["compare", "calculate", "CoT filter", "extract I_g", "answer", "evidence only", "failed"]:
+    """A which-came-first or shared-kind plan compares first (nodes/compare.py), an arithmetic plan asks for the
+    calculation first (each a draft answer when it decides); the perspectives run one after the other:
     the filter first, so the extractor reads only what survived it. Without a model, the evidence is
     the answer; a failed run goes to respond on its own edge."""
     if ended(state):
@@ -194,12 +194,12 @@ def after_context(
     if not settings_of(runtime).has_llm:
         return "evidence only"
     if plan_of(state).compare and not state.get("draft"):
-        return "compare dates"
+        return "compare"
     return after_compare(state)
 
 
 def after_compare(state: State) -> Literal["calculate", "CoT filter", "extract I_g", "answer", "failed"]:
-    """Undecided by the dates, an arithmetic plan asks for the calculation; then the perspectives, or the draft."""
+    """Undecided by the comparison, an arithmetic plan asks for the calculation; then the perspectives, or the draft."""
     if ended(state):
         return FAILED
     if plan_of(state).calculate and not state.get("draft"):

@@ -135,7 +135,7 @@ def date_of(option: str, passages: list[dict], death: bool = False) -> tuple[Whe
     else where the name is followed by a bracket ("Daniel Myrick (born September 3, 1963)"); the first date within
     NEAR characters after the name. `death`: the second date of the bracket after a person's name ("Marino Girolami
     (1 February 1914 – 20 February 1994)"), none where the bracket holds one date."""
-    name = re.compile(r"(?<!\w)(?:the\s+)?" + re.escape(re.sub(r"(?i)^the\s+", "", option)) + r"(?!\w)", re.I)
+    name = name_pattern(option)
     ranked = sorted(passages, key=lambda p: not _titled(name, p["text"]))
     for passage in ranked:
         text = passage["text"]
@@ -154,13 +154,26 @@ def date_of(option: str, passages: list[dict], death: bool = False) -> tuple[Whe
     return None
 
 
+def name_pattern(option: str) -> re.Pattern[str]:
+    """The option's name as a pattern: whole words, any case, with or without a leading "the"."""
+    return re.compile(r"(?<!\w)(?:the\s+)?" + re.escape(re.sub(r"(?i)^the\s+", "", option)) + r"(?!\w)", re.I)
+
+
+def title_end(name: re.Pattern[str], text: str) -> int | None:
+    """Where the title line that names the passage (or one of the passages merged into it) ends; None where no
+    title line is the name."""
+    label = _LABEL.match(text)
+    body_start = label.end() if label else 0
+    first = re.match(r"\s*([^\n]*)", text[body_start:])
+    if first and name.fullmatch(first.group(1).strip()):
+        return body_start + first.end()
+    titled = re.search(r"^Passage \d+:\s*\n\s*" + name.pattern + r"\s*$", text, re.I | re.M)
+    return titled.end() if titled else None
+
+
 def _titled(name: re.Pattern[str], text: str) -> bool:
     """Whether the passage (or one of the passages merged into it) is about the name: its title line."""
-    body = _LABEL.sub("", text, count=1)
-    first = body.lstrip().split("\n", 1)[0]
-    return bool(
-        name.fullmatch(first.strip()) or re.search(r"^Passage \d+:\s*\n\s*" + name.pattern + r"\s*$", text, re.I | re.M)
-    )
+    return title_end(name, text) is not None
 
 
 def _when(match: re.Match[str]) -> When:
