@@ -2,7 +2,8 @@
 grounding check, from `longqa eval` runs of the same items with a real model (issue #52: numbers by value).
 
 Each run is named NAME=DIR: DIR holds a results.jsonl of the default (adaptive-precise) and a report.json naming the
-data file; an item is planted unanswerable where the data file says so (`longqa convert ... --unanswerable`). Rows say
+data file; an item is unanswerable where the data file plants it so (`longqa convert ... --unanswerable`) or where its
+gold answers are all a decline (a paper's question its authors marked "Unanswerable"): declining it is right. Rows say
 the model and the commit(s) the runs' records were made at (evals/provenance.py), n, answerable kept (not declined) and
 unanswerable declined; then every item whose outcome differs between the runs, with the reply the check judged and
 how (`grounding_method`), so a reader sees which replies the change kept or lost.
@@ -22,6 +23,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
+from longqa.contracts.verdicts import is_unanswerable  # noqa: E402
 from longqa.evals.metrics import f1_score  # noqa: E402
 
 DEFAULT = "adaptive-precise"
@@ -40,7 +42,8 @@ def _gold(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def load(spec: str) -> tuple[str, list[dict[str, Any]]]:
-    """A run's name and its default's records (the last per item), each with `planted` and `question`."""
+    """A run's name and its default's records (the last per item), each with `planted` (unanswerable: planted, or by
+    its gold), `kind` (how it is unanswerable, if it is) and `question`."""
     name, _, folder = spec.partition("=")
     if not (Path(folder) / "report.json").is_file() or not (Path(folder) / "results.jsonl").is_file():
         raise SystemExit(
@@ -58,8 +61,16 @@ def load(spec: str) -> tuple[str, list[dict[str, Any]]]:
     for key, record in latest.items():
         if key in wanted and key in gold:
             item = gold[key]
-            planted = bool(item.get("unanswerable"))
-            out.append(record | {"planted": planted, "question": item.get("input", ""), "golds": item.get("answers")})
+            golds = item.get("answers") or []
+            kind = (
+                "planted unanswerable"
+                if item.get("unanswerable")
+                else "unanswerable by its gold"
+                if golds and all(map(is_unanswerable, golds))
+                else "answerable"
+            )
+            planted = kind != "answerable"
+            out.append(record | {"planted": planted, "kind": kind, "question": item.get("input", ""), "golds": golds})
     return name, out
 
 
@@ -110,7 +121,7 @@ def changed_rows(runs: dict[str, list[dict[str, Any]]], a: str, b: str) -> list[
         other = before.get((r["dataset"], r["id"]))
         if other is None or other["status"] == r["status"]:
             continue
-        planted = "planted unanswerable" if r["planted"] else "answerable"
+        planted = r["kind"]
         question = r["question"] if len(r["question"]) <= 90 else r["question"][:87] + "..."
         rows.append(
             [
@@ -136,7 +147,7 @@ def asked_again_rows(records: list[dict[str, Any]]) -> list[list[Any]]:
         after = str(r.get("judged_answer") or r.get("answer") or "")
         question = r["question"] if len(r["question"]) <= 90 else r["question"][:87] + "..."
         f1 = "–" if r["planted"] else f"{100 * f1_score(r.get('answer') or '', r['golds']):.0f}"
-        kind = "planted unanswerable" if r["planted"] else "answerable"
+        kind = r["kind"]
         rows.append([r["dataset"], kind, question.replace("|", "/"), r["reasked"].replace("|", "/")[:60]])
         rows[-1] += [after.replace("|", "/")[:60], _outcome(r), f1]
     return rows

@@ -47,6 +47,7 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
         {"_id": "q2", "input": "Who founded the observatory?", "answers": ["unanswerable"], "unanswerable": True},
         {"_id": "q3", "input": "When did the ferry sail?", "answers": ["unanswerable"], "unanswerable": True},
         {"_id": "q4", "input": "How long is the bridge?", "answers": ["2 km"]},
+        {"_id": "q5", "input": "Are all tweets in English?", "answers": ["Unanswerable"]},  # its authors' gold
     ]
     data.write_text("".join(json.dumps(i) + "\n" for i in items), "utf-8")
     before = _run(
@@ -54,22 +55,25 @@ def test_kept_and_declined_per_run_and_the_items_that_changed(tmp_path: Path, ca
         "before",
         data,
         [("unanswerable", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
-        + [("unanswerable", "1903", "lexical"), ("error", None, None)],  # an error kept nothing
+        + [("unanswerable", "1903", "lexical"), ("error", None, None)]  # an error kept nothing
+        + [("unanswerable", "No", "subject")],
     )
     after = _run(
         tmp_path,
         "after",
         data,
         [("answered", "9", "lexical"), ("answered", "5 million", "lexical"), ("unanswerable", "Ada", "lexical")]
-        + [("answered", "1903", "lexical"), ("answered", "2 km", "lexical")],
+        + [("answered", "1903", "lexical"), ("answered", "2 km", "lexical"), ("answered", "No", "lexical")],
         reasked={0: "How many global variables?", 2: "Passage-2"},
     )
     argv = ["--run", f"before={before}", "--run", f"after={after}", "--pair", "before-after", "--asked-again", "after"]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 5 | 33.3 (1/3) | 1 | 1 | 100.0 (2/2) |" in out
-    assert "| tatqa | after | qwen-1.5b | c0ffeea | 5 | 100.0 (3/3) | 0 | 0 | 50.0 (1/2) |" in out
-    assert "Items whose outcome differs, before → after: 3" in out
+    # a gold "Unanswerable" is declined rightly: on the unanswerable side, not an answerable question lost
+    assert "| tatqa | before | qwen-1.5b | c0ffeeb | 6 | 33.3 (1/3) | 1 | 1 | 100.0 (3/3) |" in out
+    assert "| tatqa | after | qwen-1.5b | c0ffeea | 6 | 100.0 (3/3) | 0 | 0 | 33.3 (1/3) |" in out
+    assert "Items whose outcome differs, before → after: 4" in out
+    assert "| tatqa | unanswerable by its gold | Are all tweets in English? | No | unanswerable: unsupported" in out
     assert "| tatqa | answerable | How long is the bridge? |  | error: not checked | 2 km |" in out
     assert "| tatqa | answerable | How many global variables does DB2 support? | 9 | unanswerable: unsupported" in out
     assert "| tatqa | planted unanswerable | When did the ferry sail? | 1903 |" in out
