@@ -39,6 +39,9 @@ class Plan(BaseModel):
     mode: Literal["hybrid", "dense", "bm25"] = Field(default="hybrid", description="which retrievers rank")
     extend_tokens: int = Field(default=0, description="tokens each passage is extended by on both sides")
     recover_tables: bool = Field(default=True, description="a chunk inside a table brings the whole table")
+    recover_lists: bool = Field(
+        default=True, description="a chunk inside a list its document announces brings the whole list"
+    )
     extract: bool = Field(default=False, description="LongRAG's extractor: the global information I_g")
     filter: bool = Field(default=False, description="LongRAG's CoT-guided filter over the passages")
     fallback: bool = Field(default=False, description="Self-Route: read the long context when unanswerable")
@@ -170,6 +173,7 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
             granularity=512,
             mode="dense",
             recover_tables=False,
+            recover_lists=False,
             allow_unanswerable=False,
             reasons=["Std-RAG: top-5 x 512 tokens, dense"],
         ),
@@ -187,6 +191,7 @@ def preset(strategy: Strategy, settings: Settings) -> Plan | None:
             granularity=400,
             mode="dense",
             recover_tables=False,
+            recover_lists=False,
             fallback=True,
             reasons=["Self-Route: top-5 ~300-word chunks, unanswerable -> LC"],
         ),

@@ -1,6 +1,6 @@
 """process_context: OkraLong's context processor (appendix C.3) and LongRAG's chunk→paragraph
 mapping f_m. Retrieved chunks become passages: neighbours merged, extended by the plan's
-tokens (arithmetic), cut tables recovered, ordered by document position and labelled E1, E2, ...
+tokens (arithmetic), cut tables and announced lists recovered, ordered by document position and labelled E1, E2, ...
 When the plan runs the extractor, the chunks are also mapped to their whole source paragraphs
 (capped in tokens) for it."""
 
@@ -11,7 +11,15 @@ from langgraph.runtime import Runtime
 from longqa.contracts.plan import Plan, plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Hit, State, evidence_from_passage, scored_from
-from longqa.retrieval import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+from longqa.retrieval import (
+    Passage,
+    extend,
+    merge_chunks,
+    merge_passages,
+    recover_lists,
+    recover_tables,
+    source_paragraphs,
+)
 from longqa.retrieval.read.ocr import location
 from longqa.retrieval.search.precision import pruned
 from longqa.retrieval.search.sections import section_of
@@ -27,10 +35,10 @@ def _evidence(passages: list[Passage], hits: list[Hit], prefix: str, documents: 
 
 
 def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[Passage], int]:
-    """Merge, extend, recover tables, merge again (extension can make passages touch)."""
+    """Merge, extend, recover tables and announced lists, merge again (extension can make passages touch)."""
     passages = merge_chunks([scored_from(h) for h in hits], documents)
     recovered = 0
-    if plan.extend_tokens or plan.recover_tables:
+    if plan.extend_tokens or plan.recover_tables or plan.recover_lists:
         grown = []
         for p in passages:
             document = documents[p.doc_id]
@@ -39,6 +47,8 @@ def build_passages(hits: list[Hit], documents: dict, plan: Plan) -> tuple[list[P
             if plan.recover_tables:  # a whole table, if it fits what the plan shows at most
                 p = recover_tables(p, document, max_tokens=plan.evidence_size)
                 recovered += p.tables_recovered
+            if plan.recover_lists:  # the whole list a chunk cuts into, within the same bound
+                p = recover_lists(p, document, max_tokens=plan.evidence_size)
             grown.append(p)
         passages = merge_passages(grown, documents)
     return passages, recovered

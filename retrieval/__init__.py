@@ -19,7 +19,15 @@ if TYPE_CHECKING:
     from .index.store import IndexStore
     from .read.limits import DocumentError
     from .read.loaders import document_from_text, load_document
-    from .search.context import Passage, extend, merge_chunks, merge_passages, recover_tables, source_paragraphs
+    from .search.context import (
+        Passage,
+        extend,
+        merge_chunks,
+        merge_passages,
+        recover_lists,
+        recover_tables,
+        source_paragraphs,
+    )
     from .search.search import Searcher, SearchMode, fuse, min_max
 
 _HOME = {
@@ -28,6 +36,7 @@ _HOME = {
     "extend": "search.context",
     "merge_chunks": "search.context",
     "merge_passages": "search.context",
+    "recover_lists": "search.context",
     "recover_tables": "search.context",
     "source_paragraphs": "search.context",
     "Chunk": "documents",
@@ -62,6 +71,7 @@ __all__ = [
     "merge_chunks",
     "merge_passages",
     "min_max",
+    "recover_lists",
     "recover_tables",
     "source_paragraphs",
 ]

@@ -2,7 +2,7 @@
 
 Retrieved chunks keep their document positions, so the processor can merge neighbours into
 continuous passages, extend a passage by N tokens on either side, put back the rest of a table
-that a chunk cut in half, and map chunks to their whole source paragraphs under a token cap.
+or of an announced list that a chunk cut in half, and map chunks to their whole source paragraphs under a token cap.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from ..documents import Document, ScoredChunk
 from ..tokens import TokenCounter, default_counter
+from .lists import lists_near
 
 
 class Passage(BaseModel):
@@ -119,6 +120,23 @@ def recover_tables(
             "tables_recovered": passage.tables_recovered + recovered,
         }
     )
+
+
+def recover_lists(
+    passage: Passage, document: Document, max_tokens: int | None = None, counter: TokenCounter | None = None
+) -> Passage:
+    """If the passage cuts into a list its document announces (its announcing sentence or any item: lists.py), grow it
+    over the whole list, so "the following baselines:" is never shown with its first item only; unless the grown
+    passage would pass `max_tokens`."""
+    start, end = passage.start, passage.end
+    for a, b in lists_near(document.text, passage.start, passage.end):
+        if a < passage.end and b > passage.start and (a < start or b > end):
+            start, end = min(start, a), max(end, b)
+    if (start, end) == (passage.start, passage.end):
+        return passage
+    if max_tokens is not None and (counter or default_counter()).count(document.text[start:end]) > max_tokens:
+        return passage
+    return passage.model_copy(update={"start": start, "end": end, "text": document.text[start:end]})
 
 
 def source_paragraphs(
