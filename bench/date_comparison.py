@@ -73,23 +73,41 @@ def other_questions(data: Path, asked: Callable[[str], object] = asked) -> list[
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def report(
+    argv: list[str] | None,
+    description: str,
+    rows_of: Callable[[Path], tuple[list, list]],
+    heads: tuple[list[str], list[str]],
+    read_as: str,
+    asked: Callable[[str], object],
+) -> int:
+    """The bench's printout, shared with bench/shared_description.py: `rows_of` over both HotpotQA files (`heads`: its
+    row's and a disagreement's columns), the disagreements, then the other sets' questions `asked` reads."""
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("--data-dir", default=None, help="the shared data (default: ../shared/data)")
     args = parser.parse_args(argv)
     data = shared_data_dir(args.data_dir)
     rows, wrong = [], []
     for name in ("hotpotqa_a.jsonl", "hotpotqa_b.jsonl"):
-        row, disagreements = hotpotqa_rows(data / name)
+        row, disagreements = rows_of(data / name)
         rows.append(row)
         wrong += disagreements
-    print(md_table(["set", "read as which-came-first", "decided", f"agree with gold (F1 >= {AGREES_F1})"], rows))
+    print(md_table(heads[0], rows))
     print(f"\nDisagreements: {len(wrong)}\n")
     if wrong:
-        print(md_table(["set", "question", "gold", "answer", "dates read"], wrong))
+        print(md_table(heads[1], wrong))
     print()
-    print(md_table(["set", "questions", "read as which-came-first"], other_questions(data)))
+    print(md_table(["set", "questions", read_as], other_questions(data, asked)))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    read_as = "read as which-came-first"
+    heads = (
+        ["set", read_as, "decided", f"agree with gold (F1 >= {AGREES_F1})"],
+        ["set", "question", "gold", "answer", "dates read"],
+    )
+    return report(argv, __doc__, hotpotqa_rows, heads, read_as, asked)
 
 
 if __name__ == "__main__":

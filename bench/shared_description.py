@@ -9,16 +9,13 @@ many questions of the other shared sets (MuSiQue, TAT-QA, papers) it would read 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import md_table  # noqa: E402
-from bench.date_comparison import hotpotqa_passages, other_questions  # noqa: E402
-from longqa.evals.long_contexts import shared_data_dir  # noqa: E402
+from bench.date_comparison import hotpotqa_passages, report  # noqa: E402
 from longqa.llm.shared_attribute import asked, shared  # noqa: E402
 
 
@@ -45,22 +42,12 @@ def hotpotqa_rows(path: Path) -> tuple[list, list]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data-dir", default=None, help="the shared data (default: ../shared/data)")
-    args = parser.parse_args(argv)
-    data = shared_data_dir(args.data_dir)
-    rows, wrong = [], []
-    for name in ("hotpotqa_a.jsonl", "hotpotqa_b.jsonl"):
-        row, disagreements = hotpotqa_rows(data / name)
-        rows.append(row)
-        wrong += disagreements
-    print(md_table(["set", "read as 'both D?'", "gold yes", "decided (yes)", "agree with gold"], rows))
-    print(f"\nDisagreements: {len(wrong)}\n")
-    if wrong:
-        print(md_table(["set", "question", "gold", "answer", "sentences read"], wrong))
-    print()
-    print(md_table(["set", "questions", "read as 'both D?'"], other_questions(data, asked)))
-    return 0
+    read_as = "read as 'both D?'"
+    heads = (
+        ["set", read_as, "gold yes", "decided (yes)", "agree with gold"],
+        ["set", "question", "gold", "answer", "sentences read"],
+    )
+    return report(argv, __doc__, hotpotqa_rows, heads, read_as, asked)
 
 
 if __name__ == "__main__":
