@@ -66,11 +66,12 @@ class ResearchSettings(BaseModel):
         "CoT filter",
     )
     bridge_reading: Literal["once", "extracted"] = Field(
-        default="once",
-        description="multi-bridge questions answered by bridge expansion: read once, no extractor, the evidence what "
-        "one reading of the question budget affords (contextual_budget, cut to it), with or without a model: the "
-        "default, measured without a model (evals/README.md, issue #48); or 'extracted': the factoid budget beside "
-        "LongRAG's extractor, which reads the evidence's source paragraphs again",
+        default="extracted",
+        description="multi-bridge questions answered by bridge expansion, with a model: 'extracted', the factoid "
+        "budget beside LongRAG's extractor, which reads the evidence's source paragraphs again, the default: measured "
+        "with Qwen2.5-Coder-0.5B and 1.5B (evals/README.md tenth round, issue #48); or 'once': no extractor, the "
+        "evidence what one reading of the question budget affords (contextual_budget, cut to it). Without a model "
+        "there is no extractor: the evidence is read once either way",
     )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",

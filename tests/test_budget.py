@@ -115,9 +115,13 @@ def test_plans_are_sized_by_the_reads_of_their_route():
     no_model = Settings(model=None, question_budget=1900)
     p = sized_plan(plan(Analysis(question_type="extractive"), no_model), o, no_model)
     assert p.budget == min(no_model.evidence_budget, sized["arithmetic"].budget)
-    # a multi-bridge question is read once with or without a model (bridge_reading="once"): the same evidence
+    # a multi-bridge question a model reads beside the extractor (bridge_reading="extracted"); read once (bridge_reading
+    # "once"), or without a model, whose reading is then the same evidence
+    assert sized["multi-bridge"].extract and sized["multi-bridge"].budget < sized["arithmetic"].budget
+    once = with_model.model_copy(update={"bridge_reading": "once"})
+    read_once = sized_plan(plan(Analysis(question_type="multi-bridge"), once), o, once)
     p = sized_plan(plan(Analysis(question_type="multi-bridge"), no_model), o, no_model)
-    assert p.budget == sized["multi-bridge"].budget > no_model.evidence_budget and not p.extract
+    assert p.budget == read_once.budget > no_model.evidence_budget and not p.extract and not read_once.extract
     with pytest.raises(OverBudget, match="question_budget=200"):
         sized_plan(plan(Analysis(question_type="extractive"), Settings(question_budget=200)), o, no_model)
 

@@ -203,8 +203,10 @@ NO_LLM_CASES = [
 def test_plan_without_llm(case, expected):
     strategy, qtype = case
     p = plan(analysis(qtype), NO_LLM, strategy)
-    # (an extractive question a model reads once also changes its filter and budget: test_extractive_read_once)
-    with_model = plan(analysis(qtype), SETTINGS.model_copy(update={"extractive_reading": "filtered"}), strategy)
+    # (an extractive question a model reads once also changes its filter and budget: test_extractive_read_once; so
+    # does a multi-bridge one a model reads beside the extractor: test_multi_bridge_by_bridge_expansion_is_...)
+    readings = {"extractive_reading": "filtered", "bridge_reading": "once"}
+    with_model = plan(analysis(qtype), SETTINGS.model_copy(update=readings), strategy)
     assert (p.workflow, p.k) == expected
     replaced = with_model.workflow in ("split", "stepwise")
     assert replaced == ("no LLM configured" in p.reasons[-1])
@@ -224,7 +226,7 @@ BUDGET_CASES = [
     ("arithmetic", (SETTINGS.evidence_budget, 2)),
     ("summarizing", (SETTINGS.contextual_budget, 2)),
     ("multi-source", (SETTINGS.evidence_budget, 0)),
-    ("multi-bridge", (SETTINGS.contextual_budget, 2)),  # one retrieval with bridge expansion, read once
+    ("multi-bridge", (SETTINGS.evidence_budget, 2)),  # one retrieval with bridge expansion, beside the extractor
 ]
 
 
@@ -259,18 +261,25 @@ def test_organize_with_llm_keeps_the_workflow():
 @pytest.mark.parametrize("evidence", ["yes", "no"])
 def test_multi_bridge_by_bridge_expansion_is_one_direct_retrieval(evidence):
     bridged = SETTINGS.model_copy(update={"multi_bridge": "bridges"})
-    p = plan(analysis("multi-bridge", evidence), bridged, "adaptive-precise")
-    assert (p.workflow, p.budget, p.bridge_seeds) == ("direct", bridged.contextual_budget, bridged.bridge_seeds)
-    # read once (bridge_reading="once"): the extractor's share goes to the evidence; the precise fallback stays
-    assert not p.extract and not p.filter and p.fallback
-    assert any("bridge expansion standing in for the hops" in r for r in p.reasons)
-    assert any("multi-bridge, read once" in r for r in p.reasons) and any("no extractor" in r for r in p.reasons)
-    # without a model the same reading is planned, so the evidence measured without one is what a model reads
-    assert plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"model": None}), "adaptive") == plan(
-        analysis("multi-bridge", evidence), bridged, "adaptive"
+    # with a model (bridge_reading="extracted", measured): the factoid budget beside LongRAG's extractor
+    extracted = plan(analysis("multi-bridge", evidence), bridged, "adaptive-precise")
+    assert (extracted.workflow, extracted.budget, extracted.extract, extracted.bridge_seeds) == (
+        "direct",
+        bridged.evidence_budget,
+        True,
+        bridged.bridge_seeds,
     )
-    extracted = plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"bridge_reading": "extracted"}))
-    assert (extracted.budget, extracted.extract, extracted.bridge_seeds) == (bridged.evidence_budget, True, 2)
+    assert any("bridge expansion standing in for the hops" in r for r in extracted.reasons) and extracted.fallback
+    # read once (bridge_reading="once"): the extractor's share goes to the evidence; the precise fallback stays
+    once = bridged.model_copy(update={"bridge_reading": "once"})
+    p = plan(analysis("multi-bridge", evidence), once, "adaptive-precise")
+    assert (p.workflow, p.budget, p.bridge_seeds) == ("direct", bridged.contextual_budget, bridged.bridge_seeds)
+    assert not p.extract and not p.filter and p.fallback
+    assert any("multi-bridge, read once" in r for r in p.reasons) and any("no extractor" in r for r in p.reasons)
+    # without a model no extractor can run: the evidence is read once whatever the setting says
+    for setting in (bridged, once):
+        no_model = plan(analysis("multi-bridge", evidence), setting.model_copy(update={"model": None}), "adaptive")
+        assert no_model == plan(analysis("multi-bridge", evidence), once, "adaptive")
     hops = plan(analysis("multi-bridge", evidence), bridged.model_copy(update={"multi_bridge": "stepwise"}), "adaptive")
     assert hops.workflow == "stepwise" and hops.bridge_seeds == 0
     for strategy in ("rag", "self-route", "longrag"):  # presets never read it
