@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -25,14 +25,19 @@ from longqa.llm.comparison import asked, compared  # noqa: E402
 AGREES_F1 = 0.5
 
 
+def items_read(path: Path, asked: Callable[[str], object]) -> Iterator[dict]:
+    """The items of one HotpotQA file whose question `asked` reads (shared with bench/shared_description.py)."""
+    for line in path.read_text("utf-8").splitlines():
+        item = json.loads(line)
+        if asked(item["question"]):
+            yield item
+
+
 def hotpotqa_rows(path: Path) -> tuple[list, list]:
     """([split, asked, decided, agree with gold], the disagreements) for one HotpotQA file."""
     n = decided = agree = 0
     wrong = []
-    for line in path.read_text("utf-8").splitlines():
-        item = json.loads(line)
-        if not asked(item["question"]):
-            continue
+    for item in items_read(path, asked):
         n += 1
         found = compared(item["question"], hotpotqa_passages(item))
         if found is None:

@@ -9,13 +9,12 @@ many questions of the other shared sets (MuSiQue, TAT-QA, papers) it would read 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.date_comparison import hotpotqa_passages, report  # noqa: E402
+from bench.date_comparison import hotpotqa_passages, items_read, report  # noqa: E402
 from longqa.llm.shared_attribute import asked, shared  # noqa: E402
 
 
@@ -23,10 +22,7 @@ def hotpotqa_rows(path: Path) -> tuple[list, list]:
     """([split, read, gold yes among them, decided, agree with gold], the disagreements) for one HotpotQA file."""
     n = gold_yes = decided = agree = 0
     wrong = []
-    for line in path.read_text("utf-8").splitlines():
-        item = json.loads(line)
-        if not asked(item["question"]):
-            continue
+    for item in items_read(path, asked):
         n += 1
         gold = str(item["answer"]).strip().lower()
         gold_yes += gold == "yes"

@@ -110,16 +110,8 @@ def recover_tables(
             start, end, recovered = min(start, p.start), max(end, p.end), recovered + 1
     if not recovered:
         return passage
-    if max_tokens is not None and (counter or default_counter()).count(document.text[start:end]) > max_tokens:
-        return passage
-    return passage.model_copy(
-        update={
-            "start": start,
-            "end": end,
-            "text": document.text[start:end],
-            "tables_recovered": passage.tables_recovered + recovered,
-        }
-    )
+    recovered += passage.tables_recovered
+    return _grown(passage, document, start, end, max_tokens, counter, tables_recovered=recovered)
 
 
 def recover_lists(
@@ -134,9 +126,23 @@ def recover_lists(
             start, end = min(start, a), max(end, b)
     if (start, end) == (passage.start, passage.end):
         return passage
+    return _grown(passage, document, start, end, max_tokens, counter)
+
+
+def _grown(
+    passage: Passage,
+    document: Document,
+    start: int,
+    end: int,
+    max_tokens: int | None,
+    counter: TokenCounter | None,
+    **more: int,
+) -> Passage:
+    """The passage over document.text[start:end] (and `more` fields), or as it was where that would pass `max_tokens`:
+    what a recovered table and a recovered list share."""
     if max_tokens is not None and (counter or default_counter()).count(document.text[start:end]) > max_tokens:
         return passage
-    return passage.model_copy(update={"start": start, "end": end, "text": document.text[start:end]})
+    return passage.model_copy(update={"start": start, "end": end, "text": document.text[start:end], **more})
 
 
 def source_paragraphs(
