@@ -87,10 +87,13 @@ class Grounding(TypedDict):
     share: float  # of the answer's content words found in the cited passages
     # who decided: the words, the model asked where they were unsure, or the calculator's cited operands
     # or "subject": the question names what the documents never say, so no answer from them is about it;
-    # "non-answer": the reply restates the question or copies a heading or a passage's label (llm/non_answer.py)
-    method: Literal["lexical", "model", "computed", "subject", "non-answer"]
+    # "non-answer": the reply restates the question or copies a heading or a passage's label (llm/non_answer.py);
+    # "absence": a "No" to whether a name the documents never say is in a set a passage lists whole
+    # (llm/absent_member.py)
+    method: Literal["lexical", "model", "computed", "subject", "non-answer", "absence"]
     missing: list[str]  # the answer's numbers and words the passages do not hold
-    why: NotRequired[str]  # "non-answer": why the reply answers nothing (the generator is told it when asked again)
+    why: NotRequired[str]  # "non-answer": why the reply answers nothing (the generator is told it when asked again);
+    # "absence": the list that leaves the name out
 
 
 class Calculation(TypedDict):

@@ -2,7 +2,8 @@
 issue 34: a model that never declines would otherwise send invented answers out with citations.)
 
 First, the subject: where the question names something the searched documents never say
-(retrieval/search/mentions.py), no answer from them can be about it, whatever its passages hold. Then a reply
+(retrieval/search/mentions.py), no answer from them can be about it, whatever its passages hold, save a "No" to
+whether that name is in a set a passage lists whole (llm/absent_member.py: the list leaves it out). Then a reply
 that answers nothing (llm/non_answer.py: the question restated, a passage's label or a heading copied,
 no word beyond the question's) is declined: its words are all in the passages, yet it says nothing. Then the
 lexical check (llm/grounding.py: the answer's numbers, names and content words in the cited
@@ -20,6 +21,7 @@ from longqa.contracts.plan import plan_of
 from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, Grounding, State, shown_by
 from longqa.contracts.verdicts import is_unanswerable
+from longqa.llm.absent_member import absent_member
 from longqa.llm.answer_core import same_answer
 from longqa.llm.grounding import lexical_support
 from longqa.llm.model_node import LLMError, ModelSteps, Prompt, Unaffordable, ask, model_node
@@ -27,6 +29,7 @@ from longqa.llm.non_answer import non_answer
 from longqa.llm.parsing import parse_bool
 from longqa.llm.passages import as_data
 from longqa.prompts import grounding
+from longqa.retrieval.search.mentions import question_names
 
 SUPPORT_SCHEMA = {
     "type": "object",
@@ -54,15 +57,33 @@ def _decided_before_the_words(state: State, answer: str, cited: list[Evidence]) 
             "trace": [f"ground: computed from what the cited passages write ({calculation['expression']})"],
         }
     unmentioned = state.get("unmentioned") or []
-    if unmentioned:  # the answer is about something else: the documents never name what was asked about
-        names = ", ".join(f'"{n}"' for n in unmentioned)
-        verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="subject", missing=unmentioned)
-        return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
+    if unmentioned:
+        return _about_the_unmentioned(state, answer, cited, unmentioned)
     why = non_answer(answer, state["question"], [*cited, *(state.get("evidence") or [])])
     if why:  # seen (issue 48): a 0.5B model's whole reply was the question, every word of it in the passages
         verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="non-answer", missing=[], why=why)
         return {"grounding": verdict, "trace": [f"ground: no answer: {why}"]}
     return None
+
+
+def _about_the_unmentioned(state: State, answer: str, cited: list[Evidence], unmentioned: list[str]) -> dict:
+    """The documents never name what the question asks about: the answer is about something else, unless it is a
+    "No" to whether that name is in a set a passage lists whole (llm/absent_member.py)."""
+    question = state["question"]
+    said = [n for n in question_names(question) if n not in unmentioned]
+    shown = [*cited, *(e for e in state.get("evidence") or [] if e not in cited)]
+    absent = absent_member(question, answer, unmentioned, said, shown)
+    if absent:
+        verdict = Grounding(answer=answer, verdict="supported", share=1.0, method="absence", missing=[absent.name])
+        listing = [e for e in shown if e["id"] == absent.passage]
+        return {
+            "grounding": {**verdict, "why": absent.why},
+            "citations": cited if listing[0] in cited else [*cited, *listing],
+            "trace": [f"ground: supported by what the documents leave out: {absent.why}"],
+        }
+    names = ", ".join(f'"{n}"' for n in unmentioned)
+    verdict = Grounding(answer=answer, verdict="unsupported", share=0.0, method="subject", missing=unmentioned)
+    return {"grounding": verdict, "trace": [f"ground: unsupported: the documents never mention {names}"]}
 
 
 @model_node
