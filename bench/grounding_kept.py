@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,12 +100,22 @@ def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
 
 
 RIGHT_F1 = 0.5  # a reply this close to a gold answer (token F1) is a right answer
+_YES_NO = re.compile(r"(?i)^\W*(yes|no)\b")
+
+
+def right_reply(reply: str, golds: list[str]) -> bool:
+    """A right reply: F1 >= RIGHT_F1 to a gold answer, or a gold "yes"/"no" that the reply opens with ("No, Arabic is
+    not one of them" for "No", which token F1 scores 0.18)."""
+    opens = _YES_NO.match(reply)
+    if opens and any(g.strip().lower() == opens.group(1).lower() for g in golds):
+        return True
+    return f1_score(reply, golds) >= RIGHT_F1
 
 
 def _declined_right(record: dict[str, Any]) -> bool:
-    """An answerable question declined although the reply the check judged was right (F1 >= RIGHT_F1)."""
+    """An answerable question declined although the reply the check judged was right (`right_reply`)."""
     reply = record.get("judged_answer") or ""
-    return record["status"] == "unanswerable" and bool(reply) and f1_score(reply, record["golds"]) >= RIGHT_F1
+    return record["status"] == "unanswerable" and bool(reply) and right_reply(reply, record["golds"])
 
 
 def _outcome(record: dict[str, Any]) -> str:

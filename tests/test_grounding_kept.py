@@ -90,3 +90,13 @@ def test_a_run_that_is_not_an_eval_folder_is_named(tmp_path: Path) -> None:
 
     with pytest.raises(SystemExit, match="expected NAME=DIR"):
         main(["--run", f"after={tmp_path / 'missing'}"])
+
+
+def test_a_right_reply_is_close_to_a_gold_or_opens_with_its_yes_or_no() -> None:
+    from bench.grounding_kept import right_reply
+
+    assert right_reply("No, Arabic is not one of the 11 languages in CoVost.", ["No"])
+    assert right_reply("Yes.", ["yes"]) and right_reply("5 million dollars", ["5 million"])
+    assert not right_reply("Yes, it is one of them.", ["No"])
+    assert not right_reply("Nothing is said", ["No"])  # "Nothing" is not "No"
+    assert not right_reply("Austria", ["Norway"])
