@@ -17,6 +17,7 @@ from typing import Any
 
 from ..retrieval.bm25 import bm25_tokens
 from ..retrieval.words import folded
+from .non_answer import YES_NO_QUESTION  # a question a yes or a no answers
 from .numbers import digits_for_words
 
 MAX_QUESTION = 300  # characters: a longer question is not read as a membership question
@@ -40,7 +41,6 @@ _MEMBERSHIP = re.compile(
     rf"(?:(?:the|its|their|these|those|his|her)\s+)?{_COUNT}{_SET_NOUN}"
 )
 _NO = re.compile(r"(?i)^\W*no\b")
-_YES_NO_QUESTION = re.compile(r"(?i)^\W*(?:is|are|was|were|does|do|did|has|have|had)\b")
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|$)")  # "Table 3.1" and "e.g." may split one: its list stays whole
 _SAMPLE = re.compile(r"(?i)\b(?:such\s+as|including|includes|include|like|e\.g|for\s+example|among\s+them|etc)\b")
 _ANNOUNCED = re.compile(r"(?i)(?:\bfollowing\b|\bnamely\b|:)")
@@ -74,7 +74,7 @@ def _count(text: str | None) -> int | None:
 def membership(question: str) -> tuple[str, int | None, str] | None:
     """(the set's noun, the count the question gives, the question before the phrase) for "Is X one of the 11
     Ys?", else None."""
-    if len(question) > MAX_QUESTION or not _YES_NO_QUESTION.match(question):
+    if len(question) > MAX_QUESTION or not YES_NO_QUESTION.match(question):
         return None
     match = _MEMBERSHIP.search(question)
     if not match:

@@ -52,7 +52,7 @@ _NUMBERING = re.compile(r"(?i)^\W*(?:(?:chapter|section|part|appendix|table|figu
 _COMPARISON = re.compile(r"(?i)\b(?:and|or|vs|versus|between|both|than)\b")
 _ASKS_TITLE = re.compile(r"(?i)\b(?:title[sd]?|headings?|sections?|chapters?|parts?|appendix|called|named)\b")
 _YES_NO = re.compile(r"(?i)^\W*(?:yes|no)\b")
-_YES_NO_QUESTION = re.compile(
+YES_NO_QUESTION = re.compile(  # a question a yes or a no answers
     r"(?i)^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b"
 )
 
@@ -108,7 +108,7 @@ def _kept_without_new_words(reply: str, question: str) -> bool:
         return False
     if _YES_NO.match(reply) or chosen_option(reply, question):
         return True
-    if _YES_NO_QUESTION.match(question):
+    if YES_NO_QUESTION.match(question):
         return True
     # one of the things a comparison compares: "Between Tom Hanks and Jerry Lewis, who is older?" "Tom Hanks";
     # "Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?" (an option's size)
