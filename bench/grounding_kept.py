@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import md_table  # noqa: E402
 from longqa.contracts.verdicts import is_unanswerable  # noqa: E402
 from longqa.evals.metrics import f1_score  # noqa: E402
+from longqa.llm.non_answer import YES_NO_REPLY  # noqa: E402
 
 DEFAULT = "adaptive-precise"
 
@@ -100,13 +100,12 @@ def summary_rows(runs: dict[str, list[dict[str, Any]]]) -> list[list[Any]]:
 
 
 RIGHT_F1 = 0.5  # a reply this close to a gold answer (token F1) is a right answer
-_YES_NO = re.compile(r"(?i)^\W*(yes|no)\b")
 
 
 def right_reply(reply: str, golds: list[str]) -> bool:
     """A right reply: F1 >= RIGHT_F1 to a gold answer, or a gold "yes"/"no" that the reply opens with ("No, Arabic is
     not one of them" for "No", which token F1 scores 0.18)."""
-    opens = _YES_NO.match(reply)
+    opens = YES_NO_REPLY.match(reply)
     if opens and any(g.strip().lower() == opens.group(1).lower() for g in golds):
         return True
     return f1_score(reply, golds) >= RIGHT_F1

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..retrieval.bm25 import bm25_tokens
 from ..retrieval.words import folded
-from .non_answer import YES_NO_QUESTION  # a question a yes or a no answers
+from .non_answer import YES_NO_QUESTION, YES_NO_REPLY
 from .numbers import digits_for_words
 
 MAX_QUESTION = 300  # characters: a longer question is not read as a membership question
@@ -40,7 +40,6 @@ _MEMBERSHIP = re.compile(
     r"(?i)\b(?:(?:one|any|either|part|each)\s+of|among|amongst|included\s+in|listed\s+in|in\s+the\s+list\s+of)\s+"
     rf"(?:(?:the|its|their|these|those|his|her)\s+)?{_COUNT}{_SET_NOUN}"
 )
-_NO = re.compile(r"(?i)^\W*no\b")
 _SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?](?=\s|$)|$)")  # "Table 3.1" and "e.g." may split one: its list stays whole
 _SAMPLE = re.compile(r"(?i)\b(?:such\s+as|including|includes|include|like|e\.g|for\s+example|among\s+them|etc)\b")
 _ANNOUNCED = re.compile(r"(?i)(?:\bfollowing\b|\bnamely\b|:)")
@@ -99,9 +98,10 @@ def _count_before(before: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _says(sentence: str, name: str) -> bool:
+def _says_one_of(sentence: str, names: Sequence[str]) -> bool:
+    """The sentence says every word of one of the names (folded BM25 tokens)."""
     words = set(bm25_tokens(folded(sentence)))
-    return all(t in words for t in bm25_tokens(folded(name)))
+    return any(all(t in words for t in bm25_tokens(folded(name))) for name in names)
 
 
 def listed_set(noun: str, count: int | None, text: str, owners: Sequence[str] = ()) -> list[str] | None:
@@ -112,7 +112,7 @@ def listed_set(noun: str, count: int | None, text: str, owners: Sequence[str] = 
     if not stem:
         return None
     for sentence in _SENTENCE.findall(text):
-        if len(sentence) > MAX_SENTENCE or (owners and not any(_says(sentence, o) for o in owners)):
+        if len(sentence) > MAX_SENTENCE or (owners and not _says_one_of(sentence, owners)):
             continue
         for word in re.finditer(r"[\w-]+", sentence):
             if bm25_tokens(word.group(0)) != stem:
@@ -135,7 +135,8 @@ def absent_member(
     they never say is asked about before the set, some other name of the question is one they say, and a passage
     lists the set whole in a sentence that says that other name (the set's owner: CoVoST's languages)."""
     asked = membership(question)
-    if not asked or len(unmentioned) != 1 or not said or not _NO.match(reply):
+    opens = YES_NO_REPLY.match(reply)
+    if not asked or len(unmentioned) != 1 or not said or not opens or opens.group(1).lower() != "no":
         return None
     noun, count, before = asked
     name = unmentioned[0]

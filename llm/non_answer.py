@@ -51,7 +51,7 @@ _PLACEHOLDER = re.compile(r"^\W*<[^<>]*>\W*$")  # the reply form's "<the answer,
 _NUMBERING = re.compile(r"(?i)^\W*(?:(?:chapter|section|part|appendix|table|figure)\s+)?[\dIVXivx]+(?:\.\d+)*[.):]?\s+")
 _COMPARISON = re.compile(r"(?i)\b(?:and|or|vs|versus|between|both|than)\b")
 _ASKS_TITLE = re.compile(r"(?i)\b(?:title[sd]?|headings?|sections?|chapters?|parts?|appendix|called|named)\b")
-_YES_NO = re.compile(r"(?i)^\W*(?:yes|no)\b")
+YES_NO_REPLY = re.compile(r"(?i)^\W*(yes|no)\b")  # a reply that opens with a yes or a no: which
 YES_NO_QUESTION = re.compile(  # a question a yes or a no answers
     r"(?i)^\W*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b"
 )
@@ -106,7 +106,7 @@ def _kept_without_new_words(reply: str, question: str) -> bool:
     the question given back, which names every option)."""
     if reply.rstrip().endswith("?"):
         return False
-    if _YES_NO.match(reply) or chosen_option(reply, question):
+    if YES_NO_REPLY.match(reply) or chosen_option(reply, question):
         return True
     if YES_NO_QUESTION.match(question):
         return True
