@@ -13,7 +13,7 @@ every dataset reaches `longqa eval` through the same reader (`evals.longbench`).
   (the table is not included: TAT-QA does not mark which cells an answer uses).
 - papers_qa.jsonl (Qasper via LEval): one record per question with the whole paper as the
   context; the reference output is the answer. The same question asked twice of one paper (several
-  Qasper annotators) becomes one record whose answers are all the references.
+  Qasper annotators, or a paper LEval's file holds twice) becomes one record whose answers are all the references.
 
 `label` is OkraLong's question class where the annotations give it (data README): HotpotQA bridge →
 multi-bridge, comparison → multi-source; MuSiQue → multi-bridge; TAT-QA arithmetic/count →
@@ -168,17 +168,22 @@ def convert_tatqa(
 def convert_papers(
     n: int | None = None, seed: int = 0, data_dir: str | Path | None = None, path: str | Path | None = None
 ) -> list[dict]:
-    """One LongBench record per distinct question of each paper (Qasper via LEval), the whole paper as context and
-    every reference as a gold answer; a seeded sample of n."""
+    """One LongBench record per distinct question of each distinct paper (Qasper via LEval), the whole paper as
+    context and every reference as a gold answer; a seeded sample of n. LEval's file holds some papers more than
+    once: a repeat's questions join the first copy's (ids name the first copy)."""
     path = Path(path or lc.shared_data_dir(data_dir) / "papers_qa.jsonl")
-    records = []
     with path.open(encoding="utf-8") as f:
         papers = [json.loads(line) for line in f if line.strip()]
+    first: dict[str, int] = {}  # a paper's text -> the index of its first copy
+    answers: dict[int, dict[str, list[str]]] = {}
     for p, paper in enumerate(papers):
-        answers: dict[str, list[str]] = {}
+        questions = answers.setdefault(first.setdefault(paper["input"], p), {})
         for question, output in zip(paper["instructions"], paper["outputs"], strict=True):
-            answers.setdefault(" ".join(question.split()), []).append(" ".join(str(output).split()))
-        for q, (question, outs) in enumerate(answers.items()):
+            questions.setdefault(" ".join(question.split()), []).append(" ".join(str(output).split()))
+    records = []
+    for p, questions in answers.items():
+        paper = papers[p]
+        for q, (question, outs) in enumerate(questions.items()):
             records.append(
                 record(
                     f"papers-{p}-{q}",

@@ -131,12 +131,23 @@ def _problem(obj: Any) -> str | None:
     return None
 
 
+def _repeated(obj: dict[str, Any], number: int, asked: dict[tuple[str, str], int]) -> str | None:
+    """Why a record that asks an earlier line's question over the same context is skipped (None when it does not,
+    and it is remembered): one item counted twice narrows every interval of a comparison without adding evidence."""
+    key = (" ".join(obj["input"].split()).casefold(), hashlib.sha256(obj["context"].encode("utf-8")).hexdigest())
+    if key in asked:
+        return f"the same question over the same context as line {asked[key]} (an item counted twice)"
+    asked[key] = number
+    return None
+
+
 def read_jsonl(path: str | Path, limit: int | None = None) -> tuple[list[EvalItem], list[BadLine]]:
     """The valid items of a LongBench jsonl file (the first `limit` of them) and its bad lines."""
     path = Path(path)
     items: list[EvalItem] = []
     bad: list[BadLine] = []
     seen: set[str] = set()
+    asked: dict[tuple[str, str], int] = {}  # (question, context hash) -> the line that asked it first
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
             if limit is not None and len(items) >= limit:
@@ -152,6 +163,8 @@ def read_jsonl(path: str | Path, limit: int | None = None) -> tuple[list[EvalIte
             problem = _problem(obj)
             if problem is None and str(obj["_id"]) in seen:
                 problem = f"duplicate _id {obj['_id']!r}"
+            if problem is None:
+                problem = _repeated(obj, number, asked)
             if problem:
                 bad.append(BadLine(str(path), number, problem))
                 continue

@@ -225,6 +225,24 @@ def test_papers_one_record_per_question(shared, tmp_path):
     _roundtrip(records, tmp_path, "papers")
 
 
+def test_a_paper_held_twice_is_one_paper(tmp_path):
+    """LEval's file holds some papers twice: their questions are asked once, with every copy's references, so no
+    question is counted twice in a comparison."""
+    paper = {"input": "Paper one. We study tweets with a BiLSTM.", "source": "scientific_qa", "evaluation": "f1"}
+    copies = [
+        {**paper, "instructions": ["What data?", "What model?"], "outputs": ["Tweets", "BiLSTM"]},
+        {"instructions": ["Is it new?"], "outputs": ["Yes"], "input": "Paper two."},
+        {**paper, "instructions": ["What  data?", "Which loss?"], "outputs": ["A corpus of tweets", "unanswerable"]},
+    ]
+    path = tmp_path / "papers_qa.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in copies), "utf-8")
+    records = {r["input"]: r for r in convert_papers(path=path)}
+    assert sorted(records) == ["Is it new?", "What data?", "What model?", "Which loss?"]
+    assert records["What data?"]["answers"] == ["Tweets", "A corpus of tweets"]
+    assert records["Which loss?"]["_id"] == "papers-0-2" and records["Which loss?"]["paper"] == 0
+    assert records["Is it new?"]["_id"] == "papers-1-0"
+
+
 def test_convert_command(shared, tmp_path, capsys):
     out = tmp_path / "out" / "tatqa.jsonl"
     assert main(["convert", "tatqa", "--data-dir", str(shared), "--n", "3", "--out", str(out)]) == 0

@@ -51,6 +51,25 @@ def test_bad_lines_are_reported_with_line_numbers(tmp_path):
     assert str(bad[0]).startswith(f"{tmp_path / 'data.jsonl'}:2: invalid JSON")
 
 
+def test_a_question_repeated_over_the_same_context_is_skipped(tmp_path):
+    """One item under two ids would count twice in every paired interval: the repeat is a bad line, named with the
+    line it repeats; the same question over another context, or another question over the same one, is kept."""
+    first = tiny_record(0)
+    lines = [
+        first,
+        {**first, "_id": "again", "input": "  " + first["input"].upper() + " "},  # same question, same context
+        {**first, "_id": "other-context", "context": first["context"] + " More."},
+        {**first, "_id": "other-question", "input": "Who wrote it?"},
+    ]
+    path = tmp_path / "repeats.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), "utf-8")
+    items, bad = read_jsonl(path)
+    assert [i.id for i in items] == ["q0", "other-context", "other-question"]
+    assert [(b.line, b.reason) for b in bad] == [
+        (2, "the same question over the same context as line 1 (an item counted twice)")
+    ]
+
+
 def test_missing_optional_fields_get_defaults(tmp_path):
     record = {k: v for k, v in tiny_record(0).items() if k not in ("length", "dataset")}
     (tmp_path / "mini.jsonl").write_text(json.dumps(record) + "\n", "utf-8")
