@@ -73,6 +73,13 @@ class ResearchSettings(BaseModel):
         "evidence what one reading of the question budget affords (contextual_budget, cut to it). Without a model "
         "there is no extractor: the evidence is read once either way",
     )
+    summary_reading: Literal["once", "extracted"] = Field(
+        default="once",
+        description="summarizing (descriptive) questions, with a model: 'once', no extractor, the evidence what one "
+        "reading of the question budget affords (contextual_budget, cut to it), the default: measured with "
+        "Qwen2.5-Coder-0.5B and 1.5B on 152 papers questions (evals/README.md twelfth round, issue #48); or "
+        "'extracted': LongRAG's extractor beside the contextual budget, its call taking a share of the question budget",
+    )
     calculator: Literal["auto", "on", "off"] = Field(
         default="auto",
         description="the model writes arithmetic, Python computes it (auto: adaptive strategies' arithmetic)",

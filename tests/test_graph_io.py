@@ -171,7 +171,7 @@ class MeteredModel(ScriptedChatModel):
 
 
 def test_reported_usage_is_taken_as_is(run_graph, scripted):
-    name, model = scripted(model=MeteredModel(replies={"analyzer": analyzer_reply("summarizing")}))
+    name, model = scripted(model=MeteredModel(replies={"analyzer": analyzer_reply("multi-bridge")}))
     out = run_graph(KEEPER_Q, model=name)
     assert out["status"] == "answered"
     n = len(model.calls)

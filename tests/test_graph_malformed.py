@@ -286,7 +286,8 @@ def test_a_failing_intermediate_step_degrades(run_graph, scripted, kind):
     qtype = {"splitter": "multi-source", "reasoner": "multi-bridge", "extractor": "summarizing"}.get(kind, "extractive")
     name, _ = scripted({"analyzer": analyzer_reply(qtype), kind: fail, "generator": ANSWER})
     mode = "per-chunk" if kind in ("cot", "filter") else "joint"  # LongRAG's two calls, or the one joint call
-    out = run_graph(KEEPER_Q, model=name, filter_mode=mode, extractive_reading="filtered", question_budget=0)
+    readings = {"extractive_reading": "filtered", "summary_reading": "extracted"}  # the plans that call them
+    out = run_graph(KEEPER_Q, model=name, filter_mode=mode, question_budget=0, **readings)
     assert out["status"] == "answered" and out["answer"] == "Amelie Kortsen"
     assert any(f"{kind} exploded" in line for line in out["trace"])
 

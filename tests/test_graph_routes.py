@@ -191,9 +191,10 @@ def test_adaptive_route(run_graph, scripted, strategy, forced, replies, expected
     if selection == "budget":  # the granularity grows with absent evidence under OkraLong's fixed k only
         granularity = 150
     assert out["error"] is None
-    if selection == "budget" and qtype == "extractive":  # read once: no CoT filter (extractive_reading="once")
+    if selection == "budget" and qtype in ("extractive", "summarizing"):  # read once: no CoT filter, no extractor
         assert out["route"] == [*ADAPTIVE_HEAD, "retrieve", "process_context", *GROUNDED_TAIL]
-        assert not out["plan"]["filter"] and out["plan"]["budget"] == Settings().contextual_budget
+        assert not out["plan"]["filter"] and not out["plan"]["extract"]
+        assert out["plan"]["budget"] == Settings().contextual_budget
     else:
         assert out["route"] == expected(out)
     assert out["analysis"]["question_type"] == qtype
@@ -295,7 +296,7 @@ def test_scripted_extractor_quotes_the_document_not_the_question(run_graph, scri
     name, model = scripted(
         {"analyzer": analyzer_reply("summarizing"), "generator": lambda p: prompts.append(p) or ANSWER(p)}
     )
-    out = run_graph(KEEPER_Q, model=name)
+    out = run_graph(KEEPER_Q, model=name, summary_reading="extracted")  # beside the extractor
     assert "extractor" in model.calls
     global_info = prompts[0].split("Global information (extracted from the source paragraphs):\n", 1)[1]
     global_info = global_info.split("\n\nRetrieved passages:", 1)[0]

@@ -204,8 +204,9 @@ def test_plan_without_llm(case, expected):
     strategy, qtype = case
     p = plan(analysis(qtype), NO_LLM, strategy)
     # (an extractive question a model reads once also changes its filter and budget: test_extractive_read_once; so
-    # does a multi-bridge one a model reads beside the extractor: test_multi_bridge_by_bridge_expansion_is_...)
-    readings = {"extractive_reading": "filtered", "bridge_reading": "once"}
+    # does a multi-bridge one a model reads beside the extractor: test_multi_bridge_by_bridge_expansion_is_..., and a
+    # summarizing one a model reads once: test_summary_reading)
+    readings = {"extractive_reading": "filtered", "bridge_reading": "once", "summary_reading": "extracted"}
     with_model = plan(analysis(qtype), SETTINGS.model_copy(update=readings), strategy)
     assert (p.workflow, p.k) == expected
     replaced = with_model.workflow in ("split", "stepwise")
@@ -299,6 +300,25 @@ def test_extractive_read_once():
     assert plan(analysis("extractive"), OKRALONG, "adaptive").filter
     for qtype in ("arithmetic", "multi-source"):  # and multi-bridge ones (bridge_reading, tested above)
         assert plan(analysis(qtype), SETTINGS, "adaptive").budget == SETTINGS.evidence_budget
+
+
+def test_summary_reading():
+    """A summarizing question beside LongRAG's extractor (summary_reading="extracted"), or read once: no extractor,
+    the same contextual budget, which the question budget then gives to the evidence alone; without a model the
+    setting changes nothing."""
+    extracted = plan(analysis("summarizing"), SETTINGS.model_copy(update={"summary_reading": "extracted"}), "adaptive")
+    once = plan(analysis("summarizing"), SETTINGS.model_copy(update={"summary_reading": "once"}), "adaptive-precise")
+    assert (extracted.extract, extracted.filter, extracted.budget) == (True, False, SETTINGS.contextual_budget)
+    assert (once.extract, once.filter, once.budget, once.fallback) == (False, False, SETTINGS.contextual_budget, True)
+    assert any("summary_reading=once" in r for r in once.reasons)
+    assert not any("summary_reading=once" in r for r in extracted.reasons)
+    no_model = [SETTINGS.model_copy(update={"summary_reading": r, "model": None}) for r in ("once", "extracted")]
+    once_alone, extracted_alone = (plan(analysis("summarizing"), s, "adaptive") for s in no_model)
+    assert once_alone == extracted_alone
+    for qtype in ("extractive", "multi-bridge", "arithmetic"):  # other question types never read it
+        a = plan(analysis(qtype), SETTINGS.model_copy(update={"summary_reading": "once"}), "adaptive")
+        b = plan(analysis(qtype), SETTINGS.model_copy(update={"summary_reading": "extracted"}), "adaptive")
+        assert a == b
 
 
 def test_an_unknown_extractive_reading_is_refused_with_the_choices():
