@@ -4,7 +4,8 @@ no model: the answer's numbers, names and content words, looked for in the cited
 - Numbers are compared by value, whatever their spelling, both ways (llm/numbers.py: "nine" = "9",
   "5,000,000" = "5 million" = "US$5m", "Fifty percent" = "50%", "nineteen sixty-two" = "1962"; the
   scale counts: "5 million" is not "5 billion"), words stemmed
-  (bm25_tokens), names by their words. Words the question already says prove nothing and are left out;
+  (bm25_tokens), names by their words, a country by any of its names ("American" holds "United States",
+  llm/countries.py). Words the question already says prove nothing and are left out;
   numbers and the words of names weigh twice a plain word (a verb like "became" claims little).
 - A verdict is `supported` when every number and most content words are found, `unsupported` when
   (almost) none are, else `unsure`: the model is asked (nodes/ground.py) where the budget allows.
@@ -21,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from longqa.llm.countries import country_words
 from longqa.llm.numbers import Number, claimed_numbers, values_in
 from longqa.retrieval.bm25 import bm25_tokens
 from longqa.retrieval.search.links import names_in
@@ -80,7 +82,8 @@ def lexical_support(answer: str, passages: list[str], question: str = "", comput
     asks for a calculation, so a number absent from the passages makes the verdict unsure, not unsupported."""
     source = "\n".join(passages)
     asked = set(bm25_tokens(question))
-    source_words = set(bm25_tokens(source)) | {w for name in names_in(source) for w in bm25_tokens(name)}
+    terms = bm25_tokens(source)
+    source_words = set(terms) | {w for name in names_in(source) for w in bm25_tokens(name)} | country_words(terms)
     numbers, rest = _new_numbers(answer, question)
     words = list(dict.fromkeys(w for w in _content_words(rest) if w not in asked))
     named = {w for name in names_in(answer) for w in bm25_tokens(name)}

@@ -52,6 +52,33 @@ def test_a_computed_number_is_not_declined_by_its_words():
     assert number_values("1,200.0 and -3 and 12%") == {"1200", "-3", "12"}
 
 
+ARCHITECT = ["Lena Varga (1931-2004) was an American architect who designed the Orrin Library."]
+ARCHITECT_Q = "What is the country of citizenship of the architect of the Orrin Library?"
+
+
+@pytest.mark.parametrize(
+    "answer,verdict",
+    [
+        ("United States", "supported"),  # the passage says "American" (seen with a 0.5B model on MuSiQue)
+        ("the United States of America", "supported"),
+        ("America", "supported"),
+        ("Canada", "unsupported"),  # another country stays another country
+        ("Northern Mariana Islands", "unsupported"),  # "American" is theirs too: the most populous keeps it
+    ],
+)
+def test_a_country_is_held_by_any_of_its_names(answer, verdict):
+    assert lexical_support(answer, ARCHITECT, ARCHITECT_Q).verdict == verdict
+
+
+def test_a_people_s_adjective_is_held_by_the_country_s_name():
+    found = lexical_support("She was French.", ["Marie Aubel moved to France in 1950 and painted there."])
+    assert found.verdict == "supported", found
+    assert lexical_support("Martinique", ["a French painter"]).verdict == "unsupported"
+    # ISO codes are not names here: "in", "us", "ago" and "can" are words
+    assert lexical_support("India", ["He lived in us and in a flat in Leeds."]).verdict == "unsupported"
+    assert lexical_support("Angola or Canada", ["It can be dated 400 million years ago."]).verdict == "unsupported"
+
+
 @pytest.mark.parametrize(
     "reply",
     [
