@@ -62,6 +62,11 @@ def later_loads() -> list[Callable[[], object]]:
         analyzer, _ = default_analyzer()
         return analyzer.embedder if analyzer is not None and analyzer.uses_embedding else analyzer
 
+    def load_countries() -> object:  # the grounding check's country names: countryinfo's data files (~70 ms)
+        from longqa.llm.countries import country_forms
+
+        return country_forms()
+
     def importer(name: str) -> Callable[[], object]:
         def load() -> object:
             with contextlib.suppress(ImportError):
@@ -70,4 +75,4 @@ def later_loads() -> list[Callable[[], object]]:
 
         return load
 
-    return [importer(name) for name in LATER_MODULES] + [load_counter, load_analyzer]
+    return [importer(name) for name in LATER_MODULES] + [load_counter, load_analyzer, load_countries]
