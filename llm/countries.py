@@ -3,9 +3,9 @@
 another: "the country of citizenship of the actor" answered "United States" from "an American film actor" is
 grounded (llm/grounding.py), where word matching alone finds neither "united" nor "states" in the passage.
 
-The names come from countryinfo's data (MIT; 250 countries and territories), read once. ISO codes ("US", "AGO", "CAN")
-and names in other scripts are left out: as words they would match English text ("us", "ago", "can"). An adjective
-several share ("American": the United States and the Northern Mariana Islands; "French": France and its
+The names come from countryinfo's data (MIT; about 250 countries and territories), read once. ISO codes ("US",
+"AGO", "CAN") and names in other scripts are left out: as words they would match English text ("us", "ago", "can").
+An adjective several share ("American": the United States and the Northern Mariana Islands; "French": France and its
 territories) names the most populous of them only.
 """
 
