@@ -10,34 +10,34 @@ paragraphs is listed.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Literal
 from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
-from longqa.evals.long_contexts import shared_data_dir  # noqa: E402
+from longqa.evals import long_contexts as lc  # noqa: E402
 from longqa.llm import grounding  # noqa: E402
 
 Item = tuple[str, str, str, list[str]]  # id, question, gold answer, supporting paragraphs
 
 
-def musique(data: Path) -> Iterator[Item]:
-    for item in json.loads((data / "musique_a.json").read_text()):
-        support = [p["title"] + "\n" + p["paragraph_text"] for p in item["paragraphs"] if p["is_supporting"]]
-        yield item["id"], item["question"], item["answer"], support
+def musique() -> Iterator[Item]:
+    for raw in lc.load_musique():
+        supporting = {p["title"] for p in raw["paragraphs"] if p["is_supporting"]}
+        paragraphs = [f"{title}\n{text}" for title, text in lc.musique_paragraphs(raw) if title in supporting]
+        yield raw["id"], raw["question"], raw["answer"], paragraphs
 
 
-def hotpotqa(path: Path) -> Iterator[Item]:
-    for line in path.read_text().splitlines():
-        item = json.loads(line)
-        titles = set(item["supporting_facts"]["title"])
-        context = zip(item["context"]["title"], item["context"]["sentences"], strict=True)
-        yield item["id"], item["question"], item["answer"], [t + "\n" + "".join(s) for t, s in context if t in titles]
+def hotpotqa(split: Literal["a", "b"]) -> Iterator[Item]:
+    for raw in lc.load_hotpotqa(split):
+        supporting = set(raw["supporting_facts"]["title"])
+        paragraphs = [f"{title}\n{text}" for title, text in lc.hotpotqa_paragraphs(raw) if title in supporting]
+        yield raw["id"], raw["question"], raw["answer"], paragraphs
 
 
 def verdicts(items: list[Item], shift: int) -> tuple[Counter, list[str]]:
@@ -54,17 +54,14 @@ def verdicts(items: list[Item], shift: int) -> tuple[Counter, list[str]]:
 
 
 def main() -> None:
-    data = shared_data_dir()
-    sets = {
-        "hotpotqa": [*hotpotqa(data / "hotpotqa_a.jsonl"), *hotpotqa(data / "hotpotqa_b.jsonl")],
-        "musique": list(musique(data)),
-    }
+    sets = {"hotpotqa": [*hotpotqa("a"), *hotpotqa("b")], "musique": list(musique())}
     rows, listed = [], []
     for name, items in sets.items():
         for shift, pairing in ((0, "its own paragraphs"), (1, "the next item's (planted)")):
             cells = []
             for countries in (True, False):
-                with mock.patch.object(grounding, "country_words", grounding.country_words if countries else set):
+                names = grounding.country_words if countries else lambda terms: set()
+                with mock.patch.object(grounding, "country_words", names):
                     counts, unsupported = verdicts(items, shift)
                 cells.append(f"{counts['supported']} / {counts['unsure']} / {counts['unsupported']}")
                 listed += [f"- {name}, {'with' if countries else 'without'} countries: {u}" for u in unsupported]
