@@ -20,8 +20,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import md_table  # noqa: E402
-from longqa.evals.paired import DEFAULT, compare, verdict  # noqa: E402
-from longqa.evals.tables import interval_text, verdict_line  # noqa: E402
+from longqa.evals.paired import DEFAULT, compare, items_to_settle, verdict  # noqa: E402
+from longqa.evals.paired import verdict_lines as paired_verdicts  # noqa: E402
+from longqa.evals.tables import interval_text, settle_text, verdict_line  # noqa: E402
 
 HEAD = [
     "set",
@@ -61,8 +62,12 @@ def rows_of(report: dict[str, Any]) -> list[list[Any]]:
 
 
 def verdict_lines(report: dict[str, Any]) -> list[str]:
-    """The report's verdicts on the default against the best fixed baseline, one line each, its model named."""
-    return [f"- {report['model']}: {verdict_line(v)[2:]}" for v in report.get("verdicts") or []]
+    """The verdicts on the default against the best fixed baseline, one line each, its model named: computed again
+    from the report's per-question scores by this code (so a report written before a verdict said more reads as a
+    new one), else the report's own."""
+    scores = report.get("per_question")
+    verdicts = paired_verdicts(scores, with_llm=not report.get("retrieval_only")) if scores else report.get("verdicts")
+    return [f"- {report['model']}: {verdict_line(v)[2:]}" for v in verdicts or []]
 
 
 def versus_line(spec: str) -> str:
@@ -83,7 +88,9 @@ def versus_line(spec: str) -> str:
         raise SystemExit(f"--versus {spec}: the two runs share no item")
     dataset = ", ".join(dict.fromkeys(q["dataset"] for q in scores))
     line = f"- {', '.join(sorted(models))}: {dataset}: {a} − {b}, F1: {interval_text(f1.model_dump(), 'F1')} over "
-    return line + f"{f1.n} items: **{verdict(f1)}**; input tokens {interval_text(tokens.model_dump(), 'tokens')}"
+    settle = items_to_settle(f1)
+    line += f"{f1.n} items: **{verdict(f1)}**{settle_text(settle.model_dump() if settle else None)}"
+    return line + f"; input tokens {interval_text(tokens.model_dump(), 'tokens')}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -8,13 +8,17 @@ report is reproducible. With n = 30 one item moves a row by 3-10 points; the int
 
 The verdict (`verdict`) on default - best baseline, in points: "not behind" when the interval's lower end is
 above -`MARGIN` (the issue's target: a lower end above -2 F1 points), "behind" when its upper end is below 0
-(and it is not "not behind"), else "can't tell".
+(and it is not "not behind"), else "can't tell". A "can't tell" says how many items would settle it if the mean
+and the spread held (`items_to_settle`): the n at which the normal interval, mean +- z * sd / sqrt(n), clears the
+nearer line; a projection for planning a run, not a result.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from itertools import combinations
+from statistics import NormalDist
 from typing import Any, Literal
 
 import numpy as np
@@ -42,6 +46,14 @@ class Interval(BaseModel):
     low: float
     high: float
     n: int
+    sd: float = 0.0  # the per-item differences' sample standard deviation (0 with one item)
+
+
+class Settling(BaseModel):
+    """How many items would turn a "can't tell" into `verdict`, were the mean and spread what they are now."""
+
+    items: int
+    verdict: Verdict
 
 
 def paired_bootstrap(
@@ -59,7 +71,8 @@ def paired_bootstrap(
     means = diffs[rng.integers(0, len(diffs), size=(resamples, len(diffs)))].mean(axis=1)
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(means, [tail, 100 - tail])
-    return Interval(mean=float(diffs.mean()), low=float(low), high=float(high), n=len(diffs))
+    sd = float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
+    return Interval(mean=float(diffs.mean()), low=float(low), high=float(high), n=len(diffs), sd=sd)
 
 
 def verdict(interval: Interval, margin: float = MARGIN) -> Verdict:
@@ -67,6 +80,20 @@ def verdict(interval: Interval, margin: float = MARGIN) -> Verdict:
     if interval.low > -margin:
         return "not behind"
     return "behind" if interval.high < 0 else "can't tell"
+
+
+def items_to_settle(interval: Interval, margin: float = MARGIN, level: float = LEVEL) -> Settling | None:
+    """For a "can't tell": the fewest items at which mean +- z * sd / sqrt(n) would clear -margin from above ("not
+    behind") or 0 from below ("behind"), whichever comes first, if this mean and spread held; None where the
+    verdict is decided or nothing varies. A normal approximation of the bootstrap interval, for planning."""
+    if verdict(interval, margin) != "can't tell" or interval.sd == 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    gaps = [(interval.mean + margin, "not behind"), (-interval.mean, "behind")]
+    gap, toward = max(gaps, key=lambda g: g[0])  # the wider gap is cleared with the fewest items
+    if gap <= 0:
+        return None
+    return Settling(items=max(interval.n + 1, math.ceil((z * interval.sd / gap) ** 2)), verdict=toward)
 
 
 def _value(score: dict[str, Any], key: str, scale: float) -> float | None:
@@ -129,6 +156,7 @@ def verdict_lines(scores: list[dict[str, Any]], with_llm: bool, default: str = D
             continue
         baseline, interval = best
         cost = compare(group, default, baseline, cost_key, cost_scale)
+        settle = items_to_settle(interval)
         out.append(
             {
                 "dataset": dataset,
@@ -139,6 +167,7 @@ def verdict_lines(scores: list[dict[str, Any]], with_llm: bool, default: str = D
                 "difference": interval.model_dump(),
                 "cost_metric": cost_name,
                 "cost_difference": cost.model_dump() if cost else None,
+                "settled_by": settle.model_dump() if settle else None,
             }
         )
     return out

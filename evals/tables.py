@@ -202,7 +202,8 @@ _PAIRED_NOTE = (
     "({resamples:,} resamples of the items, seed {seed}; evals/paired.py); F1, EM and answer in evidence in points "
     "(x100), tokens per question. Verdict on default − the best fixed baseline (the one it trails most): "
     '"not behind" when the interval\'s lower end is above −{margin:g} points, "behind" when its upper end is '
-    'below 0, else "can\'t tell".'
+    'below 0, else "can\'t tell", with the items that would settle it were the mean and spread to hold (a normal '
+    "projection for planning a run, not a result)."
 )
 
 
@@ -216,13 +217,21 @@ def interval_text(d: dict[str, Any], metric: str) -> str:
     return f"{_signed(d['mean'], digits)} [{_signed(d['low'], digits)}, {_signed(d['high'], digits)}]"
 
 
+def settle_text(settle: dict[str, Any] | None) -> str:
+    """evals/paired.py `items_to_settle` as the report says it: a projection, named as one ("" when decided)."""
+    if not settle:
+        return ""
+    return f" (were this mean and spread to hold, about {settle['items']:,} items would say {settle['verdict']})"
+
+
 def verdict_line(v: dict[str, Any]) -> str:
     """One of report.json's verdicts as the report prints it: default − best baseline, interval, verdict, cost."""
-    d, cost = v["difference"], v["cost_difference"]
+    d, cost, settle = v["difference"], v["cost_difference"], v.get("settled_by")
     line = (
         f"- {v['dataset']}: default ({v['default']}) − best baseline ({v['baseline']}), {v['metric']}: "
         f"{interval_text(d, v['metric'])} over {d['n']} items: **{v['verdict']}**"
     )
+    line += settle_text(settle)
     return line + (f"; {v['cost_metric']} {interval_text(cost, v['cost_metric'])}" if cost else "")
 
 

@@ -9,6 +9,7 @@ import pytest
 from longqa.evals.paired import (
     Interval,
     compare,
+    items_to_settle,
     paired_bootstrap,
     paired_rows,
     verdict,
@@ -82,6 +83,38 @@ def test_unpaired_or_empty_scores_are_a_clear_error(a, b, message):
 )
 def test_verdict(low, high, expected):
     assert verdict(Interval(mean=(low + high) / 2, low=low, high=high, n=30)) == expected
+
+
+def _spread_sample() -> tuple[list[float], list[float]]:
+    """152 items scored 0-100 by two strategies whose paired differences have mean +1 and a wide spread (the
+    papers set's shape: most items tie, the rest differ by tens of points either way)."""
+    rng = np.random.default_rng(4)
+    b = rng.uniform(0, 100, size=152)
+    shift = rng.choice([0.0, 0.0, 40.0, -40.0], size=152)
+    shift += 1.0 - shift.mean()  # the mean difference exactly +1
+    return list(b + shift), list(b)
+
+
+def test_the_items_to_settle_agree_with_the_bootstrap():
+    a, b = _spread_sample()
+    interval = paired_bootstrap(a, b)
+    assert verdict(interval) == "can't tell" and interval.mean == pytest.approx(1.0)
+    settle = items_to_settle(interval)
+    assert settle.verdict == "not behind"
+    assert settle.items == int(np.ceil((1.959964 * interval.sd / 3.0) ** 2))  # the gap: +1 to -2 points
+    # the same items asked over and over (same mean, same spread): past the projected n the interval says it,
+    # well short of it it cannot
+    past, short = -(-settle.items // 152) + 1, max(1, settle.items // 152 // 2)
+    assert verdict(paired_bootstrap(a * past, b * past)) == "not behind"
+    assert verdict(paired_bootstrap(a * short, b * short)) == "can't tell"
+
+
+def test_a_mean_below_the_margin_settles_toward_behind_and_a_decided_one_needs_nothing():
+    interval = Interval(mean=-3.0, low=-9.0, high=3.0, n=30, sd=16.0)
+    settle = items_to_settle(interval)
+    assert settle.verdict == "behind" and settle.items == int(np.ceil((1.959964 * 16.0 / 3.0) ** 2))
+    assert items_to_settle(Interval(mean=4.0, low=1.0, high=7.0, n=30, sd=8.0)) is None  # not behind already
+    assert items_to_settle(Interval(mean=-1.0, low=-8.0, high=6.0, n=30, sd=0.0)) is None  # nothing varies
 
 
 def _score(strategy: str, item: str, f1: float | None, tokens: int = 100, dataset: str = "d") -> dict:

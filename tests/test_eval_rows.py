@@ -39,6 +39,26 @@ def test_rows_and_verdicts(tmp_path: Path, capsys) -> None:
     ) in out
 
 
+def test_verdicts_are_computed_again_from_the_per_question_scores(tmp_path: Path, capsys) -> None:
+    """A report written before its verdicts said how many items would settle them reads as a new one: the verdict
+    comes from the per-question scores, with the projection beside a "can't tell"."""
+    default = [0.9, 0.1, 0.5, 0.5] * 8
+    folder = tmp_path / "run"
+    questions = [
+        {"id": f"q{i}", "dataset": "papers", "strategy": s, "f1": f1, "em": 0.0, "input_tokens": tokens}
+        for i, f1a in enumerate(default)
+        for s, f1, tokens in (("adaptive-precise", f1a, 1500), ("rag", 0.5, 2400))
+    ]
+    folder.mkdir()
+    report = {"model": "qwen-0.5b", "retrieval_only": False, "rows": [], "per_question": questions}
+    (folder / "report.json").write_text(json.dumps(report | {"verdicts": []}))
+    assert main(["--run", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "- qwen-0.5b: papers: default (adaptive-precise) − best baseline (rag), F1: +0.0 [" in out
+    assert "over 32 items: **can't tell** (were this mean and spread to hold, about " in out
+    assert "items would say not behind); input tokens −900 [−900, −900]" in out
+
+
 def test_a_folder_without_a_report_is_named(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="no report.json"):
         main(["--run", str(tmp_path)])
