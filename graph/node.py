@@ -11,7 +11,9 @@ only its own update:
   its schema (contracts/state.py `turn_start`): a thread's turn starts clean, and a new field is
   reset without being listed; and it starts the run's clock (`deadline_at`, `deadline_s` from now),
   which the model-node driver gives every call; it updates the library, so on the LangGraph server
-  it runs in a thread that stops within its step when the run is cancelled (nodes/stoppable.py).
+  it runs in a thread that stops within its step when the run is cancelled (nodes/stoppable.py);
+- on the LangGraph server, a caller without the `index` grant runs every node reading only over the collection
+  it names (services/reading_scope.py).
 An invalid run setting (the caller's or the environment's mistake) is one line, without a traceback;
 any other failure is logged in full."""
 
@@ -31,6 +33,7 @@ from longqa.contracts.budget import counted_by
 from longqa.contracts.failure import ended, fail
 from longqa.contracts.settings import Settings, SettingsError, settings_of
 from longqa.nodes.stoppable import stoppable
+from longqa.services.reading_scope import run_scope
 
 __all__ = ["as_node", "ended", "failure"]
 
@@ -73,14 +76,14 @@ def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) ->
         # its prompts are sized by the model's own count where its server can give one (llm/budget.py)
         def run(state: Any) -> dict:
             try:
-                with counted_by(settings_of(get_runtime())):
+                with counted_by(settings_of(get_runtime())), run_scope(state):
                     return done(sync(state))
             except Exception as e:
                 return done(failure(name, e))
 
         async def arun(state: Any) -> dict:
             try:
-                with counted_by(settings_of(get_runtime())):
+                with counted_by(settings_of(get_runtime())), run_scope(state):
                     return done(await awaited(state))
             except Exception as e:
                 return done(failure(name, e))
@@ -91,7 +94,8 @@ def as_node(name: str, node: Node, starts_turn: dict[str, Any] | None = None) ->
     def plain(state: Any, runtime: Runtime[Settings]) -> dict:
         try:
             clock = {} if starts_turn is None else {"deadline_at": time.time() + settings_of(runtime).deadline_s}
-            return done({**clock, **node(state, runtime)})
+            with run_scope(state):  # a LangGraph-server caller who may not index reads its collection as it is
+                return done({**clock, **node(state, runtime)})
         except Exception as e:
             return done(failure(name, e))
 

@@ -167,6 +167,20 @@ def test_tenants_keep_to_their_collections_and_files(server: Server) -> None:
     clean_4xx(server.post("/ask", {"question": "x", "documents": ["acme"]}, reader), 403, "may not read", server)
 
 
+def test_an_ask_only_key_reads_a_collection_as_it_was_indexed(server: Server) -> None:
+    """A run setting that would chunk the collection another way (seen: an ask-only key republished a collection
+    at each new `chunking`) is refused to a key without the index grant; the collection keeps its version."""
+    manifest = server.replica.home / "libraries" / "acme-lib" / "manifest.json"
+    version = json.loads(manifest.read_text())["version"]
+    ask = {"question": OBSERVATORY_Q, "collection": "acme-lib"}
+    for context in ({"chunking": "sentence"}, {"primary_granularity": 512}):
+        out = server.post("/ask", {**ask, "context": context}, server.keys.reader).json()
+        assert out["status"] == "error" and "this key may not index" in out["error"], (context, out)
+        assert "acme-lib would have to be updated first" in out["error"]
+    assert json.loads(manifest.read_text())["version"] == version
+    assert server.post("/ask", ask, server.keys.reader).json()["status"] == "answered"  # as indexed: read
+
+
 def test_a_thread_is_its_tenants_alone(server: Server) -> None:
     acme, globex = server.keys.acme, server.keys.globex
     turn = {"collection": "acme-lib", "thread_id": "support-7"}

@@ -148,6 +148,19 @@ def test_a_run_keeps_to_its_keys_grants(keyed: KeyedServer) -> None:
     assert out["status"] != "error", out.get("error")  # bob's own file: evidence-only (no model named)
 
 
+def test_a_key_that_may_not_index_reads_a_collection_as_it_was_indexed(keyed: KeyedServer) -> None:
+    """A run setting that would chunk the collection another way is refused to a key without the index grant
+    (services/reading_scope.py), on this server as on `longqa serve`."""
+    alice, reader = keyed.client(keyed.alice), keyed.client(keyed.reader)
+    indexed = alice.runs.wait(None, "longqa-index", input={"documents": [INDEXED], "collection": "alice-lib"})
+    assert indexed["error"] is None
+    question = {"question": OBSERVATORY_Q, "collection": "alice-lib"}
+    out = reader.runs.wait(None, "longqa", input=question, context={"model": "scripted", "chunking": "sentence"})
+    assert out["status"] == "error" and "this key may not index" in out["error"], out.get("error")
+    out = reader.runs.wait(None, "longqa", input=question, context={"model": "scripted"})
+    assert out["status"] != "error", out.get("error")  # as it was indexed: read
+
+
 @pytest.mark.parametrize(
     ("context", "says"),
     [

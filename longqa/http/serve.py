@@ -42,6 +42,7 @@ from starlette.routing import Route
 from longqa.contracts.ceilings import deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
 from longqa.http.access import HOW_TO_ADD_KEYS, Caller, Denied, authorize, identify, is_loopback, names_loopback
+from longqa.http.ask_only import for_caller
 from longqa.http.job_slots import Busy, JobSlots
 from longqa.http.keys import KeyStore, keys_file
 from longqa.http.limits import ServerLimits, question_problem
@@ -94,11 +95,11 @@ def _ask(body: dict[str, Any], caller: Caller, cancelled: threading.Event) -> di
         saver = thread_checkpointer(body["context"])
         if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
             raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
-        graph = thread_graph(saver)
+        graph = for_caller(thread_graph(saver), caller, body)
         payload = {"messages": [HumanMessage(question)], **scope}
         config: dict[str, Any] = {"configurable": {"thread_id": thread}}
     else:
-        graph, payload, config = question_graph(), {"question": question, **scope}, {}
+        graph, payload, config = for_caller(question_graph(), caller, body), {"question": question, **scope}, {}
     return answer_fields(_final(graph, payload, config, body["context"], cancelled))
 
 

@@ -31,6 +31,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from longqa.contracts.ceilings import deployment_ceilings
 from longqa.contracts.settings import Settings, SettingsError
 from longqa.http.access import Caller, Denied, authorize, identify
+from longqa.http.ask_only import for_caller
 from longqa.http.job_slots import Busy, JobSlots
 from longqa.http.keys import KeyStore
 from longqa.http.limits import ServerLimits, question_problem
@@ -99,12 +100,13 @@ def _ask_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Cal
     if thread is not None and (not isinstance(thread, str) or not thread or len(thread) > 256):
         raise BadRequest("'thread_id' must be a string of 1-256 characters", 422)
     if not thread:
-        return question_graph(), {"question": question, **scope}, {}, answer_fields
+        return for_caller(question_graph(), caller, body), {"question": question, **scope}, {}, answer_fields
     saver = thread_checkpointer(body["context"])
     if not caller.owns(claim_thread(saver, thread, caller.thread_owner)):  # another tenant's, or a wider key's
         raise Denied(404, f"no thread {thread[:60]!r}")  # not even its existence
     payload = {"messages": [HumanMessage(question)], **scope}
-    return thread_graph(saver), payload, {"configurable": {"thread_id": thread}}, answer_fields
+    graph = for_caller(thread_graph(saver), caller, body)
+    return graph, payload, {"configurable": {"thread_id": thread}}, answer_fields
 
 
 def _index_run(body: dict[str, Any], caller: Caller) -> tuple[Any, dict, dict, Callable[[dict], dict]]:

@@ -13,7 +13,8 @@ import contextlib
 from collections.abc import Iterator
 from contextvars import ContextVar
 
-_reading_only: ContextVar[bool] = ContextVar("longqa_reading_only", default=False)
+READING_ONLY = "reading only: nothing is written"
+_reading_only: ContextVar[str | None] = ContextVar("longqa_reading_only", default=None)  # why, within the block
 
 
 class ReadingOnly(ValueError):
@@ -21,9 +22,10 @@ class ReadingOnly(ValueError):
 
 
 @contextlib.contextmanager
-def reading_only() -> Iterator[None]:
-    """Within the block, in this thread and the runs it starts: no library is written."""
-    token = _reading_only.set(True)
+def reading_only(why: str = READING_ONLY) -> Iterator[None]:
+    """Within the block, in this thread and the runs it starts: no library is written (`why` says so in the
+    refusal)."""
+    token = _reading_only.set(why)
     try:
         yield
     finally:
@@ -32,10 +34,11 @@ def reading_only() -> Iterator[None]:
 
 def is_reading_only() -> bool:
     """Whether this context may not write libraries."""
-    return _reading_only.get()
+    return _reading_only.get() is not None
 
 
 def refuse_writes(library: str) -> None:
     """Raise `ReadingOnly` within `reading_only()` (called where a library would be updated)."""
-    if _reading_only.get():
-        raise ReadingOnly(f"library {library} would have to be updated first (reading only: nothing is written)")
+    why = _reading_only.get()
+    if why is not None:
+        raise ReadingOnly(f"library {library} would have to be updated first ({why})")
