@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..documents import Chunk, Document
 from ..index.chunking import is_heading
@@ -93,36 +93,59 @@ def names_of(heading: str) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(names))
 
 
+def _paragraphs(document: Document) -> tuple[dict[int, list[tuple[str, ...]]], dict[int, tuple[str, ...]]]:
+    """Each paragraph's names (paragraph id -> the names it is titled by) and its words without its heading
+    lines (paragraph id -> words), each paragraph tokenised once."""
+    named: dict[int, list[tuple[str, ...]]] = {}
+    body: dict[int, tuple[str, ...]] = {}
+    pending: list[str] = []  # heading paragraphs waiting for the paragraph they title
+    for p in document.paragraphs:
+        text = document.paragraph_text(p)
+        if p.is_table:
+            body[p.id], pending = words(text), []
+            continue
+        lines = text.split("\n")
+        heads = next((i for i, line in enumerate(lines) if not is_heading(line)), len(lines))
+        if heads == len(lines) and heads <= LEADING_HEADINGS:  # a title block: it names what follows
+            pending += lines
+            body[p.id] = ()
+            continue
+        lead = heads if heads < len(lines) and heads <= LEADING_HEADINGS else 0  # a list's lines are not titles
+        named[p.id] = [n for line in pending + lines[:lead] for n in names_of(line)]
+        body[p.id] = words("\n".join(lines[lead:]))
+        pending = []
+    return named, body
+
+
+def _chunk_words(body: dict[int, tuple[str, ...]], paragraph_ids: Sequence[int]) -> tuple[str, ...]:
+    """A chunk's words: those of the paragraphs it touches, in order. A chunk inside one paragraph shares that
+    paragraph's tuple, so a paragraph spanning N chunks is held once, not N times (it was quadratic in a long
+    paragraph); only a chunk across paragraphs copies, and a paragraph begins and ends in at most two such."""
+    parts = [body[pid] for pid in paragraph_ids if body.get(pid)]
+    if len(parts) == 1:
+        return parts[0]
+    return tuple(w for part in parts for w in part)
+
+
 @dataclass(frozen=True)
 class DocumentLinks:
     """One document's chunks at one granularity: the names each carries and its text without them."""
 
     names: dict[tuple[str, ...], list[list[int]]]  # name -> the chunks (by index) of each passage it titles
-    bodies: list[tuple[str, ...]]  # each chunk's words, its heading lines left out
+    bodies: list[tuple[str, ...]]  # each chunk's words (of the paragraphs it touches), heading lines left out
     carried: list[frozenset[tuple[str, ...]]]  # each chunk's own names
+    # the first words of the names: `mentions` tries a name only where one starts, not 12 slices per word
+    firsts: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "firsts", frozenset(n[0] for n in self.names))
 
     @classmethod
     def build(cls, document: Document, chunks: Sequence[Chunk]) -> DocumentLinks:
         """Find the names each passage is titled by (its headings, or a title block before it) and each chunk's words
-        without its heading lines."""
-        named: dict[int, list[tuple[str, ...]]] = {}  # paragraph id -> its names
-        body: dict[int, str] = {}  # paragraph id -> its text without heading lines
-        pending: list[str] = []  # heading paragraphs waiting for the paragraph they title
-        for p in document.paragraphs:
-            text = document.paragraph_text(p)
-            if p.is_table:
-                body[p.id], pending = text, []
-                continue
-            lines = text.split("\n")
-            heads = next((i for i, line in enumerate(lines) if not is_heading(line)), len(lines))
-            if heads == len(lines) and heads <= LEADING_HEADINGS:  # a title block: it names what follows
-                pending += lines
-                body[p.id] = ""
-                continue
-            lead = heads if heads < len(lines) and heads <= LEADING_HEADINGS else 0  # a list's lines are not titles
-            named[p.id] = [n for line in pending + lines[:lead] for n in names_of(line)]
-            body[p.id] = "\n".join(lines[lead:])
-            pending = []
+        without its heading lines. Linear in the document: each paragraph is tokenised once and its words shared by
+        the chunks inside it."""
+        named, body = _paragraphs(document)
         titled: dict[tuple[str, ...], dict[int, list[int]]] = {}  # name -> paragraph id -> its chunks
         bodies, carried = [], []
         for chunk in chunks:
@@ -132,7 +155,7 @@ class DocumentLinks:
                     titled.setdefault(n, {}).setdefault(pid, []).append(chunk.index)
                     own.add(n)
             carried.append(frozenset(own))
-            bodies.append(words(" ".join(body.get(pid, "") for pid in chunk.paragraph_ids)))
+            bodies.append(_chunk_words(body, chunk.paragraph_ids))
         names = {n: list(by_paragraph.values()) for n, by_paragraph in titled.items()}
         return cls(names, bodies, carried)
 
@@ -145,6 +168,8 @@ class DocumentLinks:
         if not self.names:
             return said
         for i in range(len(text_words)):
+            if text_words[i] not in self.firsts:
+                continue
             for n in range(1, min(MAX_NAME_WORDS, len(text_words) - i) + 1):
                 name = tuple(text_words[i : i + n])
                 if name in self.names and name not in skip:
