@@ -74,6 +74,30 @@ def test_a_symlink_loop_is_a_named_error(tmp_path, home):
     assert done.returncode == 1 and "loop.txt: cannot be resolved (symlink loop" in done.stdout + done.stderr
 
 
+def test_a_link_out_of_a_walked_folder_is_not_followed(tmp_path, home):
+    """Seen: a link named notes.txt in the folder, to a secret file elsewhere, was indexed and searchable. A link
+    that stays inside the folder is read; a file named directly is read wherever it leads."""
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "creds.txt").write_text("The vault code is PLOVER-7731.\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "lighthouse.md").write_text(LIGHTHOUSE)
+    (folder / "notes.txt").symlink_to(outside / "creds.txt")
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    (folder / "same.md").symlink_to(folder / "lighthouse.md")
+    done = cli("--home", str(home), "index", str(folder))
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    for name in ("notes.txt", "passwd.txt"):
+        assert f"{name}: a link leading out of the folder (not followed)" in said, said
+    assert "same.md: a link" not in said  # a link inside the folder is read
+    searched = cli("--home", str(home), "search", str(folder), "vault code", "--mode", "bm25")
+    assert searched.returncode == 0 and "PLOVER" not in searched.stdout + searched.stderr
+    named = cli("--home", str(home), "search", str(folder / "notes.txt"), "vault code", "--mode", "bm25")
+    assert "PLOVER-7731" in named.stdout, named.stdout + named.stderr
+
+
 def test_an_unreadable_file_is_a_named_error(tmp_path, monkeypatch):
     """Permission denied (played by the open call: this suite may run as root, which reads anything)."""
     path = tmp_path / "locked.txt"

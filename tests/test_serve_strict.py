@@ -122,7 +122,7 @@ def test_a_link_leaving_the_keys_folder_is_skipped_and_never_read(server: Server
     assert r.status_code == 200, r.text
     out = r.json()
     assert out["error"] is None and SECRET not in r.text, out
-    assert "acme/link.md: link leaves the key's folders (not read)" in out["skipped"], out["skipped"]
+    assert "acme/link.md: a link leading out of the folder (not followed)" in out["skipped"], out["skipped"]
     assert out["changes"]["added"] == ["acme/yearbook.md"], out["changes"]
     _no_path(r, server)
     # a question over the folder walks it the same way; the collection does not hold the secret either

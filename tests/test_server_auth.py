@@ -259,10 +259,10 @@ def test_a_link_in_a_keys_folder_to_another_tenants_file_is_skipped(keyed: Keyed
     alice = keyed.client(keyed.alice)
     question = {"question": "What is the code word of the vault?", "documents": ["notes"]}
     out = alice.runs.wait(None, "longqa", input=question, context={"model": "scripted"})
-    assert "notes/link.md: link leaves the key's folders (not read)" in out["skipped"], out["skipped"]
+    assert "notes/link.md: a link leading out of the folder (not followed)" in out["skipped"], out["skipped"]
     assert CODES[0] not in str(out)
     indexed = alice.runs.wait(None, "longqa-index", input={"documents": ["notes"], "collection": "alice-lib"})
-    assert "notes/link.md: link leaves the key's folders (not read)" in indexed["skipped"], indexed
+    assert "notes/link.md: a link leading out of the folder (not followed)" in indexed["skipped"], indexed
     assert indexed["changes"]["added"] == ["notes/own.md"] and CODES[0] not in str(indexed)
     for output in (out, indexed):  # no server path in any field, the trace included
         assert str(keyed.docs) not in str(output) and os.path.realpath(keyed.docs) not in str(output)

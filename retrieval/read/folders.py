@@ -138,9 +138,22 @@ def _walk(root: Path, include: Sequence[str], exclude: Sequence[str], max_file_b
             if exclude and matches(relative, exclude):
                 leave("excluded")
                 continue
-            yield file, _reason_to_skip(file, max_file_bytes)
+            yield file, _link_out_of(file, root) or _reason_to_skip(file, max_file_bytes)
     for e in errors:  # a folder we may not list
         yield Path(e.filename or root), f"unreadable folder ({e.strerror or type(e).__name__})"
+
+
+def _link_out_of(file: Path, root: Path) -> str:
+    """Why a symbolic link in the walked folder is not followed: it leads out of the folder (seen: a link named
+    notes.txt to a secret elsewhere was indexed and sent to the model); "" for any other file (a loop or a broken
+    link: the checks after this say so). A file named directly is read wherever it leads."""
+    if not file.is_symlink():
+        return ""
+    try:
+        target, inside = file.resolve(strict=True), root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return ""
+    return "" if target.is_relative_to(inside) else "a link leading out of the folder (not followed)"
 
 
 def _reason_to_skip(file: Path, max_file_bytes: int) -> str:
