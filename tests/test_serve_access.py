@@ -257,8 +257,10 @@ def test_a_caller_may_lower_the_ceilings_and_name_an_offered_model(server: Serve
         (b'{"question": "x"}', "", 415, "no content type"),
         (b"{not json", "application/json", 400, "the body is not JSON"),
         (b'{"question": "x", "context": {"deadline_s": NaN}}', "application/json", 400, "NaN is not JSON"),
-        (b'{"question": "x", "texts": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "application/json", 400, "deeper"),
+        (b'{"question": "x", "texts": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "application/json", 400, "100,000"),
         (b'{"question": "x", "texts": ' + b"[" * 401 + b"]" * 401 + b"}", "application/json", 400, "deeper than 400"),
+        (b'{"question": "x", "texts": [' + b",".join([b"{}"] * 100_001) + b"]}", "application/json", 400, "100,000"),
+        (json.dumps({"question": "[{" * 5000}).encode(), "application/json", 422, "this server takes at most 8,000"),
         (b'{"question": "' + b"9" * 5000 + b'"}', "application/json; charset=utf-8", 422, None),
         (json.dumps({"question": "why? " * 2000}).encode(), "application/json", 422, "this server takes at most 8,000"),
         (b'{"question": "x", "n": ' + b"9" * 10_000 + b"}", "application/json", 400, "not JSON"),
@@ -300,6 +302,14 @@ def test_a_streamed_200_mb_body_is_refused_while_it_arrives(server: Server) -> N
     print(f"streamed body: sent {sent / 2**20:.0f} MiB before the refusal; server RSS {before:.0f} -> {after:.0f} MiB")
     assert growth < RSS_BOUND_MB, f"server RSS grew {growth:.0f} MiB for a refused body (bound {RSS_BOUND_MB})"
     assert httpx.get(server.url + "/health", timeout=10).json() == {"ok": True}  # and it still serves
+
+
+def test_an_upload_over_the_limit_is_refused_and_its_connection_closed(server: Server) -> None:
+    """Seen: the page's upload answered 413 and went on reading the body (9.5 GiB in 10 s)."""
+    sent, response = _stream_chunked(server, STREAMED_MB * 2**20, path="/page/api/upload")
+    assert response.startswith(b"HTTP/1.1 413"), response[:200]
+    assert b"connection: close" in response.lower()
+    assert sent < STREAMED_MB * 2**20 / 2, sent  # the server stopped reading long before the end
 
 
 def test_a_slow_body_is_cut_at_the_body_timeout(server: Server) -> None:
@@ -365,10 +375,10 @@ def test_without_keys_the_server_refuses_a_public_address(tmp_path: Path) -> Non
 # -- raw HTTP, for clients that misbehave ----------------------------------------------------------
 
 
-def _head(server: Server, content_length: int | None = None) -> bytes:
+def _head(server: Server, content_length: int | None = None, path: str = "/ask") -> bytes:
     length = f"Content-Length: {content_length}\r\n" if content_length is not None else "Transfer-Encoding: chunked\r\n"
     return (
-        f"POST /ask HTTP/1.1\r\nHost: {HOST}:{server.replica.port}\r\nAuthorization: Bearer {server.keys.acme}\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {HOST}:{server.replica.port}\r\nAuthorization: Bearer {server.keys.acme}\r\n"
         f"Content-Type: application/json\r\n{length}\r\n"
     ).encode()
 
@@ -383,12 +393,12 @@ def _response(sock: socket.socket) -> bytes:
     return data
 
 
-def _stream_chunked(server: Server, total: int) -> tuple[int, bytes]:
-    """Send `total` bytes as a chunked body while reading the answer; (bytes sent, response)."""
+def _stream_chunked(server: Server, total: int, path: str = "/ask") -> tuple[int, bytes]:
+    """Send `total` bytes as a chunked body to `path` while reading the answer; (bytes sent, response)."""
     sock = socket.create_connection((HOST, server.replica.port), timeout=30)
     received: list[bytes] = []
     reader = threading.Thread(target=lambda: received.append(_response(sock)), daemon=True)
-    sock.sendall(_head(server) + b'5\r\n{"a":\r\n')
+    sock.sendall(_head(server, path=path) + b'5\r\n{"a":\r\n')
     reader.start()
     block, sent = b"1" * 2**20, 0
     try:

@@ -3,14 +3,18 @@ settings read from the environment when a server starts (README, "Security")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from longqa.contracts.environment import env_float, env_int
 
 MAX_JSON_DEPTH = 400  # objects and arrays nested in a request body
+MAX_JSON_CONTAINERS = 100_000  # objects and arrays in one request body (256 texts and their lists need a few hundred)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')  # a JSON string, escapes included: its brackets are text
 
 
 class ServerLimits(BaseModel):
@@ -40,17 +44,20 @@ class ServerLimits(BaseModel):
     )
 
 
-def json_depth_over(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
-    """Whether objects and arrays nest deeper than `limit` (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            if depth > limit:
-                return True
-            children: Iterator[Any] = iter(item.values() if isinstance(item, dict) else item)
-            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+def json_shape_problem(raw: bytes, depth: int = MAX_JSON_DEPTH, containers: int = MAX_JSON_CONTAINERS) -> str | None:
+    """Why a JSON body holds too many objects and arrays or nests them too deep, read from its bytes before it is
+    parsed (seen: 16 MiB of `{}` took 5 s and 800 MB to parse and walk); None when it does not. The brackets
+    outside strings are counted with numpy in one pass, not walked item by item."""
+    structure = np.frombuffer(_JSON_STRING.sub(b'""', raw), dtype=np.uint8)
+    opens = (structure == ord("[")) | (structure == ord("{"))
+    count = int(opens.sum())
+    if count > containers:
+        return f"the body holds {count:,} objects and arrays; at most {containers:,}"
+    if count == 0:
+        return None
+    closes = (structure == ord("]")) | (structure == ord("}"))
+    levels = np.cumsum(opens.astype(np.int32) - closes.astype(np.int32))
+    return f"the body nests deeper than {depth} levels" if int(levels.max()) > depth else None
 
 
 def question_problem(payload: Mapping[str, Any], limit: int) -> str | None:

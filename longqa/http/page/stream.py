@@ -184,7 +184,8 @@ def stream_endpoint(action: str, keys: KeyStore, limits: ServerLimits, deploymen
     async def endpoint(request: Request) -> Response:
         try:
             caller = identify(keys, request.headers, request.client.host if request.client else None)
-            body = parse_body(await read_body(request, limits), allowed, deployment, ceilings)
+            # parsed off the event loop: a large body never stalls the other callers
+            body = await run_in_threadpool(parse_body, await read_body(request, limits), allowed, deployment, ceilings)
             problem = question_problem(body, limits.max_question_chars)
             if problem:
                 raise BadRequest(problem, 422)

@@ -18,7 +18,10 @@ _reading_only: ContextVar[str | None] = ContextVar("longqa_reading_only", defaul
 
 
 class ReadingOnly(ValueError):
-    """A write (an index update) asked for within `reading_only()`."""
+    """A write (an index update) asked for within `reading_only()`: an end the run expects, said in one line
+    without a traceback (graph/node.py `failure`)."""
+
+    expected = True
 
 
 @contextlib.contextmanager
