@@ -17,6 +17,7 @@ from longqa.contracts.settings import Settings, settings_of
 from longqa.contracts.state import Evidence, State, evidence_from_chunk, evidence_from_document, shown_by
 from longqa.contracts.verdicts import is_unanswerable
 from longqa.llm.answer_core import answer_core
+from longqa.llm.citations import split_sources
 from longqa.llm.model_node import LLMError, ModelSteps, Room, Window, ask, model_node
 from longqa.llm.parsing import fixed_text, read_answer
 from longqa.llm.passages import as_data
@@ -90,6 +91,9 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     )
     if text is None:
         return _failed(f"long_context: {problem}", spans, how, trace)
+    # a reader may still name passages it was not asked to (seen: "Pellham Yard [E1]", whose "e1" then counted
+    # as a word of support): the names are cut as the generator's are (llm/citations.py)
+    text = split_sources(_PASSAGE_NAMED.sub("", text))[0] or text
     answer = "unanswerable" if is_unanswerable(text) else answer_core(text, question)
     if answer != text and answer != "unanswerable":
         trace.append(f"long_context: the answer is {answer!r}; the rest of the reply restates the question")
@@ -100,6 +104,10 @@ def long_context(state: State, runtime: Runtime[Settings]) -> ModelSteps:
         "long_context_selection": how,
         "trace": [*trace, f"long_context: {how}"],
     }
+
+
+# "(Passage 2)", "[Passages 1 and 3]": the long context's own labels, named after the answer
+_PASSAGE_NAMED = re.compile(r"\s*[\[(]\s*passages?\s+\d{1,4}(?:\s*(?:,|and|&)\s*\d{1,4})*\s*[\])]", re.IGNORECASE)
 
 
 def _prompt(spans: list[Evidence], question: str) -> str:

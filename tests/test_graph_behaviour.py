@@ -288,6 +288,15 @@ def test_long_context_sends_the_whole_document_when_it_fits(run_graph, scripted,
     assert out["answer"] == "Amelie Kortsen"
 
 
+@pytest.mark.parametrize("reply", ["Amelie Kortsen [E1]", "Amelie Kortsen (Passage 1)", "Amelie Kortsen. Sources: E1"])
+def test_the_long_context_answer_names_no_passage(run_graph, scripted, reply):
+    """Seen with a stub endpoint: the reader's "Pellham Yard [E1]" kept "[E1" in the answer, and its "e1" counted as
+    a word the passages hold."""
+    name, _ = scripted({"long_context": reply})
+    out = run_graph(KEEPER_Q, model=name, strategy="lc", context_window=None)
+    assert out["answer"].rstrip(".") == "Amelie Kortsen", out["answer"]
+
+
 @pytest.mark.parametrize(
     ("reading", "generator_runs", "notes_shown"),
     [("reasoner", False, None), ("passages", True, False), ("both", True, True)],
