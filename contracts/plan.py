@@ -15,7 +15,7 @@ from longqa.analyzer.schema import Analysis
 from longqa.llm import comparison, shared_attribute
 from longqa.llm.budget_arithmetic import Overheads, per_query, planned_evidence
 
-from .settings import Settings, Strategy
+from .settings import STRATEGIES, Settings, SettingsError, Strategy
 from .state import State
 
 Workflow = Literal["direct", "split", "stepwise", "long_context"]
@@ -106,6 +106,8 @@ def run_strategy(settings: Settings, asked: str | None = None) -> Strategy:
     """The strategy a run plans by: the one its input asks for (`State.strategy`), else its settings'.
     Resolved here only: the organizer writes it into the plan (`Plan.strategy`), which every later
     reader reads; the router before the plan (graph/graph.py `after_prepare`) asks this too."""
+    if asked and asked not in STRATEGIES:  # an input the server's checks did not see (a library caller's)
+        raise SettingsError(f"strategy: one of {', '.join(STRATEGIES)} (got {str(asked)[:40]!r})")
     return asked or settings.strategy  # type: ignore[return-value]
 
 

@@ -9,7 +9,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 
 from longqa.contracts.failure import fail
-from longqa.contracts.settings import Settings, settings_of
+from longqa.contracts.plan import run_strategy
+from longqa.contracts.settings import Settings, SettingsError, settings_of
 from longqa.contracts.state import State
 from longqa.retrieval import DocumentError
 from longqa.retrieval.index.progress import library_progress
@@ -62,8 +63,9 @@ def prepare(state: State, runtime: Runtime[Settings]) -> dict:
         question = question_of(state)
         if not question:
             raise InputError("no question: pass 'question' or a human message")
+        run_strategy(settings, state.get("strategy"))  # an unknown name ends the run here, in one line
         opened = open_library(state, settings, library_progress("prepare"))
-    except (InputError, DocumentError, KeyError) as e:
+    except (InputError, DocumentError, KeyError, SettingsError) as e:
         message = e.args[0] if isinstance(e, KeyError) else str(e)
         return fail("prepare", f"input: {message}", **own, question=question, trace=[f"prepare: {message}"])
     history = history_of(state)

@@ -37,6 +37,13 @@ def test_a_failing_store_at_prepare_is_reported_not_raised(run_graph, monkeypatc
     assert "No space left on device" in out["error"]
 
 
+def test_an_unknown_strategy_in_the_input_ends_the_run_in_one_line(run_graph, report):
+    """Seen on the LangGraph server: an input's "strategy": "bogus" ran as an unknown plan, answered, ungrounded."""
+    out = run_graph("Who manages the northern terminal?", inputs={"texts": [report], "strategy": "bogus"})
+    assert out["status"] == "error" and out["route"] == ["prepare", "respond"]
+    assert out["error"].startswith("input: strategy: one of rag, lc, self-route") and "'bogus'" in out["error"]
+
+
 def test_a_missing_api_key_is_an_error_in_the_output_not_a_crash(run_graph, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = run_graph(

@@ -230,6 +230,14 @@ def test_a_run_input_of_the_wrong_shape_is_422(keyed: KeyedServer, fields: dict,
     assert CODES[0] not in text
 
 
+def test_an_unknown_strategy_in_a_runs_input_is_422(keyed: KeyedServer) -> None:
+    """Seen: an input's "strategy": "bogus" ran as an unknown plan, answered and ungrounded."""
+    alice = keyed.client(keyed.alice)
+    question = {"question": OBSERVATORY_Q, "documents": [ATLAS], "strategy": "bogus"}
+    status, text = refused(lambda: alice.runs.wait(None, "longqa", input=question, context={"model": "scripted"}))
+    assert status == 422 and "'strategy' must be one of rag, lc, self-route" in text, (status, text)
+
+
 def test_a_thread_state_update_is_held_to_the_keys_grants(keyed: KeyedServer) -> None:
     alice = keyed.client(keyed.alice)
     thread = alice.threads.create()["thread_id"]

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from longqa.contracts.ceilings import Ceilings
+from longqa.contracts.settings import STRATEGIES
 from longqa.retrieval.index.library.manifest import valid_name
 
 SHOWN = 80  # characters of a caller's value or name an error echoes
@@ -142,13 +143,15 @@ class QuestionInput(_Body):
 
     question: str | None = None
     messages: list[Any] | None = None  # chat messages: LangGraph's own schema checks each
-    strategy: str | None = None  # the graph checks the name
+    strategy: str | None = None  # one of STRATEGIES (seen: "bogus" ran, ungrounded, as an unknown plan)
 
     @field_validator("question", "strategy", mode="before")
     @classmethod
     def _text(cls, value: Any, info) -> str | None:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"'{info.field_name}' must be a string (got {type(value).__name__})")
+        if info.field_name == "strategy" and value is not None and value not in STRATEGIES:
+            raise ValueError(f"'strategy' must be one of {', '.join(STRATEGIES)} (got {value[:40]!r})")
         return value
 
     @field_validator("messages", mode="before")
