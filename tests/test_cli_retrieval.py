@@ -110,6 +110,19 @@ def test_index_several_granularities(report, capsys):
     assert list(sizes) == ["40", "64"] and sizes["40"] > sizes["64"]
 
 
+def test_an_index_run_builds_at_most_three_distinct_granularities(report, capsys):
+    """Seen: `-g 100 200 300 400` built four (the servers refuse a fourth), `-g 150 150` printed g=150 twice and
+    `-g 100000000` was taken."""
+    assert main(["index", str(report), "-g", "40", "64", "80", "96"]) == 2
+    assert "at most 3 granularities per index run (got 4: 40, 64, 80, 96)" in capsys.readouterr().err
+    assert main(["index", str(report), "-g", "40", "40", "40", "40"]) == 0
+    _, summary = index_output(capsys.readouterr().out)
+    assert list(chunks_at(summary)) == ["40"]
+    with pytest.raises(SystemExit):
+        main(["index", str(report), "-g", "100000000"])
+    assert "granularity must be 8 to 4,096 tokens (got 100,000,000)" in capsys.readouterr().err
+
+
 def test_home_option_overrides_the_environment(report, capsys, tmp_path, isolated_longqa_home):
     home = tmp_path / "elsewhere"
     assert main(["--home", str(home), "index", str(report), "-g", "40"]) == 0
@@ -162,7 +175,7 @@ def test_bad_weights_are_a_usage_error(report, capsys, weights):
         (["--k", "0"], "must be at least 1"),
         (["--depth", "-2"], "must be at least 1"),
         (["--k", "two"], "expected a whole number"),
-        (["-g", "4"], "granularity must be at least 8"),
+        (["-g", "4"], "granularity must be 8 to 4,096 tokens"),
     ],
 )
 def test_bad_numbers_are_a_usage_error(report, capsys, args, message):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from longqa.services.inputs import InputError
+
 GRANULARITY_HELP = "chunk size in tokens (OkraLong uses 150, 256, 400; Std-RAG 512)"
 ANALYZER_HELP = (
     "analyzer backend (default $LONGQA_ANALYZER or local): local = trained, no LLM "
@@ -34,12 +36,27 @@ def positive_float(text: str) -> float:
     return value
 
 
+MAX_GRANULARITY = 4096  # tokens: the largest chunk size a deployment's ceilings may name (contracts/ceilings.py)
+MAX_INDEX_GRANULARITIES = 3  # chunk sizes one index run builds, as the servers allow (longqa/http/requests.py)
+
+
 def granularity(text: str) -> int:
-    """An argument type: a chunk size in tokens, at least 8."""
+    """An argument type: a chunk size in tokens, 8 to 4,096."""
     value = positive_int(text)
-    if value < 8:
-        raise argparse.ArgumentTypeError(f"granularity must be at least 8 tokens (got {value})")
+    if not 8 <= value <= MAX_GRANULARITY:
+        raise argparse.ArgumentTypeError(f"granularity must be 8 to {MAX_GRANULARITY:,} tokens (got {value:,})")
     return value
+
+
+def index_granularities(sizes: list[int]) -> list[int]:
+    """`index -g`'s sizes, each once, at most three (each one chunks and embeds the whole library again)."""
+    distinct = list(dict.fromkeys(sizes))
+    if len(distinct) > MAX_INDEX_GRANULARITIES:
+        raise InputError(
+            f"at most {MAX_INDEX_GRANULARITIES} granularities per index run (got {len(distinct)}: "
+            f"{', '.join(map(str, distinct))}); index the others in another run"
+        )
+    return distinct
 
 
 def weights(text: str) -> tuple[float, float]:

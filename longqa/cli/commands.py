@@ -17,6 +17,7 @@ from longqa.cli.arguments import (
     add_model_arguments,
     add_set_argument,
     granularity,
+    index_granularities,
     positive_float,
     positive_int,
     query,
@@ -70,6 +71,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     """`longqa index`: index the paths as one library and print what was added, changed, removed and skipped (with
     `-q`: the summary line alone), and a count of every file seen."""
     settings = _index_settings(args)
+    args.granularity = index_granularities(args.granularity)
     t0 = time.perf_counter()
     with LibraryProgress(not args.quiet) as progress:
         opened = index_library({"documents": args.paths, **scope_of(args)}, settings, args.granularity, progress)
