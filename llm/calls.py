@@ -33,7 +33,7 @@ from longqa.retrieval.tokens import default_counter
 
 from .budget import prompt_tokens as counted_prompt
 from .budget import served_tokens
-from .budget_arithmetic import affordable, retry_affordable
+from .budget_arithmetic import affordable, retry_affordable, spent
 from .errors import (
     context_numbers,
     cut_structured_reply,
@@ -212,6 +212,15 @@ class _Call:
         self.unaffordable = not retry_affordable(self.records, self.allowance)
         return self.unaffordable
 
+    def no_retry(self) -> str:
+        """Why a retry that was due was not made: the question budget's numbers, the spent and the next together."""
+        prompt = int(self.records[-1].get("input_tokens") or 0) if self.records else 0
+        return (
+            f"no retry: another attempt would cost its {prompt:,}-token prompt again, and the question budget left "
+            f"{self.allowance:,} input tokens for this call's attempts, {spent(self.records):,} of them spent "
+            "(raise question_budget to allow retries)"
+        )
+
     def retrying(self, kind: type[Retrying] | type[AsyncRetrying]) -> Any:
         return kind(
             stop=stop_after_attempt(max(0, self.spec.max_retries) + 1) | self.over_allowance,
@@ -232,7 +241,7 @@ class _Call:
             f"{self.node}: model call failed ({what}; "
             f"{tried} attempt{'s' if tried != 1 else ''}, max_retries={retries}"
             + (", a timeout is not retried" if kind in ("timeout", "deadline") and retries else "")
-            + (f", no retry: the question budget leaves {self.allowance} tokens for it" if self.unaffordable else "")
+            + (f", {self.no_retry()}" if self.unaffordable else "")
             + ")",
             usage=self.records,
             kind=kind,

@@ -196,9 +196,13 @@ def test_a_retry_is_made_only_when_the_budget_can_pay_for_it(monkeypatch):
     with OpenAIStub(fail_first=1, fail_status=503, retry_after_ms=1, count_fn=lambda t: prompt_tokens(t)) as stub:
         settings = Settings(model="openai:stub-model", base_url=stub.base_url, max_retries=2)
         cost = prompt_tokens(messages)
-        with pytest.raises(LLMError, match="no retry: the question budget leaves") as failed:
+        with pytest.raises(LLMError, match="no retry: another attempt would cost its") as failed:
             call_llm(settings, "generate", messages, max_tokens=8, allowance=int(1.5 * cost))
         assert len(failed.value.usage) == 1 and failed.value.usage[0]["input_tokens"] > 0  # charged
+        charged = failed.value.usage[0]["input_tokens"]
+        # the numbers that decided it (an auditor read "leaves 974 tokens" beside a 677-token prompt as room)
+        said = f"{charged:,}-token prompt again, and the question budget left {int(1.5 * cost):,} input tokens"
+        assert said in str(failed.value) and f"{charged:,} of them spent" in str(failed.value)
         stub.fail_first = 2  # the stub counts requests: the next one fails too, the one after answers
         reply = call_llm(settings, "generate", messages, max_tokens=8, allowance=3 * cost)
         assert [r["outcome"] for r in reply.usage][0] == "error" and len(reply.usage) == 2
