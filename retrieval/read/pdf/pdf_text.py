@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from itertools import pairwise
 
 # Fonts without a ToUnicode map make extractors print glyph names or ids instead of letters:
 # "/g68/g83", "/G12", "glyph123", "/uni0041", pdfminer's "(cid:12)".
@@ -25,6 +26,10 @@ _ALIGNED_GAP = re.compile(r"\S(?: {2,}|\t+)(?=\S)")  # loaders' aligned-row test
 FURNITURE_SHARE = 0.6  # a line repeated at the top or bottom of this share of pages is a header/footer
 MIN_PAGES = 3  # fewer pages than this cannot show what repeats
 EDGE_LINES = 2  # how many non-blank lines at the top and at the bottom of a page can be furniture
+# the word before a page number that labels it as one: "Page 3 of 10", "p. 12", "Seite 4"
+_PAGE_LABELS = frozenset({"page", "pages", "p", "pp", "pg", "pag", "pagina", "página", "seite", "side", "sida", "sivu"})
+_PUNCT = ".,:;|·•-–—()[]"
+_ROMAN_DIGITS = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 
 
 def clean_pdf_pages(pages: list[str]) -> list[str]:
@@ -67,15 +72,83 @@ def furniture_key(line: str) -> str:
 
 
 def _drop_furniture(pages: list[str]) -> list[str]:
+    """The pages without their running headers and footers. A page whose every line would go (a
+    page of one sentence, repeated with only its numbers changed) keeps its lines: removal never
+    takes away a page's only text, so it never empties a document that had a text layer."""
     if len(pages) < MIN_PAGES:
         return pages
     edges = [_edge_lines(page) for page in pages]
     repeated = _repeated_keys(edges)
+    running = {zone_key for zone_key in repeated if _varies_like_furniture(_occurrences(pages, edges, zone_key))}
     out = []
     for page, (top, bottom) in zip(pages, edges, strict=True):
-        drop = _run_from_edge(top, "top", repeated) | _run_from_edge(bottom, "bottom", repeated)
-        out.append("\n".join(line for i, line in enumerate(page.split("\n")) if i not in drop))
+        lines = page.split("\n")
+        drop = _run_from_edge(top, "top", running) | _run_from_edge(bottom, "bottom", running)
+        if all(i in drop for i, line in enumerate(lines) if line.strip()):
+            drop = set()  # nothing but furniture left: keep the page as it is
+        out.append("\n".join(line for i, line in enumerate(lines) if i not in drop))
     return out
+
+
+def _occurrences(
+    pages: list[str], edges: list[tuple[list[tuple[int, str | None]], ...]], zone_key: tuple[str, str]
+) -> list[tuple[int, str]]:
+    """(page index, line) of each edge line, in page order, that has this zone and key."""
+    zone, key = zone_key
+    side = 0 if zone == "top" else 1
+    found = []
+    for p, (page, edge) in enumerate(zip(pages, edges, strict=True)):
+        lines = page.split("\n")
+        found += [(p, lines[i]) for i, k in sorted(edge[side]) if k == key]
+    return found
+
+
+def _varies_like_furniture(occurrences: list[tuple[int, str]]) -> bool:
+    """Whether lines that read alike once their numbers are made generic are one running header or
+    footer: its numbers are all the same on every page, or all but one, and that one counts the pages
+    (a page number, standing at the line's start or end or after a word such as "Page"). A line whose
+    numbers change otherwise (a date and an amount, an entry number beside the page number, a chapter
+    number) differs from page to page: it is content."""
+    numbers = [_line_numbers(line) for _, line in occurrences]
+    if len({len(n) for n in numbers}) > 1:
+        return False
+    changing = [j for j in range(len(numbers[0])) if len({n[j][1] for n in numbers}) > 1]
+    if not changing:
+        return True
+    if len(changing) > 1:
+        return False
+    j = changing[0]
+    placed = all(n[j][0] for n in numbers)
+    return placed and _counts_pages([p for p, _ in occurrences], [n[j][1] for n in numbers])
+
+
+def _line_numbers(line: str) -> list[tuple[bool, int]]:
+    """Each number of a line, in the order `furniture_key` marks them with "#": (whether it stands
+    where a page number stands, its value). Roman numerals that are a word of their own count."""
+    words = [w for w in line.lower().split() if any(c.isalnum() for c in w)]  # "-", "|", "·" aside
+    numbers: list[tuple[bool, int]] = []
+    for at, word in enumerate(words):
+        placed = at in (0, len(words) - 1) or (at > 0 and words[at - 1].strip(_PUNCT) in _PAGE_LABELS)
+        if _ROMAN.fullmatch(word):
+            numbers.append((placed, _roman_value(word)))
+        else:
+            numbers += [(placed, int(digits)) for digits in _DIGITS.findall(word)]
+    return numbers
+
+
+def _roman_value(numeral: str) -> int:
+    values = [_ROMAN_DIGITS[c] for c in numeral]
+    return sum(-v if v < after else v for v, after in zip(values, [*values[1:], 0], strict=True))
+
+
+def _counts_pages(page_indexes: list[int], values: list[int]) -> bool:
+    """Whether a number follows the page order: from one of its pages to the next it grows by as
+    many as the pages between them, at least half the time (a restart from roman front matter to
+    arabic numbers, or a page left out of the file, may break the rest)."""
+    steps = list(zip(page_indexes, values, strict=True))
+    pairs = list(pairwise(steps))
+    counted = sum(1 for (p, v), (q, w) in pairs if w - v == q - p)
+    return 2 * counted >= len(pairs)
 
 
 def _run_from_edge(edge: list[tuple[int, str | None]], zone: str, repeated: set[tuple[str, str]]) -> set[int]:
