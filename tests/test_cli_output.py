@@ -202,6 +202,16 @@ def test_a_subfolder_with_other_patterns_or_no_indexed_parent_gets_a_library_of_
     assert len(_libraries(indexed)) == len(before) + 1
 
 
+def test_an_ask_that_fails_writes_its_error_on_stderr_not_as_the_answer(tmp_path):
+    """Seen: `ask` over an empty folder printed `Error: input: no readable documents` on stdout, where a script
+    reads the answer."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _cli(tmp_path / "home", "ask", str(empty), "Who keeps the lighthouse?", "-q")
+    assert done.returncode == 1 and done.stdout == ""
+    assert "Error: input: no readable documents" in done.stderr
+
+
 def test_filler_passages_are_not_shown_unless_cited():
     from longqa.cli.answer import render
 

@@ -38,8 +38,8 @@ def render(
                 "No LLM configured: evidence only (set LONGQA_MODEL, e.g. openai:gpt-4o-mini, to get an answer).",
                 file=out,
             )
-    elif status == "error":
-        print(f"Error: {result.get('error')}", file=out)
+    elif status == "error":  # on stderr where the answer would go to stdout: a script reading stdout gets no answer
+        print(f"Error: {result.get('error')}", file=sys.stderr if out is sys.stdout else out)
     else:
         label = f" [{result['model']}]" if result.get("model") else ""
         print(f"Answer{label}: {result.get('answer')}", file=out)
