@@ -291,7 +291,11 @@ def test_epub_with_a_broken_package_document(tmp_path):
 
 def test_epub_package_declaring_entities_is_refused(tmp_path):
     laughs = b'<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "aaaaaaaa"><!ENTITY b "&a;&a;&a;">]><package/>'
-    refused(make_epub(tmp_path / "laughs.epub", {"OEBPS/content.opf": laughs}), "declares XML entities")
+    refused(make_epub(tmp_path / "laughs.epub", {"OEBPS/content.opf": laughs}), "declares a document type or XML")
+    # seen: a UTF-16 package passed a byte search for "<!ENTITY" and its entity was expanded
+    utf16 = '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE p [<!ENTITY a "LEAK">]><package>&a;</package>'
+    wide = make_epub(tmp_path / "utf16.epub", {"OEBPS/content.opf": utf16.encode("utf-16")})
+    refused(wide, "declares a document type or XML entities (refused)")
 
 
 def test_zip_with_another_mimetype(tmp_path):
