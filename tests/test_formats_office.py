@@ -161,11 +161,12 @@ def test_tsv_is_split_on_tabs_and_pipes_in_cells_do_not_break_columns(tmp_path):
     assert load_document(path).text == "| Role | Count |\n|---|---|\n| Pilot / senior | 12 |"
 
 
-def test_csv_with_a_field_over_the_size_limit_is_refused(tmp_path):
+def test_csv_with_a_field_over_csvs_default_size_limit_is_read(tmp_path):
+    """csv's own limit (131,072 characters a field) refused a whole legitimate file; the text reader's bound holds."""
     path = tmp_path / "field.csv"
-    path.write_text('a,b\n"' + "x " * 200_000 + '",1\n', "utf-8")
-    with pytest.raises(DocumentError, match="malformed CSV at line"):
-        load_document(path)
+    path.write_text('a,b\n"' + "x " * 100_000 + 'end of note",1\n', "utf-8")
+    text = load_document(path).text
+    assert text.startswith("| a | b |") and "end of note | 1 |" in text
 
 
 def test_a_single_column_csv_reads_as_one_column(tmp_path):

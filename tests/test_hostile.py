@@ -98,6 +98,33 @@ def test_a_link_out_of_a_walked_folder_is_not_followed(tmp_path, home):
     assert "PLOVER-7731" in named.stdout, named.stdout + named.stderr
 
 
+def test_a_pdf_whose_stream_length_refers_to_itself_is_a_named_unreadable_pdf(tmp_path):
+    """Seen: pypdf meets a /Length reference loop as an AttributeError, which fell through to the worker's
+    catch-all as "cannot be read (AttributeError)"."""
+    text = b"BT /F1 12 Tf 72 700 Td (The loop file names Orm Talby.) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+        b"<< /Length 6 0 R >>\nstream\n" + text + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"7 0 R",
+        b"6 0 R",
+    ]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    path = tmp_path / "length_loop.pdf"
+    path.write_bytes(bytes(out))
+    with pytest.raises(DocumentError, match=r"length_loop\.pdf: unreadable PDF \(AttributeError"):
+        load_document(path)
+
+
 def test_an_unreadable_file_is_a_named_error(tmp_path, monkeypatch):
     """Permission denied (played by the open call: this suite may run as root, which reads anything)."""
     path = tmp_path / "locked.txt"

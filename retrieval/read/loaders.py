@@ -289,8 +289,9 @@ def _read_pdf(path: Path, max_words: int, notes: list[str], ocr_pages: list[int]
         ocr_pages += fill_scanned_pages(path, pages, notes)  # pages with no text layer (scans) read by OCR
     except DocumentError:
         raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError, MemoryError, RecursionError) as e:
-        # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb)
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError, MemoryError, RecursionError) as e:
+        # PyPdfError covers PdfReadError and LimitReachedError (a decompression bomb); pypdf meets a corrupt object
+        # graph (seen: a /Length that refers to itself) as an AttributeError on the object it got
         raise DocumentError(path, f"unreadable PDF ({type(e).__name__}: {str(e)[:200]})") from None
     blocks = [_pdf_layout_to_blocks(page) for page in clean_pdf_pages(repair_words(pages))]
     if not any(b.strip() for b in blocks):

@@ -249,6 +249,9 @@ def csv_to_text(path: Path, text: str, max_words: int, tab: bool) -> str:
     """Decoded delimited text (read by the bounded text reader) as one pipe table; a .tsv is split
     on tabs, a .csv on the delimiter the sniffer finds in its first 8 KiB (`,` when it finds none)."""
     delimiter = "\t" if tab else _sniff(text[:SNIFF_BYTES])
+    # a field may be as long as the text the bounded reader let in (seen: one 131,073-character field, over csv's
+    # default limit, refused a whole legitimate file); process-wide and only ever raised, to what is in memory
+    csv.field_size_limit(max(csv.field_size_limit(), len(text) + 1))
     reader = csv.reader(io.StringIO(text), delimiter=delimiter)
     try:
         rows = _table(reader, _Cells(path, "CSV", max_words))
