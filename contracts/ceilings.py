@@ -141,6 +141,13 @@ def _problem(error: Mapping[str, Any], field: str | None = None) -> str:
     return f"{where}: {message[:200]} (got {_shown(error.get('input'))})"
 
 
+def _numeric(name: str) -> bool:
+    """Whether a run setting takes a number (and no true/false)."""
+    field = RunContext.model_fields.get(name)
+    text = str(field.annotation) if field is not None else ""
+    return ("int" in text or "float" in text) and "bool" not in text
+
+
 def caller_context(context: Any, ceilings: Ceilings | None = None) -> RunContext:
     """A caller's run context as RunContext, or InvalidSettings naming the first field that is
     unknown, fixed by the deployment, not a valid value, or over its ceiling."""
@@ -158,6 +165,8 @@ def caller_context(context: Any, ceilings: Ceilings | None = None) -> RunContext
         for name, value in context.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise InvalidSettings(f"{name}: must be a finite number (got {value!r})")
+            if isinstance(value, bool) and _numeric(name):  # seen: "question_budget": true ran as a budget of 1
+                raise InvalidSettings(f"{name}: must be a number (got {str(value).lower()})")
         try:
             chosen = RunContext(**context)
         except ValidationError as e:

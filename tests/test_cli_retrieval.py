@@ -176,6 +176,8 @@ def test_bad_weights_are_a_usage_error(report, capsys, weights):
         (["--depth", "-2"], "must be at least 1"),
         (["--k", "two"], "expected a whole number"),
         (["-g", "4"], "granularity must be 8 to 4,096 tokens"),
+        (["--set", "timeout_s=nan"], "timeout_s: must be a finite number (got 'nan')"),
+        (["--set", "context_window=-inf"], "context_window: must be a finite number"),
     ],
 )
 def test_bad_numbers_are_a_usage_error(report, capsys, args, message):

@@ -108,4 +108,6 @@ def assignment(text: str) -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected FIELD=VALUE (got {text!r})")
+    if value.strip().lower().lstrip("+-") in ("nan", "inf", "infinity"):  # pydantic would say "less than or equal to"
+        raise argparse.ArgumentTypeError(f"{key.strip()}: must be a finite number (got {value.strip()!r})")
     return key.strip(), value.strip()
