@@ -22,7 +22,7 @@ from longqa.retrieval.index.library.manifest import (
     document_members,
     file_key,
     file_members,
-    valid_name,
+    name_problem,
 )
 from longqa.retrieval.index.library.reading_only import is_reading_only
 from longqa.retrieval.read.bounded import reader_for
@@ -330,8 +330,10 @@ def _input_name(state: Mapping[str, Any], found: FileSet, documents: list) -> st
 
 def _collection(state: Mapping[str, Any]) -> str | None:
     name = state.get("collection")
-    if name and (not isinstance(name, str) or not valid_name(name)):
-        raise InputError(f"collection name {name!r}: use letters, digits, '-', '_' or '.'")
+    if name is not None and not isinstance(name, str):
+        raise InputError(f"'collection' must be a name (got {type(name).__name__})")
+    if name and (problem := name_problem(name)):
+        raise InputError(problem)
     return name or None
 
 

@@ -178,6 +178,7 @@ def test_bad_weights_are_a_usage_error(report, capsys, weights):
         (["-g", "4"], "granularity must be 8 to 4,096 tokens"),
         (["--set", "timeout_s=nan"], "timeout_s: must be a finite number (got 'nan')"),
         (["--set", "context_window=-inf"], "context_window: must be a finite number"),
+        (["--width", "-5"], "must be at least 1 (got -5)"),
     ],
 )
 def test_bad_numbers_are_a_usage_error(report, capsys, args, message):
@@ -185,6 +186,24 @@ def test_bad_numbers_are_a_usage_error(report, capsys, args, message):
         main(["search", str(report), "storm", *args])
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("", "--collection: a library name cannot be empty"), ("a" * 300, "is 300 characters; at most 128")],
+)
+def test_a_bad_collection_name_says_what_is_wrong_with_it(report, capsys, name, says):
+    """Seen: `--collection ""` was ignored (the default library searched) and a 300-character name was refused for
+    its letters and echoed whole."""
+    assert main(["search", str(report), "storm", "--collection", name]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "a" * 100 not in err
+
+
+def test_an_empty_question_is_a_usage_error(report, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["ask", "--no-warm", str(report), "   "])
+    assert e.value.code == 2 and "the question is empty" in capsys.readouterr().err
 
 
 def test_empty_query_is_a_usage_error(report, capsys):

@@ -77,6 +77,13 @@ def query(text: str) -> str:
     return text
 
 
+def question_text(text: str) -> str:
+    """An argument type: a question that is not blank (the graph's own message names its input fields)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the question is empty")
+    return text
+
+
 def add_model_arguments(parser: argparse.ArgumentParser, model_help: str, base_url_help: str) -> None:
     """--model, --base-url, --analyzer and --context-window: the model a run calls (ask and eval share them)."""
     parser.add_argument("--model", default=None, help=model_help)

@@ -21,6 +21,7 @@ from longqa.cli.arguments import (
     positive_float,
     positive_int,
     query,
+    question_text,
     weights,
 )
 from longqa.cli.build_cli import add_index_together_parser
@@ -33,6 +34,7 @@ from longqa.contracts.settings import STRATEGIES, Settings, SettingsError, check
 from longqa.evals.cli import add_eval_parser
 from longqa.retrieval import DocumentError
 from longqa.retrieval.index.embed.embedder_errors import EmbedderMismatch, EmbedderUnavailable
+from longqa.retrieval.index.library.manifest import name_problem
 from longqa.retrieval.read.folders import left_out_summary, skip_summary
 from longqa.services.inputs import InputError, Opened, index_library, open_library
 from longqa.services.stores import searcher_for
@@ -56,7 +58,10 @@ def add_scope_arguments(p: argparse.ArgumentParser, collection: bool = True) -> 
 
 
 def scope_of(args: argparse.Namespace) -> dict:
-    """`--collection`, `--include` and `--exclude`, as the question graph takes them."""
+    """`--collection`, `--include` and `--exclude`, as the question graph takes them (an empty --collection is an
+    error, not the default library)."""
+    if args.collection is not None and (problem := name_problem(args.collection)):
+        raise InputError(f"--collection: {problem}")
     return {"collection": args.collection, "include": args.include or [], "exclude": args.exclude or []}
 
 
@@ -260,7 +265,7 @@ def _add_search(sub: argparse._SubParsersAction) -> None:
         help="fusion weights DENSE:BM25 (default 1:1; OkraLong uses 3:2 or 2:3)",
     )
     p.add_argument("--depth", type=positive_int, default=20, help="each retriever's top-N before fusion (default 20)")
-    p.add_argument("--width", type=int, default=300, help="characters of each chunk to print")
+    p.add_argument("--width", type=positive_int, default=300, help="characters of each chunk to print")
     _add_quiet_and_settings(p, cmd_search)
 
 
@@ -268,7 +273,7 @@ def _add_ask(sub: argparse._SubParsersAction) -> None:
     """`longqa ask`."""
     p = sub.add_parser("ask", help="answer a question over documents (streams the graph's progress)")
     _add_library_paths(p, "read")
-    p.add_argument("question", help="the question")
+    p.add_argument("question", type=question_text, help="the question")
     add_scope_arguments(p)
     p.add_argument(
         "--strategy",

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from longqa.contracts.ceilings import Ceilings
 from longqa.contracts.settings import STRATEGIES
-from longqa.retrieval.index.library.manifest import valid_name
+from longqa.retrieval.index.library.manifest import name_problem
 
 SHOWN = 80  # characters of a caller's value or name an error echoes
 MAX_PATHS = 1000  # documents, include or exclude entries in one request
@@ -92,8 +92,8 @@ class _Body(BaseModel):
             return None
         if not isinstance(value, str):
             raise ValueError(f"'collection' must be a name (got {type(value).__name__})")
-        if not valid_name(value):
-            raise ValueError(f"collection name {shown(value)}: use letters, digits, '-', '_' or '.'")
+        if problem := name_problem(value):
+            raise ValueError(problem)
         return value
 
 

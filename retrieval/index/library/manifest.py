@@ -132,6 +132,21 @@ class Update:
         return f"version {self.version}: " + ", ".join(parts) + f"; {self.embedded:,} vectors embedded"
 
 
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot name a library (its first problem, the name shown at most 60 characters), or None."""
+    shown = repr(name[:60] + ("..." if len(name) > 60 else ""))
+    if not name:
+        return "a library name cannot be empty"
+    if len(name) > 128:
+        return f"library name {shown} is {len(name):,} characters; at most 128"
+    if name[0] == ".":
+        return f"library name {shown} starts with '.'"
+    bad = next((ch for ch in name if not (ch.isalnum() or ch in "-_.")), None)
+    if bad is not None:
+        return f"library name {shown} holds {bad!r}: use letters, digits, '-', '_' or '.'"
+    return None
+
+
 def valid_name(name: str) -> bool:
     """Whether a library name is usable as a directory and record name: 1-128 letters, digits, `-_.`, not starting
     with a dot."""
