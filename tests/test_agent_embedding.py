@@ -259,7 +259,7 @@ def test_tool_documents_argument_overrides_the_default(doc, home, tmp_path):
 
     other = tmp_path / "other.md"
     other.write_text(document_text([FACTS["cartographer"]], seed=11), "utf-8")
-    tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(home))
+    tool = longqa_tool(default_documents=[str(doc)], settings=scripted_settings(home), allowed_roots=[str(tmp_path)])
     message = tool.invoke(
         {
             "type": "tool_call",
