@@ -190,7 +190,7 @@ def test_bad_numbers_are_a_usage_error(report, capsys, args, message):
 
 @pytest.mark.parametrize(
     ("name", "says"),
-    [("", "--collection: a library name cannot be empty"), ("a" * 300, "is 300 characters; at most 128")],
+    [("", "--collection: a collection name cannot be empty"), ("a" * 300, "is 300 characters; at most 128")],
 )
 def test_a_bad_collection_name_says_what_is_wrong_with_it(report, capsys, name, says):
     """Seen: `--collection ""` was ignored (the default library searched) and a 300-character name was refused for

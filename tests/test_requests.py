@@ -22,7 +22,7 @@ from longqa.services.inputs import InputError, _paths, allowed_path
         ({"documents": ["a\x00"]}, "documents[0] holds a NUL character"),
         ({"documents": [""]}, "documents[0] is empty"),
         ({"collection": ["a"]}, "'collection' must be a name (got list)"),
-        ({"collection": "../b"}, "collection name '../b': use letters"),
+        ({"collection": "../b"}, "collection name '../b' starts with '.'"),
         ({"thread_id": 7}, "'thread_id' must be a string (got int)"),
         ({"y" * 500: 1}, "unknown field '" + "y" * 80 + "' in the body"),
     ],

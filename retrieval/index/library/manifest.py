@@ -136,14 +136,14 @@ def name_problem(name: str) -> str | None:
     """Why `name` cannot name a library (its first problem, the name shown at most 60 characters), or None."""
     shown = repr(name[:60] + ("..." if len(name) > 60 else ""))
     if not name:
-        return "a library name cannot be empty"
+        return "a collection name cannot be empty"
     if len(name) > 128:
-        return f"library name {shown} is {len(name):,} characters; at most 128"
+        return f"collection name {shown} is {len(name):,} characters; at most 128"
     if name[0] == ".":
-        return f"library name {shown} starts with '.'"
+        return f"collection name {shown} starts with '.'"
     bad = next((ch for ch in name if not (ch.isalnum() or ch in "-_.")), None)
     if bad is not None:
-        return f"library name {shown} holds {bad!r}: use letters, digits, '-', '_' or '.'"
+        return f"collection name {shown} holds {bad!r}: use letters, digits, '-', '_' or '.'"
     return None
 
 
