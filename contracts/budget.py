@@ -93,9 +93,19 @@ def sized_for(plan: Plan, state: State, settings: Settings) -> Plan:
     """`sized_plan` for this question: its prompts' overheads (the question and the conversation so
     far) and what the run has spent already (the LLM analyzer's call)."""
     from longqa.llm.budget import overheads  # counts with the tokenizer: loaded when a plan is sized
+    from longqa.retrieval.tokens import default_counter
 
     o = overheads(state["question"], state.get("history") or ())
-    return sized_plan(plan, o, settings, state.get("usage"))
+    try:
+        return sized_plan(plan, o, settings, state.get("usage"))
+    except OverBudget as e:
+        if not settings.has_llm:  # evidence only: no call to pay for (seen: a long question refused all the same)
+            reason = "question budget: no model is called, so it does not apply (the evidence is not cut to it)"
+            return plan.model_copy(update={"overheads": o, "reasons": [*plan.reasons, reason]})
+        asked = default_counter().count(state["question"])
+        if asked * 4 > (plan.question_budget or 0):  # the question itself is most of it: say so
+            raise OverBudget(f"{e} (the question itself is about {asked:,} tokens)") from None
+        raise
 
 
 def counted_by(spec: Any) -> AbstractContextManager[None]:

@@ -97,6 +97,18 @@ def test_a_budget_too_small_for_any_route_is_a_clear_error(run_graph, scripted):
     assert out["status"] in ("answered", "unanswerable") or "raise question_budget" in out["error"]
 
 
+def test_a_long_question_is_named_as_the_cause_and_without_a_model_no_budget_applies(run_graph, scripted):
+    """Seen: an evidence-only `ask` (no model, no call to pay for) of a 2,400-token question was refused by the
+    question budget, and the refusal with a model never said that the question was what did not fit."""
+    long_question = KEEPER_Q + " Answer in the words of the report." * 250
+    out = run_graph(long_question, model=None)
+    assert out["status"] == "evidence-only" and out["citations"], out.get("error")
+    assert any("no model is called, so it does not apply" in r for r in out["plan"]["reasons"])
+    name, _ = scripted({"analyzer": analyzer_reply("extractive"), "generator": ANSWER})
+    out = run_graph(long_question, model=name)
+    assert out["status"] == "error" and "raise question_budget (the question itself is about" in out["error"]
+
+
 def test_plans_are_sized_by_the_reads_of_their_route():
     o = overheads(KEEPER_Q)
     with_model = Settings(model="scripted", question_budget=1900, evidence_budget=5000)
