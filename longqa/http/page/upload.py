@@ -13,6 +13,7 @@ import base64
 import binascii
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from longqa.http.access import Caller, Denied
 from longqa.retrieval.index.library.manifest import valid_name
 
 MAX_NAME = 120
-_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+_UNSAFE = re.compile(r"[^\w. -]+")  # \w: letters and digits of any script, and "_"
 
 
 class Upload(BaseModel):
@@ -40,7 +41,8 @@ class UploadRefused(ValueError):
 
 def safe_name(name: str) -> str:
     """The file's own name (no folder), with only letters, digits, '.', '_', '-' and spaces kept."""
-    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    # fullwidth and other compatibility forms read as their plain letters first (seen: "ｓｅｃｒｅｔ．md" became "_md")
+    base = unicodedata.normalize("NFKC", name).replace("\\", "/").rsplit("/", 1)[-1]
     cleaned = _UNSAFE.sub("_", base).strip(" .")[:MAX_NAME]
     if not cleaned:
         raise UploadRefused(f"{name[:60]!r} is not a file name")
