@@ -20,6 +20,7 @@ from longqa.services.inputs import InputError, _paths, allowed_path
         ({"documents": {"b/secret.md": 1}}, "'documents' must be a list of strings (got dict)"),
         ({"documents": [["b"]]}, "documents[0] must be a string (got list)"),
         ({"documents": ["a\x00"]}, "documents[0] holds a NUL character"),
+        ({"documents": ["beta/\ud800.md"]}, "documents[0] holds a lone surrogate that no file name holds (\\ud800)"),
         ({"documents": [""]}, "documents[0] is empty"),
         ({"collection": ["a"]}, "'collection' must be a name (got list)"),
         ({"collection": "../b"}, "collection name '../b' starts with '.'"),

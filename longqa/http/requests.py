@@ -51,9 +51,21 @@ def _strings(name: str, value: Any, *, items: int = MAX_PATHS, chars: int | None
             raise ValueError(f"{name}[{i}] is empty")
         if chars is not None and "\x00" in item:
             raise ValueError(f"{name}[{i}] holds a NUL character")
+        if chars is not None and any(_not_a_name_surrogate(ch) for ch in item):
+            raise ValueError(f"{name}[{i}] holds a lone surrogate that no file name holds ({_first_surrogate(item)})")
         if chars is not None and len(item) > chars:
             raise ValueError(f"{name}[{i}] is {len(item):,} characters; at most {chars:,}")
     return values
+
+
+def _not_a_name_surrogate(ch: str) -> bool:
+    """A lone surrogate no file name decodes to: a name's undecodable bytes are \\udc80-\\udcff (surrogateescape),
+    which a caller may send for a file whose name is not UTF-8; any other (seen: "\\ud800") names nothing."""
+    return "\ud800" <= ch <= "\udfff" and not "\udc80" <= ch <= "\udcff"
+
+
+def _first_surrogate(item: str) -> str:
+    return next(f"\\u{ord(ch):04x}" for ch in item if _not_a_name_surrogate(ch))
 
 
 def paths_of(value: Any) -> list[str]:
