@@ -13,7 +13,7 @@ only its own update:
   which the model-node driver gives every call; it updates the library, so on the LangGraph server
   it runs in a thread that stops within its step when the run is cancelled (nodes/stoppable.py);
 - on the LangGraph server, a caller without the `index` grant runs every node reading only over the collection
-  it names (services/reading_scope.py).
+  it names (nodes/run_scope.py, services/reading_scope.py).
 An invalid run setting (the caller's or the environment's mistake) is one line, without a traceback;
 any other failure is logged in full."""
 
@@ -32,8 +32,8 @@ from langgraph.types import Overwrite
 from longqa.contracts.budget import counted_by
 from longqa.contracts.failure import ended, fail
 from longqa.contracts.settings import Settings, SettingsError, settings_of
+from longqa.nodes.run_scope import run_scope
 from longqa.nodes.stoppable import stoppable
-from longqa.services.reading_scope import run_scope
 
 __all__ = ["as_node", "ended", "failure"]
 

@@ -3,12 +3,11 @@ indexed: a run setting that would chunk it another way (`chunking`, a chunk size
 it was indexed are refused in one line (retrieval/index/library/reading_only.py) instead of re-indexing the
 collection, for every tenant, from a key that may not index (an auditor saw an ask-only key republish a collection
 at each new `chunking`). `longqa serve` knows its caller (longqa/http/ask_only.py); on the LangGraph server the run's
-config carries the authenticated user (`langgraph_auth_user`, from longqa/http/auth.py), read here by the node
-wrapper (graph/node.py)."""
+config carries the authenticated user (`langgraph_auth_user`, from longqa/http/auth.py), read by nodes/run_scope.py,
+which the node wrapper (graph/node.py) enters."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -27,30 +26,6 @@ def may_write(grants: Iterable[str] | None, state: Mapping[str, Any]) -> bool:
         return True
     held = set(grants)
     return "index" in held or "admin" in held
-
-
-def _server_grants() -> list[str] | None:
-    """The grants of the LangGraph server's authenticated caller of this run, or None outside such a run."""
-    try:
-        from langgraph.config import get_config
-
-        configurable = get_config().get("configurable") or {}
-    except RuntimeError:  # not inside a runnable's context
-        return None
-    user = configurable.get("langgraph_auth_user")
-    if user is None:
-        return None
-    permissions = configurable.get("langgraph_auth_permissions")
-    if permissions is None:
-        permissions = user.get("permissions") if hasattr(user, "get") else getattr(user, "permissions", None)
-    return list(permissions or [])
-
-
-def run_scope(state: Mapping[str, Any]) -> contextlib.AbstractContextManager[None]:
-    """Reading only for a LangGraph-server run by a caller who may not index the collection it names."""
-    if isinstance(state, Mapping) and not may_write(_server_grants(), state):
-        return reading_only(NOT_INDEXING)
-    return contextlib.nullcontext()
 
 
 class ReadingGraph:

@@ -187,7 +187,7 @@ def test_ask_takes_a_timeout(tmp_path):
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
         n_requests = len(stub.requests)
     assert done.returncode == 1, done.stderr
-    assert "Timeout" in done.stdout and "Traceback" not in done.stderr + done.stdout
+    assert "Timeout" in done.stderr and "Traceback" not in done.stderr + done.stdout  # the error on stderr
     assert n_requests == 1
 
 

@@ -23,8 +23,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 from longqa.contracts.settings import Settings
 from longqa.graph.graph import graph
 from longqa.retrieval.cancel import cancelled_by
-
-from .tool_scope import ScopeRefused, ToolScope, WalkStopped
+from longqa.runner.tool_scope import ScopeRefused, ToolScope, WalkStopped
 
 DEFAULT_MAX_FILES = 1000  # files the paths one call names may hold (the builder's default documents excepted)
 STOP_GRACE_S = 2.0  # after the deadline, how long a call waits for its run to stop at its next check
