@@ -9,7 +9,9 @@
   error or another 4xx is not.
 - `schema` asks for JSON-schema constrained output (`response_format`) where the endpoint speaks
   OpenAI's API; an endpoint that refuses it is asked again without it, and remembered.
-- A reply cut at the cap (`finish_reason == "length"`) comes back marked `truncated`.
+- A reply cut at the cap (`finish_reason == "length"`) comes back marked `truncated`. So does one
+  that ran past it (a server that ignores `max_tokens`): its body is read no further than the cap
+  allows and its text is cut to what the call asked for before anything reads it (llm/reply_bounds.py).
 - `call_llm` waits in the caller's thread; `acall_llm` is the same call awaited on the event loop
   (`ainvoke`: the server's path, llm/model_node.py). Both follow one plan (`_Call`).
 """
@@ -44,6 +46,7 @@ from .errors import (
     wait_before_retry,
 )
 from .models import ModelSpec, chat_model, chat_model_for_loop, speaks_openai
+from .reply_bounds import PAST_CAP, kept_reply, overlong
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,11 @@ class Reply:
     def truncated(self) -> bool:
         """The model hit its cap: the text is cut, not an answer."""
         return self.finish_reason == "length"
+
+    @property
+    def past_cap(self) -> str | None:
+        """How the reply ran past its cap, where the server ignored it (then `truncated` too)."""
+        return self.meta.get(PAST_CAP)
 
 
 # endpoints (base URLs) that refused `response_format`: asked without it from then on
@@ -186,11 +194,22 @@ class _Call:
             return DeadlineReached(f"the run's deadline (deadline_s) came {bound:.1f} s into this attempt")
         return None
 
-    def answered(self, reply: AIMessage, t0: float) -> tuple[AIMessage, str]:
-        text = reply.content if isinstance(reply.content, str) else _text_of(reply)
+    def answered(self, reply: AIMessage, t0: float, past: str | None = None) -> tuple[AIMessage, str]:
+        """The attempt's reply on the ledger, its text first cut to what the call asked for (nothing after
+        reads more); one that ran past its cap (or `past`: its body was not read) is a reply cut at it."""
+        text, cut = kept_reply(reply.content if isinstance(reply.content, str) else _text_of(reply), self.max_tokens)
+        past = past or cut
         seconds = time.perf_counter() - t0
         model = self.spec.model or ""
-        self.records.append(usage_record(self.node, model, self.messages, reply, text, seconds, self.counted))
+        record = usage_record(self.node, model, self.messages, reply, text, seconds, self.counted)
+        if past is not None:
+            # charged its cap, estimated, whatever the server said: the call asked for at most that, what came
+            # beyond was dropped unread, and a server that ignores max_tokens says what it likes in
+            # `completion_tokens` (5,000,000): the totals and cost would count output no one read
+            record = {**record, "output_tokens": self.max_tokens, "estimated": True}
+            meta = {**(reply.response_metadata or {}), "finish_reason": "length", PAST_CAP: past}
+            reply = reply.model_copy(update={"content": text, "response_metadata": meta})
+        self.records.append(record)
         return reply, text
 
     def recovered(self, e: Exception, t0: float, bound: float, by_deadline: bool) -> tuple[AIMessage, str] | None:
@@ -200,6 +219,9 @@ class _Call:
         cut = cut_structured_reply(e)
         if cut is not None:
             return self.answered(cut, t0)
+        too_long = overlong(e)
+        if too_long is not None:  # its body passed what the cap allows: a reply cut at its cap, unread
+            return self.answered(AIMessage(content=""), t0, past=str(too_long))
         if self.drops_schema(e):
             return None
         deadline = self.failed(e, t0, bound, by_deadline)
@@ -257,9 +279,10 @@ class _Call:
         if finish == "length":
             self.records[-1]["outcome"] = "truncated"
         done = self.records[-1]
-        emit(
-            self.node, "model", f"{self.spec.model} answered: {done['output_tokens']} tokens in {done['seconds']:.1f} s"
-        )
+        said = f"answered: {done['output_tokens']} tokens in {done['seconds']:.1f} s"
+        if meta.get(PAST_CAP):
+            said = f"ran past max_tokens={self.max_tokens} in {done['seconds']:.1f} s: {meta[PAST_CAP]}"
+        emit(self.node, "model", f"{self.spec.model} {said}")
         return Reply(text=text, usage=self.records, finish_reason=finish, meta=meta)
 
 

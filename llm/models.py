@@ -15,6 +15,8 @@ from typing import Protocol
 import httpx
 from langchain_core.language_models import BaseChatModel
 
+from .reply_bounds import bounded_async_client, bounded_client
+
 log = logging.getLogger(__name__)
 
 DEFAULT_CONTEXT_WINDOW = 32768  # used only when neither an override nor the model's profile says
@@ -76,7 +78,7 @@ def chat_model_for_loop(spec: ModelSpec, loop: asyncio.AbstractEventLoop) -> Bas
         if spec.model in _REGISTRY:
             model = chat_model(spec)  # in-process models hold no connection
         else:
-            model = _build_model(*key, http_async_client=httpx.AsyncClient(timeout=spec.timeout_s))
+            model = _build_model(*key, http_async_client=bounded_async_client(spec.timeout_s))
         with _LOOP_MODELS_LOCK:
             model = _LOOP_MODELS.setdefault(loop, {}).setdefault(key, model)
     return model
@@ -113,8 +115,9 @@ def _build_model(
         # local OpenAI-compatible servers accept any key; the client library insists on one
         kwargs["api_key"] = os.environ.get(api_key_env) or ("not-needed" if base_url else None)
         kwargs["stream_usage"] = True
-        if http_async_client is not None:
-            kwargs["http_async_client"] = http_async_client
+        # clients that read no reply's body past what its max_tokens allows (llm/reply_bounds.py)
+        kwargs["http_client"] = bounded_client(timeout_s)
+        kwargs["http_async_client"] = http_async_client or bounded_async_client(timeout_s)
     from langchain.chat_models import init_chat_model  # here: an evidence-only question never loads it (~50 ms)
 
     return init_chat_model(model, model_provider=provider, **kwargs)

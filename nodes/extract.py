@@ -59,8 +59,15 @@ def extract(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     if reply.dropped:
         notes.append(f"{reply.dropped} paragraph(s) left out to fit the question budget")
     paragraphs = reply.kept
-    cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
     read_from = f" ({'; '.join(notes)})" if notes else ""
+    if reply.past_cap:  # the server ignored the cap: what it wrote is no notes, and its start would crowd the generator
+        past = f"the model ran past extract_max_tokens={settings.extract_max_tokens} ({reply.past_cap})"
+        return {
+            "global_info": None,
+            "shown": shown_by("extract", paragraphs),
+            "trace": [f"extract: {past} reading {len(paragraphs)} paragraph(s){read_from}; answering without I_g"],
+        }
+    cut = f" (cut at extract_max_tokens={settings.extract_max_tokens})" if reply.truncated else ""
     return {
         "global_info": reply.text.strip() or None,
         "shown": shown_by("extract", paragraphs),
