@@ -42,6 +42,7 @@ from .errors import (
     is_context_length,
     is_retryable,
     is_timeout,
+    malformed_reply,
     refuses_schema,
     wait_before_retry,
 )
@@ -256,7 +257,8 @@ class _Call:
             kind, what = "deadline", str(e)
         else:
             kind = "timeout" if is_timeout(e) else "context_length" if is_context_length(e) else "error"
-            what = f"{type(e).__name__}: {str(e)[:300]}"
+            named = malformed_reply(e)
+            what = f"{named} ({type(e).__name__})" if named else f"{type(e).__name__}: {str(e)[:300]}"
         prompt_tokens, context_size = context_numbers(e)
         tried, retries = len(self.records), self.spec.max_retries
         return LLMError(

@@ -4,6 +4,7 @@ structured reply cut at its cap that is really a reply."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from langchain_core.messages import AIMessage
@@ -61,6 +62,22 @@ _CONTEXT_LENGTH = re.compile(
 def is_context_length(e: BaseException) -> bool:
     """Whether a 400 or 413 says the prompt exceeds the model's context window."""
     return status_of(e) in (400, 413) and bool(_CONTEXT_LENGTH.search(str(e)))
+
+
+def malformed_reply(e: BaseException) -> str | None:
+    """What was wrong with an endpoint's reply that the client library could not read, in words (seen: a reply with
+    no choices was "IndexError: list index out of range", one whose usage held text "TypeError: unsupported operand
+    type(s) for +"), or None for any other failure."""
+    text = str(e)
+    if isinstance(e, json.JSONDecodeError):
+        return f"the endpoint's reply was not JSON ({text[:120]})"
+    if isinstance(e, IndexError):
+        return "the endpoint's reply held no choices (no message to read)"
+    if isinstance(e, TypeError) and "unsupported operand" in text:
+        return "the endpoint's reply carried usage counts that are not numbers"
+    if isinstance(e, ValueError) and text.startswith("Unexpected response type"):
+        return f"the endpoint's reply was not a chat completion ({text[:120]})"
+    return None
 
 
 def is_retryable(e: BaseException) -> bool:
