@@ -119,6 +119,8 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     try:
         reply = yield ask(settings, "generate", prompt, max_tokens=settings.max_answer_tokens)
     except LLMError as e:
+        if earlier and not state.get("answer"):  # an unusable first reply and no second asking: the reason, said
+            return _failed(f"generate: {earlier[1]}; not asked again ({e})", kept, shown_by("generate", e.kept), trace)
         if earlier:  # the earlier reply stands, and the ground node declines it again
             return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
         return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)

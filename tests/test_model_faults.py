@@ -152,6 +152,16 @@ def test_a_second_reply_cut_at_its_cap_ends_the_run_as_before(home):
     assert out["status"] == "error" and out["route"].count("generate") == 1
 
 
+def test_a_reply_cut_at_its_cap_that_cannot_be_asked_again_says_both(home):
+    """Seen: where the question budget could not pay for the second asking, the run ended with "no answer was
+    produced (the model's reply was empty)", which was not what happened."""
+    with OpenAIStub(reply_fn=replying(generate=" ".join(["and so on"] * 2000))) as stub:
+        out = run(stub, home, strategy="adaptive-precise", max_answer_tokens=40, question_budget=600)
+    assert out["status"] == "error" and "reply was empty" not in out["error"]
+    assert "cut at its cap (max_answer_tokens=40, finish_reason=length)" in out["error"]
+    assert "not asked again (generate: the question budget leaves" in out["error"]
+
+
 # -- 2 and 3. failed and timed-out calls stay on the ledger; a timeout is not retried ----------------
 
 
