@@ -16,16 +16,9 @@ import pytest
 
 from longqa.contracts.settings import Settings
 
-from .test_agent_embedding import CARTOGRAPHER_Q, FACTS, document_text
+from .test_agent_embedding import CARTOGRAPHER_Q, FACTS, document_text, not_a_server  # noqa: F401 (its autouse fixture)
 
 SECRET = "The root password is HUNTER-2-SECRET."
-
-
-@pytest.fixture(autouse=True)
-def not_a_server(monkeypatch):
-    """A library caller: no server lock, no documents root, no model from the environment."""
-    for name in ("LONGQA_SERVER", "LONGQA_DOCUMENTS_ROOT", "LONGQA_MODEL", "LONGQA_STRATEGY", "LONGQA_BASE_URL"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="module")
