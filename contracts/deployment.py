@@ -17,7 +17,7 @@ from longqa.retrieval.index.config import EndpointSpec
 from longqa.retrieval.read.bounded import DEFAULT_READ_MEMORY_MB, DEFAULT_READ_TIMEOUT_S, ReadLimits
 from longqa.retrieval.read.folders import DEFAULT_MAX_FILE_MB
 from longqa.retrieval.read.loaders import DEFAULT_MAX_TEXT_CHARS, DEFAULT_MAX_WORDS
-from longqa.retrieval.read.ocr import DEFAULT_MAX_PAGES, DEFAULT_PAGE_TIMEOUT_S, OcrLimits
+from longqa.retrieval.read.ocr import DEFAULT_FILE_TIMEOUT_S, DEFAULT_MAX_PAGES, DEFAULT_PAGE_TIMEOUT_S, OcrLimits
 
 from .environment import env_choice, env_flag, env_float, env_int, env_json_object, env_list, env_path, env_text
 
@@ -114,6 +114,13 @@ class DeploymentSettings(BaseModel):
         ge=1,
         description="a file with more pages to read by OCR is skipped with the reason (LONGQA_OCR_MAX_PAGES)",
     )
+    ocr_file_timeout_s: float = Field(
+        default_factory=env_float("LONGQA_OCR_FILE_TIMEOUT_S", DEFAULT_FILE_TIMEOUT_S),
+        gt=0,
+        le=86_400,
+        description="all of one file's OCR: past it the pages not yet read are left out, named in a warning, and a "
+        "file with no text read is skipped with the reason (LONGQA_OCR_FILE_TIMEOUT_S, seconds)",
+    )
     max_file_mb: float = Field(
         default_factory=env_float("LONGQA_MAX_FILE_MB", DEFAULT_MAX_FILE_MB),
         gt=0,
@@ -193,7 +200,9 @@ class DeploymentSettings(BaseModel):
             memory_mb=self.read_memory_mb,
             max_bytes=self.max_file_bytes,
             max_chars=int(self.max_text_mb * (1 << 20)),
-            ocr=OcrLimits(self.ocr == "on", self.ocr_page_timeout_s, self.ocr_max_pages),
+            ocr=OcrLimits(
+                self.ocr == "on", self.ocr_page_timeout_s, self.ocr_max_pages, file_timeout_s=self.ocr_file_timeout_s
+            ),
         )
 
     @property

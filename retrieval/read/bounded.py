@@ -3,10 +3,14 @@ quadratic parse, a reader that hangs) is skipped with its reason and never stops
 
 Files are read in worker processes: each limits its own address space (`RLIMIT_AS`) to what it
 had when it started plus `memory_mb`, and a read that takes longer than `timeout_s` has its worker
-killed and replaced. Workers are kept between files, so the common case pays one round trip on a
-socket per file. Hand-written: `concurrent.futures.ProcessPoolExecutor` cannot kill one stuck task
-without breaking the whole pool, and `multiprocessing` re-imports the parent's `__main__` (a
-server, a script on stdin) in each worker; a worker here is `python -m longqa.retrieval.read.bounded`.
+killed and replaced. A worker leads a process group (a session) of its own, so what it starts (the
+Tesseract of an OCR read) is killed with it, and its temporary files go to a folder of its own (its
+`tempfile.tempdir`, where pytesseract writes), which the parent removes once the worker has ended,
+however it ended; a worker whose parent is gone kills its group itself. Workers are kept between
+files, so the common case pays one round trip on a socket per file. Hand-written:
+`concurrent.futures.ProcessPoolExecutor` cannot kill one stuck task without breaking the whole pool,
+and `multiprocessing` re-imports the parent's `__main__` (a server, a script on stdin) in each
+worker; a worker here is `python -m longqa.retrieval.read.bounded`.
 """
 
 from __future__ import annotations
@@ -17,11 +21,14 @@ import logging
 import os
 import queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -39,6 +46,7 @@ DEFAULT_READ_TIMEOUT_S = 60.0
 DEFAULT_READ_MEMORY_MB = 2048
 PAGE_SLACK_S = 10.0  # past a page's own OCR limit: rendering it, and the worker's answer
 WORKER_START_TIMEOUT_S = 60.0  # a worker's imports, before its first read
+PARENT_CHECK_S = 1.0  # how often a worker looks whether the process that started it is still there
 # imported before a worker says it is ready (python-pptx and calamine by the first such file: most folders hold neither)
 _PRELOAD = (
     "longqa.retrieval.read.formats",
@@ -68,14 +76,26 @@ class ReadLimits:
 
 
 class _Worker:
-    """One reader process and the parent's end of its socket."""
+    """One reader process, the leader of its own process group, the parent's end of its socket, and
+    its temporary folder."""
 
     def __init__(self, memory_mb: int, ocr: OcrLimits | None = None):
+        self.tmp = _worker_tmp()
         parent, child = socket.socketpair()
-        with child:
-            ocr_limits = json.dumps(asdict(ocr or OcrLimits()))
-            command = [sys.executable, "-m", __name__, str(child.fileno()), str(memory_mb), ocr_limits]
-            self.process = subprocess.Popen(command, pass_fds=[child.fileno()], stdin=subprocess.DEVNULL)
+        try:
+            with child:
+                ocr_limits = json.dumps(asdict(ocr or OcrLimits()))
+                command = [sys.executable, "-m", __name__, str(child.fileno()), str(memory_mb), ocr_limits, self.tmp]
+                self.process = subprocess.Popen(
+                    command,
+                    pass_fds=[child.fileno()],
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,  # its group: killed whole, Tesseract with it
+                )
+        except BaseException:
+            parent.close()
+            _remove(self.tmp)
+            raise
         self.conn = Connection(parent.detach())
         self.healthy = True  # False from a request sent until its answer is read: else it is stopped
         self.ready = False  # its imports done: a read's time limit starts after them
@@ -87,15 +107,43 @@ class _Worker:
         return self.ready
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.ended() is None
+
+    def ended(self, wait_s: float = 0.0) -> int | None:
+        """The worker's exit status once it has ended (negative: the signal that ended it), else None,
+        waiting up to `wait_s` for it. It is not reaped here: until `stop` reaps it, its PID (its
+        group's) names no other process, so `stop` killing that group reaches only what it started."""
+        deadline = time.monotonic() + wait_s
+        while self.process.returncode is None:
+            if not hasattr(os, "waitid"):  # not Linux: reaped, as Popen does
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(wait_s)
+                return self.process.returncode
+            try:
+                info = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # reaped already
+                return self.process.poll()
+            if info is not None:
+                return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.02)
+        return self.process.returncode
 
     def stop(self) -> None:
+        """Kill the worker and every process of its group (a Tesseract it started), reap it, and
+        remove its temporary folder (what an OCR read killed mid-page left there)."""
         with contextlib.suppress(OSError):
             self.conn.close()
-        if self.alive():
-            self.process.kill()
+        if self.process.returncode is None:  # not reaped: its PID still names its group
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (OSError, AttributeError):  # the group is gone; not POSIX
+                with contextlib.suppress(OSError):
+                    self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(5)
+        _remove(self.tmp)
 
 
 class BoundedReader:
@@ -160,18 +208,22 @@ class BoundedReader:
 
     def _answer(self, worker: _Worker, shown: str) -> tuple[str, object]:
         """The worker's answer within the time limit; each page it reads by OCR is shown and gives
-        it one more page's time (a long scan reads for as long as its pages need, each held to its own)."""
-        wait = self.limits.timeout_s
+        it one more page's time (a long scan reads for as long as its pages need, each held to its
+        own), the whole read at most `ocr.file_timeout_s` (all of a file's OCR, which the worker
+        holds it to) longer than `timeout_s`."""
+        limits = self.limits
+        wait, end, ocr = limits.timeout_s, time.monotonic() + limits.timeout_s, False
         while True:
-            if not worker.conn.poll(wait):
-                raise DocumentError(
-                    shown, f"reading timed out (took longer than {self.limits.timeout_s:g} s: the read_timeout_s limit)"
-                )
+            left = end - time.monotonic()
+            if not worker.conn.poll(max(0.0, min(wait, left))):
+                raise DocumentError(shown, _timed_out(limits, ocr, whole=left <= wait))
             kind, value = worker.conn.recv()
             if kind != "page":
                 return kind, value
             show_page(shown, *value)
-            wait = max(self.limits.timeout_s, self.limits.ocr.page_timeout_s + PAGE_SLACK_S)
+            if not ocr:  # its first page read by OCR: the file's OCR time is added to the read's, once
+                ocr, end = True, end + limits.ocr.file_timeout_s + PAGE_SLACK_S
+            wait = max(limits.timeout_s, limits.ocr.page_timeout_s + PAGE_SLACK_S)
 
     def _ask(self, worker: _Worker, path: Path, max_words: int) -> Document:
         shown = printable_name(path)
@@ -182,9 +234,7 @@ class BoundedReader:
             worker.conn.send((path, max_words, self.limits.max_chars))
             kind, value = self._answer(worker, shown)
         except (EOFError, OSError):  # the worker died: killed by the kernel, a crash in a C library
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                worker.process.wait(5)
-            code = worker.process.returncode
+            code = worker.ended(5)  # not reaped: `stop` then kills its group (a Tesseract it left running)
             died = f"signal {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
             raise DocumentError(shown, f"the reader crashed ({died}); the file may be malformed") from None
         if kind == "memory":  # after a MemoryError its heap may be in any state: it is not kept
@@ -201,6 +251,35 @@ class BoundedReader:
         raise DocumentError(value[0], value[1])
 
 
+def _timed_out(limits: ReadLimits, ocr: bool, whole: bool) -> str:
+    """Why a read was stopped for its time: before any page read by OCR, after one, or all of it."""
+    if not ocr:
+        return f"reading timed out (took longer than {limits.timeout_s:g} s: the read_timeout_s limit)"
+    if whole:
+        total = limits.timeout_s + limits.ocr.file_timeout_s + PAGE_SLACK_S
+        return (
+            f"reading timed out (took longer than {total:g} s: the read_timeout_s limit, plus ocr_file_timeout_s "
+            f"for its OCR and {PAGE_SLACK_S:g} s)"
+        )
+    step = max(limits.timeout_s, limits.ocr.page_timeout_s + PAGE_SLACK_S)
+    return f"reading timed out (nothing for {step:g} s after a page read by OCR: the ocr_page_timeout_s limit)"
+
+
+def _worker_tmp() -> str:
+    """A new temporary folder for a worker (its `tempfile.tempdir`: pytesseract's images and outputs),
+    or "" where none can be made (the worker then uses the usual one)."""
+    try:
+        return tempfile.mkdtemp(prefix="longqa-reader-")
+    except OSError as e:
+        log.debug("no temporary folder for a reader worker: %s", e)
+        return ""
+
+
+def _remove(tmp: str) -> None:
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 _readers: dict[ReadLimits, BoundedReader] = {}
 _readers_lock = threading.Lock()
 
@@ -213,10 +292,14 @@ def reader_for(limits: ReadLimits) -> BoundedReader:
         return _readers[limits]
 
 
-def _serve(conn: Connection, memory_mb: int, ocr: OcrLimits | None = None) -> None:
-    """A worker: read the files it is sent, one at a time, under its address-space limit."""
+def _serve(conn: Connection, memory_mb: int, ocr: OcrLimits | None = None, tmp: str = "") -> None:
+    """A worker: read the files it is sent, one at a time, under its address-space limit, its
+    temporary files in `tmp` (its own folder, which the parent removes)."""
     import importlib
 
+    if tmp:
+        tempfile.tempdir = tmp  # pytesseract's NamedTemporaryFile, and any reader's
+    _watch_parent(tmp)
     configure_ocr(ocr or OcrLimits(), lambda done, total: conn.send(("page", (done, total))))
     for module in _PRELOAD:
         with contextlib.suppress(ImportError):
@@ -248,6 +331,23 @@ def _serve(conn: Connection, memory_mb: int, ocr: OcrLimits | None = None) -> No
             conn.send(result)
         except MemoryError:
             conn.send(("memory", None))
+
+
+def _watch_parent(tmp: str) -> None:
+    """End this worker's whole group (a Tesseract under way too) and remove its folder when the
+    process that started it is gone (killed, so it could not stop it): in a session of its own, a
+    signal to the parent's group (Ctrl-C, a supervisor's stop) does not reach it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_S)
+        _remove(tmp)
+        if os.getpgrp() == os.getpid():  # it leads its group (never the parent's): all of it
+            os.killpg(os.getpgrp(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 class _NoteHandler(logging.Handler):
@@ -332,6 +432,9 @@ def _document(wire: tuple) -> Document:
     )
 
 
-if __name__ == "__main__":  # a worker: python -m longqa.retrieval.read.bounded FD MEMORY_MB
+if __name__ == "__main__":  # a worker: python -m longqa.retrieval.read.bounded FD MEMORY_MB OCR_LIMITS TMPDIR
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _serve(Connection(int(sys.argv[1])), int(sys.argv[2]), OcrLimits(**json.loads(sys.argv[3])))
+    try:
+        _serve(Connection(int(sys.argv[1])), int(sys.argv[2]), OcrLimits(**json.loads(sys.argv[3])), sys.argv[4])
+    finally:  # its parent gone or done with it (EOF): its folder is removed here too
+        _remove(sys.argv[4])

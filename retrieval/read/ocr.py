@@ -4,19 +4,24 @@ pages of a PDF that have no text layer, read by Tesseract 5 through pytesseract.
 Tesseract won the side-by-side measurement on bench/scan_corpus.py's scans against rapidocr (the PyPI
 engines whose models install offline; bench/README.md, "OCR engines"). Each page is read with
 `--psm 1`, which finds the page's orientation (0/90/180/270) and reads it in one pass: as accurate as
-detecting it first (`--psm 0`) or reading all four turns, at a fraction of their time. A page is held
-to `page_timeout_s` (Tesseract is killed past it) and, inside the reader worker, to its memory
-ceiling (the worker's address-space limit binds the Tesseract process it starts); a document reads at
-most `max_pages` pages by OCR. Pages are separated by a form feed in the text, so a passage's page is
-the count of form feeds before it (`page_at`).
+detecting it first (`--psm 0`) or reading all four turns, at a fraction of their time. A page, its
+passes together, is held to `page_timeout_s` (Tesseract is killed past it) and, inside the reader
+worker, to its memory ceiling (the worker's address-space limit binds the Tesseract process it starts);
+a document reads at most `max_pages` pages by OCR, and all of them in at most `file_timeout_s`: past
+it the pages not yet read are left out, named in one warning, and a file left with no text at all is
+refused with that reason. Pages are separated by a form feed in the text, so a passage's page is the
+count of form feeds before it (`page_at`).
 """
 
 from __future__ import annotations
 
+import math
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..documents import Document
 from .limits import DocumentError
@@ -29,6 +34,7 @@ MIN_PAGE_LETTERS = 20  # fewer letters and digits than this from the first pass:
 PAGE_BREAK = "\f"  # between pages in a document's text, as pdftotext writes it
 DEFAULT_PAGE_TIMEOUT_S = 60.0
 DEFAULT_MAX_PAGES = 500
+DEFAULT_FILE_TIMEOUT_S = 300.0  # all of one file's OCR (a pass over noise takes ~1-3 s a page: ~100 such pages)
 DEFAULT_DPI = 200  # PDF pages are rendered at this resolution to be read
 MAX_PIXELS = 60_000_000  # a page image larger than this (a decompression bomb, a poster) is refused
 INSTALL = "apt-get install tesseract-ocr tesseract-ocr-eng tesseract-ocr-osd, or scripts/dev.sh ocr"
@@ -39,13 +45,19 @@ PageProgress = Callable[[int, int], None]  # (pages read by OCR so far, pages to
 @dataclass(frozen=True)
 class OcrLimits:
     """Whether and how far scans are read: on or off (LONGQA_OCR), a page's time, the pages a
-    document may have read by OCR, the resolution PDF pages are rendered at."""
+    document may have read by OCR, the resolution PDF pages are rendered at, the time all of one
+    document's OCR may take (LONGQA_OCR_FILE_TIMEOUT_S)."""
 
     enabled: bool = True
     page_timeout_s: float = DEFAULT_PAGE_TIMEOUT_S
     max_pages: int = DEFAULT_MAX_PAGES
     dpi: int = DEFAULT_DPI
     language: str = "eng"
+    file_timeout_s: float = DEFAULT_FILE_TIMEOUT_S
+
+
+class OcrTimeUp(DocumentError):
+    """A page cut short because its file's OCR time (`OcrLimits.file_timeout_s`) is spent."""
 
 
 # The limits and the progress hook of this process's reads. Set once per process (the reader worker
@@ -77,22 +89,29 @@ def unavailable(limits: OcrLimits) -> str | None:
     return None
 
 
-def read_page(image: object, limits: OcrLimits, source: str | Path, page: int) -> str:
-    """One page image's text, its orientation corrected; a page past its time is a `DocumentError` naming the page."""
+def read_page(image: object, limits: OcrLimits, source: str | Path, page: int, file_left_s: float = math.inf) -> str:
+    """One page image's text, its orientation corrected. Its passes together are held to the page's
+    time and to `file_left_s` (what is left of its file's OCR time): past the page's own, a
+    `DocumentError` naming the page; cut short by the file's, an `OcrTimeUp`."""
     import pytesseract
 
+    start = time.monotonic()
+    end = start + min(limits.page_timeout_s, file_left_s)
     try:
         text = ""
         for config in PASSES:  # Sauvola's local threshold only when the global one found (nearly) nothing
-            text = pytesseract.image_to_string(
-                image, lang=limits.language, config=config, timeout=limits.page_timeout_s
-            ).strip()
+            left = end - time.monotonic()
+            if left <= 0:  # the second pass has no time left: the first one's text is the page's
+                break
+            text = pytesseract.image_to_string(image, lang=limits.language, config=config, timeout=left).strip()
             if sum(ch.isalnum() for ch in text) >= MIN_PAGE_LETTERS:
                 break
         return text
     except RuntimeError as e:  # pytesseract's timeout: "Tesseract process timeout"
         if "timeout" not in str(e).lower():
             raise
+        if file_left_s < limits.page_timeout_s:
+            raise OcrTimeUp(source, f"OCR of page {page} cut short: {_time_up(limits)}") from None
         raise DocumentError(
             source, f"OCR of page {page} took longer than {limits.page_timeout_s:g} s (LONGQA_OCR_PAGE_TIMEOUT_S)"
         ) from None
@@ -110,9 +129,15 @@ def read_image(path: Path, max_words: int, notes: list[str] | None = None) -> st
     limits, progress = configured()
     if reason := unavailable(limits):
         raise DocumentError(path, f"an image: its text needs OCR, and {reason}")
-    texts, words, failed = [], 0, []
+    texts: list[str] = []
+    words, failed, stopped = 0, [], ""
+    end = time.monotonic() + limits.file_timeout_s  # all of this file's OCR
     for number, (total, frame) in enumerate(_frames(path, limits), 1):
-        text = page_or_skip(frame, limits, path, number, failed)
+        text = _page_in_time(frame, limits, path, number, failed, end)
+        if text is None:  # the file's OCR time is spent: this page and the ones after it are not read
+            stopped = _left_out(limits, range(number - 1, total))
+            failed.append(stopped)
+            break
         words += len(text.split())
         if words > max_words:
             raise DocumentError(path, f"more than {max_words:,} words; raise LONGQA_MAX_WORDS to allow it")
@@ -120,7 +145,7 @@ def read_image(path: Path, max_words: int, notes: list[str] | None = None) -> st
         if progress is not None:
             progress(number, total)
     if not any(t.strip() for t in texts):
-        raise DocumentError(path, failed[0] if failed else "an image with no text that OCR could read")
+        raise DocumentError(path, stopped or (failed[0] if failed else "an image with no text that OCR could read"))
     if notes is not None:
         notes.extend(failed)
     return f"\n\n{PAGE_BREAK}\n\n".join(texts)
@@ -128,8 +153,19 @@ def read_image(path: Path, max_words: int, notes: list[str] | None = None) -> st
 
 def page_or_skip(image: object, limits: OcrLimits, path: Path, page: int, failed: list[str]) -> str:
     """One page's text; a page whose OCR fails or runs past its time costs that page (its reason in `failed`)."""
+    return _page_in_time(image, limits, path, page, failed, math.inf) or ""
+
+
+def _page_in_time(image: object, limits: OcrLimits, path: Path, page: int, failed: list[str], end: float) -> str | None:
+    """One page's text (as `page_or_skip`), or None when its file's OCR time, up at `end` (a
+    `time.monotonic()`), is spent before the page or while it is read."""
+    left = end - time.monotonic()
+    if left <= 0:
+        return None
     try:
-        return read_page(image, limits, path, page)
+        return read_page(image, limits, path, page, left)
+    except OcrTimeUp:
+        return None
     except DocumentError as e:
         failed.append(e.reason)
         return ""
@@ -157,6 +193,15 @@ def _too_many(pages: int, limits: OcrLimits) -> str:
     return f"{pages:,} pages to read by OCR, more than {limits.max_pages:,} (LONGQA_OCR_MAX_PAGES)"
 
 
+def _time_up(limits: OcrLimits) -> str:
+    return f"the file's OCR took longer than {limits.file_timeout_s:g} s (LONGQA_OCR_FILE_TIMEOUT_S)"
+
+
+def _left_out(limits: OcrLimits, indexes: list[int] | range) -> str:
+    """The pages (0-based `indexes`) a file's OCR did not read once its time was spent, and why."""
+    return f"{_time_up(limits)}: page(s) {_numbers(list(indexes))} not read"
+
+
 def ocr_pdf_pages(
     path: Path,
     pages: list[int],
@@ -166,7 +211,8 @@ def ocr_pdf_pages(
 ) -> dict[int, str]:
     """The text of the PDF's pages `pages` (0-based, the ones without a text layer), rendered with
     pypdfium2 and read by OCR; a page that fails costs that page, its reason added to `failed`.
-    Refused when more than `max_pages` need it."""
+    Refused when more than `max_pages` need it. Once the file's OCR time (`file_timeout_s`) is
+    spent, the pages left are not read (absent from the result; one line in `failed` names them)."""
     if len(pages) > limits.max_pages:
         raise DocumentError(path, _too_many(len(pages), limits))
     import pypdfium2
@@ -177,18 +223,26 @@ def ocr_pdf_pages(
         raise DocumentError(path, f"unreadable PDF for OCR ({e})") from None
     texts: dict[int, str] = {}
     failed = [] if failed is None else failed
+    end = time.monotonic() + limits.file_timeout_s  # all of this file's OCR, rendering included
     try:
         for done, index in enumerate(pages, 1):
-            page = pdf[index]
-            width, height = page.get_size()
-            scale = min(limits.dpi / 72, (MAX_PIXELS / max(1.0, width * height)) ** 0.5)
-            image = page.render(scale=scale, grayscale=True).to_pil()
-            texts[index] = page_or_skip(image, limits, path, index + 1, failed)
+            text = _page_in_time(_render(pdf[index], limits), limits, path, index + 1, failed, end)
+            if text is None:  # the file's OCR time is spent: this page and the ones after it are not read
+                failed.append(_left_out(limits, pages[done - 1 :]))
+                break
+            texts[index] = text
             if progress is not None:
                 progress(done, len(pages))
     finally:
         pdf.close()
     return texts
+
+
+def _render(page: Any, limits: OcrLimits) -> object:
+    """A PDF page (a pypdfium2 `PdfPage`) as a grey image at `limits.dpi`, fewer dots where that passes MAX_PIXELS."""
+    width, height = page.get_size()
+    scale = min(limits.dpi / 72, (MAX_PIXELS / max(1.0, width * height)) ** 0.5)
+    return page.render(scale=scale, grayscale=True).to_pil()
 
 
 def page_at(text: str, offset: int) -> int:
@@ -206,8 +260,10 @@ def page_span(text: str, start: int, end: int) -> str:
 
 def fill_scanned_pages(path: Path, pages: list[str], notes: list[str]) -> list[int]:
     """Read by OCR the PDF pages whose extracted text is empty (no text layer: a scan) and put their
-    text in `pages`; returns their numbers (1-based). Without OCR here, the pages are left empty and
-    `notes` says which and why (a PDF of scans only is then refused by its reader)."""
+    text in `pages`; returns the numbers (1-based) of those OCR read. Without OCR here, the pages are
+    left empty and `notes` says which and why (a PDF of scans only is then refused by its reader).
+    Pages the file's OCR time left unread stay empty, named in `notes`; a PDF left with no text at
+    all is refused with that reason."""
     limits, progress = configured()
     blank = [i for i, text in enumerate(pages) if not text.strip()]
     if not blank:
@@ -216,9 +272,12 @@ def fill_scanned_pages(path: Path, pages: list[str], notes: list[str]) -> list[i
         if len(blank) < len(pages):
             notes.append(f"page(s) {_numbers(blank)} are scans with no text layer, not read: {reason}")
         return []
-    for index, text in ocr_pdf_pages(path, blank, limits, progress, notes).items():
+    read = ocr_pdf_pages(path, blank, limits, progress, notes)
+    for index, text in read.items():
         pages[index] = text
-    return [i + 1 for i in blank]
+    if len(read) < len(blank) and not any(text.strip() for text in pages):  # its OCR time ran out, no text read
+        raise DocumentError(path, _left_out(limits, [i for i in blank if i not in read]))
+    return sorted(i + 1 for i in read)
 
 
 def scans_refused() -> str:
