@@ -119,11 +119,7 @@ def generate(state: State, runtime: Runtime[Settings]) -> ModelSteps:
     try:
         reply = yield ask(settings, "generate", prompt, max_tokens=settings.max_answer_tokens)
     except LLMError as e:
-        if earlier and not state.get("answer"):  # an unusable first reply and no second asking: the reason, said
-            return _failed(f"generate: {earlier[1]}; not asked again ({e})", kept, shown_by("generate", e.kept), trace)
-        if earlier:  # the earlier reply stands, and the ground node declines it again
-            return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
-        return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
+        return _not_asked(e, earlier, bool(state.get("answer")), kept, trace)
     if earlier:
         trace.append(f"generate: asked again, the earlier reply {earlier[0][:80]!r} ({earlier[1]})")
     trace += fitted(reply)
@@ -263,6 +259,17 @@ def _answered(
         )
     )
     return {"answer": answer, "citations": cited, "shown": shown, "trace": trace}
+
+
+def _not_asked(e: LLMError, earlier: tuple[str, str] | None, answered: bool, kept: list, trace: list[str]) -> dict:
+    """The generator's call failed: asked again, the earlier reply stands (the ground node declines it again), or,
+    where the first reply was unusable, the run ends with its reason and why it was not asked again (it said "the
+    model's reply was empty"); asked the first time, the run ends with the failure."""
+    if earlier and not answered:
+        return _failed(f"generate: {earlier[1]}; not asked again ({e})", kept, shown_by("generate", e.kept), trace)
+    if earlier:
+        return {"reasked": earlier[0], "trace": [*trace, f"generate: not asked again ({e})"]}
+    return _failed(str(e), e.kept or kept, shown_by("generate", e.kept), trace)
 
 
 def _unusable_reply(text: str | None, problem: str, shown: list, trace: list[str]) -> dict:
