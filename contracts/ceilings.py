@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -144,8 +144,18 @@ def _problem(error: Mapping[str, Any], field: str | None = None) -> str:
 def _numeric(name: str) -> bool:
     """Whether a run setting takes a number (and no true/false)."""
     field = RunContext.model_fields.get(name)
-    text = str(field.annotation) if field is not None else ""
-    return ("int" in text or "float" in text) and "bool" not in text
+    return field is not None and _takes_number(field.annotation)
+
+
+def _takes_number(annotation: Any) -> bool:
+    """Whether a type is, or is a union holding, int or float and no bool (a Literal's values are no type: seen,
+    reading the type's text, `Literal['joint', 'per-chunk']` counted as a number for its "int")."""
+    if annotation is bool or get_origin(annotation) is Literal:
+        return False
+    if annotation in (int, float):
+        return True
+    members = get_args(annotation)
+    return bool(members) and bool not in members and any(_takes_number(m) for m in members)
 
 
 def caller_context(context: Any, ceilings: Ceilings | None = None) -> RunContext:

@@ -132,6 +132,7 @@ def test_grants_cover_collections_and_files(tmp_path: Path) -> None:
         ({"timeout_s": float("inf")}, "timeout_s: must be a finite number"),
         ({"timeout_s": "abc"}, "timeout_s: Input should be a valid number"),
         ({"question_budget": True}, "question_budget: must be a number (got true)"),  # seen: ran as a budget of 1
+        ({"filter_mode": True}, "filter_mode: Input should be 'joint' or 'per-chunk'"),  # a choice, not a number
         ({"lc_top_chunks": 2000}, "lc_top_chunks: at most 200"),
         ({"contextual_granularity": 9}, "unknown setting 'contextual_granularity'"),
         ({"base_granularity": 9}, "base_granularity: one of 150, 256, 400, 512"),
