@@ -286,36 +286,10 @@ def _indexed_ancestor(state: Mapping[str, Any], settings: Settings, given: list[
 def _files(state: Mapping[str, Any], settings: Settings) -> tuple[FileSet, list[Skipped]]:
     include, exclude = _patterns(state, "include"), _patterns(state, "exclude")
     given = [allowed_path(p, settings) for p in _paths(state)]
+    # a link found in a folder is followed only within that folder (retrieval/read/folders.py), so it stays inside
+    # the folders a key names (longqa/http/access.py) and the documents root they lie in (`allowed_path`)
     found = collect_files(given, include, exclude, settings.max_file_bytes)
-    if settings.documents_root is not None:  # a link inside a folder may point anywhere: never read past the root
-        root = Path(settings.documents_root).expanduser().resolve()
-        outside = [f for f in found.files if f not in found.named and not _resolves_under(f, root)]
-        found.files = [f for f in found.files if f not in outside]
-        found.skipped += [Skipped(str(f), "outside the allowed documents root (a symbolic link)") for f in outside]
-    if (
-        settings.server
-    ):  # a key's grant covers the folders it names (longqa/http/access.py): a link found in one stays in it
-        folders = [g for g in given if g.is_dir()]
-        leaving = [f for f in found.files if f not in found.named and not _within_given(f, folders)]
-        found.files = [f for f in found.files if f not in leaving]
-        found.skipped += [Skipped(str(f), "link leaves the key's folders (not read)") for f in leaving]
     return found, [Skipped(shown_name(s.path, settings), s.reason) for s in found.skipped]
-
-
-def _within_given(file: Path, folders: list[Path]) -> bool:
-    """Whether a file found in a walk is, by its real path, inside a folder that was given (a loop: not)."""
-    try:
-        real = file.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return not file.is_symlink()  # a plain file that cannot be resolved: the loader says why
-    return any(real.is_relative_to(folder) for folder in folders)
-
-
-def _resolves_under(file: Path, root: Path) -> bool:
-    try:
-        return file.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a loop: the loader names it
-        return True
 
 
 def _input_name(state: Mapping[str, Any], found: FileSet, documents: list) -> str:
