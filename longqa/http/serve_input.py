@@ -14,7 +14,7 @@ from starlette.requests import Request
 
 from longqa.contracts.ceilings import Ceilings, caller_context
 from longqa.contracts.settings import Settings, SettingsError
-from longqa.http.limits import MAX_JSON_DEPTH, ServerLimits, json_shape_problem
+from longqa.http.limits import ServerLimits, json_shape_problem
 from longqa.http.requests import AskRequest, IndexRequest, RequestError, granularities_problem, parsed
 
 ASK_KEYS = set(AskRequest.model_fields)
@@ -58,12 +58,10 @@ async def read_body(request: Request, limits: ServerLimits) -> bytes:
 def parse_body(raw: bytes, allowed: set[str], deployment: Settings, ceilings: Ceilings) -> dict[str, Any]:
     """The body as a dict, its `context` resolved into the run's Settings: the caller's choices
     within the ceilings, the deployment's own values for the rest (validated here, once per run)."""
-    if problem := json_shape_problem(raw):
+    if problem := json_shape_problem(raw):  # its nesting too: the parser never recurses past MAX_JSON_DEPTH
         raise BadRequest(problem)
     try:
         body = json.loads(raw or b"{}", parse_constant=_no_constant)
-    except RecursionError:
-        raise BadRequest(f"the body nests deeper than {MAX_JSON_DEPTH} levels") from None
     except ValueError as e:
         raise BadRequest(f"the body is not JSON ({str(e)[:200]})") from None
     if not isinstance(body, dict):
